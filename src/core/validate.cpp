@@ -1,0 +1,342 @@
+// The rule engine: every reject and warn rule of RULES.md that the 16 bytes
+// (plus the policy) decide. One walker, two sinks: the first-error sink stops
+// at the first error and formats nothing else; the diagnose sink records all.
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+#include "internal.h"
+
+namespace hurray::detail {
+namespace {
+
+// Walk the rules of one handle in field (byte) order, calling
+// sink.emit(Finding) for each violation. emit returns false to stop.
+// `first` is handle 0 of the table (for BP-COLOC), null for index 0 or a
+// standalone handle. Every rule is evaluated on its own; a rule is skipped
+// only when its question cannot be asked (e.g. the pair of a reserved tag).
+template <class Sink>
+bool walk_handle(const hurray_buffer_handle &h, const Policy &p, int64_t index,
+                 int64_t base, const hurray_buffer_handle *first, Sink &sink) {
+  const auto warn = p.warnings_as_errors ? HURRAY_SEVERITY_ERROR : HURRAY_SEVERITY_WARNING;
+  auto emit = [&](hurray_rule r, hurray_severity s, int64_t field) {
+    return sink.emit(Finding{r, s, index, base + field});
+  };
+  const bool nonempty = h.byte_size != 0;
+  const DeviceInfo *dev = device_info(h.device_tag);  // null: reserved/invalid
+
+  // offset 8: alignment
+  if (!is_pow2(h.alignment) && !emit(HURRAY_RULE_ALIGN_POW2, HURRAY_SEVERITY_ERROR, 8))
+    return false;
+  if (nonempty && h.alignment < HURRAY_MIN_ALIGNMENT &&
+      !emit(HURRAY_RULE_ALIGN_MIN, HURRAY_SEVERITY_ERROR, 8))
+    return false;
+  if (nonempty && p.needs_ipc_alignment() && h.alignment < HURRAY_IPC_ALIGNMENT &&
+      !emit(HURRAY_RULE_ALIGN_IPC, HURRAY_SEVERITY_ERROR, 8))
+    return false;
+  if (nonempty && dev && dev->gpu_memory && h.alignment < HURRAY_IPC_ALIGNMENT &&
+      !emit(HURRAY_RULE_ALIGN_GPU_PAGE, warn, 8))
+    return false;
+  if (nonempty && dev && h.alignment < dev->should_alignment &&
+      !emit(HURRAY_RULE_ALIGN_HEXAGON, warn, 8))
+    return false;
+
+  // offset 12: device_tag
+  switch (tag_kind(h.device_tag)) {
+    case TagKind::Invalid:
+      if (!emit(HURRAY_RULE_DEV_INVALID, HURRAY_SEVERITY_ERROR, 12)) return false;
+      break;
+    case TagKind::Reserved:
+      if (!emit(HURRAY_RULE_DEV_RESERVED, HURRAY_SEVERITY_ERROR, 12)) return false;
+      break;
+    case TagKind::Private:
+      if (!p.private_agreed(h.device_tag) &&
+          !emit(HURRAY_RULE_DEV_PRIVATE, HURRAY_SEVERITY_ERROR, 12))
+        return false;
+      break;
+    case TagKind::Named:
+      break;
+  }
+  if (first && h.device_tag != first->device_tag &&
+      !emit(HURRAY_RULE_COLOC, HURRAY_SEVERITY_ERROR, 12))
+    return false;
+
+  // offset 13: sync_mode
+  if (h.sync_mode > HURRAY_SYNC_CONSUMER_STREAM) {
+    if (!emit(HURRAY_RULE_SYNC_VALUE, HURRAY_SEVERITY_ERROR, 13)) return false;
+  } else if (h.sync_mode != HURRAY_SYNC_PRODUCER_SYNCED) {
+    if (h.device_tag == HURRAY_DEVICE_CPU &&
+        !emit(HURRAY_RULE_SYNC_CPU, HURRAY_SEVERITY_ERROR, 13))
+      return false;
+    if (p.is_network() && !emit(HURRAY_RULE_SYNC_NET, HURRAY_SEVERITY_ERROR, 13))
+      return false;
+    if (p.transport == HURRAY_TRANSPORT_IPC && dev && h.device_tag != HURRAY_DEVICE_CPU) {
+      const unsigned need = h.sync_mode == HURRAY_SYNC_EVENT ? HURRAY_IPC_SYNC_EVENTS
+                                                             : HURRAY_IPC_SYNC_STREAMS;
+      if (!(p.ipc_sync[h.device_tag] & need) &&
+          !emit(HURRAY_RULE_SYNC_IPC, HURRAY_SEVERITY_ERROR, 13))
+        return false;
+    }
+  }
+
+  // offset 14: memory_class
+  const ClassKind ck = class_kind(h.memory_class);
+  if (ck == ClassKind::Reserved || ck == ClassKind::Invalid) {
+    if (!emit(HURRAY_RULE_MC_INVALID, HURRAY_SEVERITY_ERROR, 14)) return false;
+  } else if (dev && !pair_valid(h.device_tag, h.memory_class)) {
+    if (!emit(HURRAY_RULE_MC_PAIR, HURRAY_SEVERITY_ERROR, 14)) return false;
+  }
+  if (first && h.memory_class != first->memory_class &&
+      !emit(HURRAY_RULE_COLOC, HURRAY_SEVERITY_ERROR, 14))
+    return false;
+
+  // offset 15: reserved
+  if (h.reserved != 0 && !emit(HURRAY_RULE_RESERVED, HURRAY_SEVERITY_ERROR, 15))
+    return false;
+  return true;
+}
+
+void decode_at(const unsigned char *p, hurray_buffer_handle *h) noexcept {
+  (void)hurray_handle_decode(p, HURRAY_HANDLE_SIZE, h, nullptr);
+}
+
+// Walk a whole table: BP-SIZE first, then every complete handle.
+template <class Sink>
+void walk_table(const unsigned char *bytes, size_t size, const Policy &p, Sink &sink) {
+  if (size == 0 || size % HURRAY_HANDLE_SIZE != 0) {
+    const int64_t whole = static_cast<int64_t>(size / HURRAY_HANDLE_SIZE);
+    if (!sink.emit(Finding{HURRAY_RULE_SIZE, HURRAY_SEVERITY_ERROR, whole,
+                           whole * HURRAY_HANDLE_SIZE}))
+      return;
+  }
+  const size_t n = size / HURRAY_HANDLE_SIZE;
+  hurray_buffer_handle first{};
+  for (size_t i = 0; i < n; ++i) {
+    hurray_buffer_handle h;
+    decode_at(bytes + i * HURRAY_HANDLE_SIZE, &h);
+    if (i == 0) first = h;
+    sink.current = &h;
+    sink.first = &first;
+    if (!walk_handle(h, p, static_cast<int64_t>(i),
+                     static_cast<int64_t>(i * HURRAY_HANDLE_SIZE),
+                     i == 0 ? nullptr : &first, sink))
+      return;
+  }
+}
+
+// Stops at the first error; formats only that one.
+struct FirstError {
+  const Policy &policy;
+  size_t size;
+  hurray_error *err;
+  const hurray_buffer_handle *current = nullptr;
+  const hurray_buffer_handle *first = nullptr;
+  hurray_status status = HURRAY_OK;
+
+  bool emit(const Finding &f) noexcept {
+    if (f.severity != HURRAY_SEVERITY_ERROR) return true;
+    status = status_of_rule(f.rule);
+    if (err) describe(f, current, first, policy, size, err);
+    return false;
+  }
+};
+
+// Records everything, up to capacity, and counts beyond it.
+struct Diagnose {
+  const Policy &policy;
+  size_t size;
+  hurray_error *out;
+  size_t capacity;
+  const hurray_buffer_handle *current = nullptr;
+  const hurray_buffer_handle *first = nullptr;
+  size_t errors = 0, warnings = 0;
+  hurray_status status = HURRAY_OK;
+
+  bool emit(const Finding &f) noexcept {
+    const size_t k = errors + warnings;
+    if (f.severity == HURRAY_SEVERITY_ERROR) {
+      if (errors++ == 0) status = status_of_rule(f.rule);
+    } else {
+      ++warnings;
+    }
+    if (k < capacity) describe(f, current, first, policy, size, &out[k]);
+    return true;
+  }
+};
+
+}  // namespace
+
+void describe(const Finding &f, const hurray_buffer_handle *h,
+              const hurray_buffer_handle *first, const Policy &p, size_t size,
+              hurray_error *out) noexcept {
+  const hurray_status st = status_of_rule(f.rule);
+  const char *id = hurray_rule_id(f.rule);
+  const char *sev = f.severity == HURRAY_SEVERITY_WARNING ? " (SHOULD)" : "";
+  char where[48];
+  std::snprintf(where, sizeof where, "buffer %" PRId64 " byte %" PRId64, f.index,
+                f.offset);
+#define HURRAY_FILL_(...) fill(out, st, f.rule, f.severity, f.index, f.offset, __VA_ARGS__)
+  if (f.rule == HURRAY_RULE_SIZE || !h) {
+    if (size == 0)
+      HURRAY_FILL_("%s: empty input; a buffer table holds at least one 16-byte handle", id);
+    else
+      HURRAY_FILL_("%s: %zu bytes is not a whole number of 16-byte handles "
+                   "(%zu trailing bytes at offset %" PRId64 ")",
+                   id, size, size % HURRAY_HANDLE_SIZE, f.offset);
+    return;
+  }
+  const char *tr = hurray_transport_name(p.transport);
+  switch (f.rule) {
+    case HURRAY_RULE_ALIGN_POW2:
+      HURRAY_FILL_("%s: %s: alignment %" PRIu32 " is not a power of two", id, where,
+                   h->alignment);
+      break;
+    case HURRAY_RULE_ALIGN_MIN:
+      HURRAY_FILL_("%s: %s: alignment %" PRIu32 " is below 64, the minimum for a "
+                   "non-empty buffer",
+                   id, where, h->alignment);
+      break;
+    case HURRAY_RULE_ALIGN_IPC:
+      HURRAY_FILL_("%s: %s: alignment %" PRIu32 " is below 4096, the minimum on "
+                   "the %s transport",
+                   id, where, h->alignment, tr);
+      break;
+    case HURRAY_RULE_ALIGN_GPU_PAGE:
+      HURRAY_FILL_("%s%s: %s: %s memory should be page-aligned (4096), declared %" PRIu32,
+                   id, sev, where, hurray_device_tag_name(h->device_tag), h->alignment);
+      break;
+    case HURRAY_RULE_ALIGN_HEXAGON:
+      HURRAY_FILL_("%s%s: %s: HEXAGON buffers should be aligned to 128, declared %" PRIu32,
+                   id, sev, where, h->alignment);
+      break;
+    case HURRAY_RULE_DEV_INVALID:
+      HURRAY_FILL_("%s: %s: device_tag 0xFF is invalid", id, where);
+      break;
+    case HURRAY_RULE_DEV_RESERVED:
+      HURRAY_FILL_("%s: %s: device_tag 0x%02X is reserved (0x09-0xEF)", id, where,
+                   h->device_tag);
+      break;
+    case HURRAY_RULE_DEV_PRIVATE:
+      HURRAY_FILL_("%s: %s: private device_tag 0x%02X was not agreed out of band "
+                   "(allow it in the policy)",
+                   id, where, h->device_tag);
+      break;
+    case HURRAY_RULE_MC_INVALID:
+      HURRAY_FILL_("%s: %s: memory_class 0x%02X is %s", id, where, h->memory_class,
+                   hurray_memory_class_name(h->memory_class));
+      break;
+    case HURRAY_RULE_MC_PAIR:
+      HURRAY_FILL_("%s: %s: memory_class 0x%02X %s is not valid with device_tag "
+                   "0x%02X %s",
+                   id, where, h->memory_class, hurray_memory_class_name(h->memory_class),
+                   h->device_tag, hurray_device_tag_name(h->device_tag));
+      break;
+    case HURRAY_RULE_COLOC:
+      if (f.offset % HURRAY_HANDLE_SIZE == 12)
+        HURRAY_FILL_("%s: %s: device_tag 0x%02X differs from buffer 0's 0x%02X", id,
+                     where, h->device_tag, first ? first->device_tag : 0);
+      else
+        HURRAY_FILL_("%s: %s: memory_class 0x%02X differs from buffer 0's 0x%02X", id,
+                     where, h->memory_class, first ? first->memory_class : 0);
+      break;
+    case HURRAY_RULE_SYNC_VALUE:
+      HURRAY_FILL_("%s: %s: sync_mode 0x%02X is not defined", id, where, h->sync_mode);
+      break;
+    case HURRAY_RULE_SYNC_CPU:
+      HURRAY_FILL_("%s: %s: CPU buffers must be PRODUCER_SYNCED, not %s", id, where,
+                   hurray_sync_mode_name(h->sync_mode));
+      break;
+    case HURRAY_RULE_SYNC_NET:
+      HURRAY_FILL_("%s: %s: the %s transport carries only PRODUCER_SYNCED handles, "
+                   "not %s",
+                   id, where, tr, hurray_sync_mode_name(h->sync_mode));
+      break;
+    case HURRAY_RULE_SYNC_IPC:
+      HURRAY_FILL_("%s: %s: %s over IPC needs a device that exports IPC %s; "
+                   "%s does not (per the policy)",
+                   id, where, hurray_sync_mode_name(h->sync_mode),
+                   h->sync_mode == HURRAY_SYNC_EVENT ? "events" : "streams",
+                   hurray_device_tag_name(h->device_tag));
+      break;
+    case HURRAY_RULE_RESERVED:
+      HURRAY_FILL_("%s: %s: reserved byte is 0x%02X, must be 0x00", id, where,
+                   h->reserved);
+      break;
+    default:
+      HURRAY_FILL_("%s: %s: %s", id, where, hurray_rule_summary(f.rule));
+      break;
+  }
+#undef HURRAY_FILL_
+}
+
+}  // namespace hurray::detail
+
+using namespace hurray::detail;
+
+extern "C" {
+
+HURRAY_API hurray_status hurray_handle_validate(const hurray_buffer_handle *handle,
+                                                const hurray_policy *policy,
+                                                hurray_error *err) {
+  if (!handle)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_handle_validate: handle is NULL");
+  const Policy &p = resolve(policy);
+  FirstError sink{p, HURRAY_HANDLE_SIZE, err};
+  sink.current = handle;
+  walk_handle(*handle, p, 0, 0, nullptr, sink);
+  return sink.status;
+}
+
+HURRAY_API hurray_status hurray_handle_check_address(const hurray_buffer_handle *handle,
+                                                     const void *address,
+                                                     hurray_error *err) {
+  if (!handle)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_handle_check_address: handle is NULL");
+  if (handle->byte_size == 0) return HURRAY_OK;  // BP-ALIGN-EMPTY
+  const auto addr = reinterpret_cast<uintptr_t>(address);
+  if (!is_pow2(handle->alignment)) {
+    fill(err, HURRAY_E_ALIGNMENT, HURRAY_RULE_ALIGN_POW2, HURRAY_SEVERITY_ERROR, 0, 8,
+         "BP-ALIGN-POW2: alignment %" PRIu32 " is not a power of two", handle->alignment);
+    return HURRAY_E_ALIGNMENT;
+  }
+  if (addr == 0 || addr % handle->alignment != 0) {
+    fill(err, HURRAY_E_ALIGNMENT, HURRAY_RULE_ALIGN_ADDR, HURRAY_SEVERITY_ERROR, 0, -1,
+         "BP-ALIGN-ADDR: address 0x%" PRIxPTR " of a non-empty buffer is not a "
+         "multiple of its declared alignment %" PRIu32,
+         addr, handle->alignment);
+    return HURRAY_E_ALIGNMENT;
+  }
+  return HURRAY_OK;
+}
+
+HURRAY_API hurray_status hurray_table_validate(const void *bytes, size_t size,
+                                               const hurray_policy *policy,
+                                               hurray_error *err) {
+  if (!bytes && size != 0)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_table_validate: bytes is NULL");
+  const Policy &p = resolve(policy);
+  FirstError sink{p, size, err};
+  walk_table(static_cast<const unsigned char *>(bytes), size, p, sink);
+  return sink.status;
+}
+
+HURRAY_API hurray_status hurray_table_diagnose(const void *bytes, size_t size,
+                                               const hurray_policy *policy,
+                                               hurray_error *out, size_t capacity,
+                                               size_t *n_errors, size_t *n_warnings,
+                                               hurray_error *err) {
+  if ((!bytes && size != 0) || (!out && capacity != 0))
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_table_diagnose: %s is NULL", bytes || size == 0 ? "out" : "bytes");
+  const Policy &p = resolve(policy);
+  Diagnose sink{p, size, out, capacity};
+  walk_table(static_cast<const unsigned char *>(bytes), size, p, sink);
+  if (n_errors) *n_errors = sink.errors;
+  if (n_warnings) *n_warnings = sink.warnings;
+  return sink.status;
+}
+
+}  // extern "C"

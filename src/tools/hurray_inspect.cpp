@@ -205,9 +205,8 @@ void print_text(const std::vector<unsigned char> &in, hurray_transport transport
     std::printf("  _reserved     0x%02X\n", h.reserved);
   }
   for (const hurray_error &e : diags)
-    std::printf("%-7s %s (buffer %" PRId64 ", offset %" PRId64 "): %s\n",
-                e.severity == HURRAY_SEVERITY_ERROR ? "error" : "warning", e.rule_id,
-                e.buffer_index, e.byte_offset, e.message);
+    std::printf("%-7s %s\n", e.severity == HURRAY_SEVERITY_ERROR ? "error" : "warning",
+                e.message);
   std::printf("result: %s (%zu error%s, %zu warning%s)\n",
               status == HURRAY_OK ? "valid" : "INVALID", n_err, n_err == 1 ? "" : "s",
               n_warn, n_warn == 1 ? "" : "s");

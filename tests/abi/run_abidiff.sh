@@ -1,0 +1,39 @@
+#!/bin/sh
+# usage: run_abidiff.sh ABIDIFF BASELINE.abi BASELINE_HEADERS_DIR LIBRARY HEADERS_DIR
+#
+# Compares the ABI baseline (abi/libhurray.abi, its header in abi/) with a
+# freshly built libhurray; the headers dirs make abidiff ignore changes to
+# private types. abidiff's exit status is a bit field: 1 error, 2 usage error,
+# 4 ABI change, 8 incompatible ABI change (a removed symbol...). 1, 2 or 8
+# fail. 4 alone passes only for additions: abidiff also reports a changed
+# layout of a public struct with 4, so a report that counts anything Removed
+# or Changed fails too. Harmless changes (new enumerators) are filtered by
+# abidiff and end in 0. The report is always shown.
+abidiff=$1 baseline=$2 baseline_headers=$3 library=$4 headers=$5
+
+set -- "$abidiff" --fail-no-debug-info \
+  --headers-dir1 "$baseline_headers" --headers-dir2 "$headers" \
+  "$baseline" "$library"
+echo "$*"
+report=$("$@")
+rc=$?
+echo "---- abidiff report (exit status $rc) ----"
+printf '%s\n' "$report"
+echo "---- end of report ----"
+
+if [ $((rc & 3)) -ne 0 ]; then
+  echo "abi: FAILED: abidiff could not compare (error or usage error)"
+  exit 1
+elif [ $((rc & 8)) -ne 0 ]; then
+  echo "abi: FAILED: incompatible ABI change against the baseline (see abi/README.md)"
+  exit 1
+elif [ $((rc & 4)) -ne 0 ]; then
+  if printf '%s\n' "$report" | grep -Eq '[1-9][0-9]* (Removed|Changed)|changed'; then
+    echo "abi: FAILED: public types or functions changed, not only added (see abi/README.md)"
+    exit 1
+  fi
+  echo "abi: OK: compatible ABI change (additions only)"
+else
+  echo "abi: OK: no ABI change against the baseline"
+fi
+exit 0

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Install the Debian packages a command needs, when they are missing.
+# Usage: scripts/deps.sh PROFILE...   (profiles: build, test)
+# As root it runs apt-get itself; otherwise it prints the command to run.
+set -euo pipefail
+
+declare -A PROFILE=(
+  [build]="cmake make g++ pkg-config"
+  [test]="cmake make g++ pkg-config catch2 python3 binutils abigail-tools libffi-dev"
+)
+
+want=()
+for p in "$@"; do
+  [[ -n "${PROFILE[$p]+x}" ]] || { echo "deps.sh: unknown profile '$p'" >&2; exit 2; }
+  read -r -a pkgs <<<"${PROFILE[$p]}"
+  want+=("${pkgs[@]}")
+done
+
+missing=()
+for pkg in $(printf '%s\n' "${want[@]}" | sort -u); do
+  status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$pkg")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+echo "deps.sh: installing missing Debian packages: ${missing[*]}"
+if [[ $(id -u) -ne 0 ]]; then
+  echo "deps.sh: not root; run: sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

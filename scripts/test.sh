@@ -1,15 +1,38 @@
 #!/usr/bin/env bash
-# Build libhurray and run the whole test suite (unit tests, hurray-inspect
-# contract, ABI checks, consumers of the installed library).
+# Build libhurray and run the whole test suite, three ways:
+#   1. RelWithDebInfo: unit tests, hurray-inspect contract, ABI checks,
+#      consumers of the installed library;
+#   2. AddressSanitizer + UndefinedBehaviorSanitizer: the whole suite again
+#      (less the ABI checks, which need the plain build);
+#   3. ThreadSanitizer: the concurrency tests (ctest -L concurrency).
 # Installs missing Debian packages when run as root. .ci/run calls this.
-# Environment: HURRAY_BUILD_DIR (default build-test), JOBS (default nproc).
+# Environment: HURRAY_BUILD_PREFIX (default build-test), JOBS (default nproc),
+# HURRAY_SANITIZERS=0 to run stage 1 only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh test
 
-build=${HURRAY_BUILD_DIR:-build-test}
+prefix=${HURRAY_BUILD_PREFIX:-build-test}
 jobs=${JOBS:-$(nproc)}
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHURRAY_WERROR=ON \
-  -DHURRAY_BUILD_TESTS=ON -DHURRAY_ABI_CHECKS=ON
-cmake --build "$build" -j "$jobs"
-ctest --test-dir "$build" -j "$jobs" --output-on-failure --timeout 600
+
+stage() {  # stage NAME CTEST_ARGS -- CMAKE_ARGS...
+  local name=$1 dir=$prefix/$1; shift
+  local ctest_args=()
+  while [[ $1 != -- ]]; do ctest_args+=("$1"); shift; done
+  shift
+  echo "=== [$name] configure, build, test"
+  cmake -S . -B "$dir" -DHURRAY_WERROR=ON -DHURRAY_BUILD_TESTS=ON "$@" >/dev/null
+  cmake --build "$dir" -j "$jobs"
+  ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 600 "${ctest_args[@]}"
+}
+
+stage default -- -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHURRAY_ABI_CHECKS=ON
+if [[ ${HURRAY_SANITIZERS:-1} != 0 ]]; then
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+  stage asan-ubsan -- -DCMAKE_BUILD_TYPE=Debug -DHURRAY_ABI_CHECKS=OFF \
+    "-DHURRAY_SANITIZE=address,undefined"
+  export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+  stage tsan -L concurrency -- -DCMAKE_BUILD_TYPE=Debug -DHURRAY_ABI_CHECKS=OFF \
+    -DHURRAY_SANITIZE=thread
+fi
+echo "=== all stages passed"

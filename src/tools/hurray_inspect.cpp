@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -215,11 +216,15 @@ void print_text(const std::vector<unsigned char> &in, hurray_transport transport
 }  // namespace
 
 int main(int argc, char **argv) {
-  hurray_policy *policy = nullptr;
-  if (hurray_policy_create(&policy, nullptr) != HURRAY_OK) {
+  hurray_policy *raw_policy = nullptr;
+  if (hurray_policy_create(&raw_policy, nullptr) != HURRAY_OK) {
     std::fprintf(stderr, "hurray-inspect: out of memory\n");
     return kExitUsage;
   }
+  // usage_error() exits; everything else returns, and the policy goes with it
+  const std::unique_ptr<hurray_policy, void (*)(hurray_policy *)> owner(raw_policy,
+                                                                        hurray_policy_destroy);
+  hurray_policy *const policy = raw_policy;
   hurray_transport transport = HURRAY_TRANSPORT_IN_PROCESS;
   bool json = false;
   const char *hex = nullptr;
@@ -316,7 +321,6 @@ int main(int argc, char **argv) {
   std::vector<hurray_error> diags(n_err + n_warn);
   const hurray_status status = hurray_table_diagnose(
       data, in.size(), policy, diags.data(), diags.size(), &n_err, &n_warn, &err);
-  hurray_policy_destroy(policy);
   if (status == HURRAY_E_INVALID_ARGUMENT) {
     std::fprintf(stderr, "hurray-inspect: %s\n", err.message);
     return kExitUsage;

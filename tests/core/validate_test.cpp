@@ -6,7 +6,6 @@
 #include <cstring>
 #include <map>
 #include <random>
-#include <thread>
 
 #include "test_util.h"
 
@@ -169,24 +168,4 @@ TEST_CASE("diagnose: counts beyond capacity, writes at most capacity", "[validat
         HURRAY_E_INVALID_ARGUMENT);
   CHECK(hurray_table_validate(nullptr, 16, nullptr, &err) == HURRAY_E_INVALID_ARGUMENT);
   CHECK(hurray_handle_validate(nullptr, nullptr, &err) == HURRAY_E_INVALID_ARGUMENT);
-}
-
-TEST_CASE("validation with one shared policy from many threads", "[validate][threads]") {
-  PolicyPtr ipc(HURRAY_TRANSPORT_IPC);
-  const Bytes good = encode({make(8192, 4096, HURRAY_DEVICE_CUDA, HURRAY_SYNC_EVENT)});
-  const Bytes bad = encode({make(8192, 64, HURRAY_DEVICE_CUDA, HURRAY_SYNC_CONSUMER_STREAM)});
-  std::vector<std::thread> threads;
-  std::vector<int> wrong(4, 0);
-  for (int t = 0; t < 4; ++t)
-    threads.emplace_back([&, t] {
-      for (int i = 0; i < 20000; ++i) {
-        hurray_error err;
-        if (hurray_table_validate(good.data(), good.size(), ipc, &err) != HURRAY_OK) ++wrong[t];
-        if (hurray_table_validate(bad.data(), bad.size(), ipc, &err) != HURRAY_E_ALIGNMENT ||
-            std::strcmp(err.rule_id, "BP-ALIGN-IPC") != 0)
-          ++wrong[t];
-      }
-    });
-  for (auto &th : threads) th.join();
-  CHECK(wrong == std::vector<int>(4, 0));
 }

@@ -48,6 +48,9 @@ def header_functions(path):
         else:
             problem("hurray.h: cannot parse declaration: HURRAY_API%s"
                     % " ".join(decl.split()))
+    print("hurray.h: %d functions declared with HURRAY_API" % len(names))
+    for name in sorted(set(re.findall(r"\b(hurray_\w+)\s*\(", text)) - set(names)):
+        problem("hurray.h: %s is declared without HURRAY_API" % name)
     uses = len(re.findall(r"\bHURRAY_API\b", text))
     if uses != len(names):
         problem("hurray.h: HURRAY_API appears %d times, %d declarations parsed"
@@ -87,7 +90,6 @@ def main():
 
     # hurray.h
     declared, major = header_functions(args.header)
-    print("hurray.h: %d functions declared with HURRAY_API" % len(declared))
     for name in sorted({n for n in declared if declared.count(n) > 1}):
         problem("hurray.h: %s declared more than once" % name)
     if major is None:

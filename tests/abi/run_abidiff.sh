@@ -8,17 +8,26 @@
 # fail. 4 alone passes only for additions: abidiff also reports a changed
 # layout of a public struct with 4, so a report that counts anything Removed
 # or Changed fails too. Harmless changes (new enumerators) are filtered by
-# abidiff and end in 0. The report is always shown.
+# abidiff and end in 0. The report is always shown. The library needs debug
+# info (RelWithDebInfo or Debug builds).
 abidiff=$1 baseline=$2 baseline_headers=$3 library=$4 headers=$5
 
-set -- "$abidiff" --fail-no-debug-info \
+# Without DWARF, abidiff (2.2) silently compares symbols only and passes a
+# changed struct layout, even with --fail-no-debug-info.
+if ! readelf -S --wide "$library" | grep -q '[.]debug_info'; then
+  echo "abi: FAILED: $library has no debug info; build it with" \
+    "CMAKE_BUILD_TYPE=RelWithDebInfo or Debug so abidiff can compare types"
+  exit 1
+fi
+
+set -- "$abidiff" \
   --headers-dir1 "$baseline_headers" --headers-dir2 "$headers" \
   "$baseline" "$library"
 echo "$*"
 report=$("$@")
 rc=$?
 echo "---- abidiff report (exit status $rc) ----"
-printf '%s\n' "$report"
+[ -n "$report" ] && printf '%s\n' "$report"
 echo "---- end of report ----"
 
 if [ $((rc & 3)) -ne 0 ]; then

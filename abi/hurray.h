@@ -1,0 +1,428 @@
+/*
+ * hurray.h - the public C API of libhurray, the reference implementation of
+ * the Hurray buffer protocol.
+ *
+ * This header is C99 and C++ (any standard) clean under
+ * -Wall -Wextra -Werror -pedantic. Its ABI is frozen: types only grow at the
+ * end of option structs (never here for plain value types), enums only gain
+ * values, functions are only added. See abi/ and hurray.map.
+ *
+ * Conventions used by every function below:
+ *  - A fallible call returns hurray_status (HURRAY_OK == 0) and takes an
+ *    optional trailing `hurray_error *err`. NULL is always accepted; when it
+ *    is not NULL and the call fails, *err is filled completely.
+ *  - Rule IDs (BP-...) are those of the protocol's RULES.md; docs/spec/ in
+ *    this repository restates them.
+ *  - Unless stated otherwise, functions are thread-safe for distinct
+ *    arguments, and const arguments may be shared between threads.
+ */
+#ifndef HURRAY_H
+#define HURRAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/** \defgroup version Version and export macros                            */
+/* ------------------------------------------------------------------------ */
+
+#define HURRAY_VERSION_MAJOR 1
+#define HURRAY_VERSION_MINOR 0
+#define HURRAY_VERSION_PATCH 0
+/** Release number as one integer: MAJOR * 10000 + MINOR * 100 + PATCH. */
+#define HURRAY_VERSION_NUMBER                                                  \
+  (HURRAY_VERSION_MAJOR * 10000 + HURRAY_VERSION_MINOR * 100 +                 \
+   HURRAY_VERSION_PATCH)
+#define HURRAY_VERSION_STRING "1.0.0"
+
+#if defined(_WIN32)
+#define HURRAY_API
+#elif defined(__GNUC__) || defined(__clang__)
+#define HURRAY_API __attribute__((visibility("default")))
+#else
+#define HURRAY_API
+#endif
+
+/** \brief The version of the library actually loaded, as HURRAY_VERSION_NUMBER
+ *  would spell it. Compare with the macro to detect a header/library mismatch. */
+HURRAY_API unsigned hurray_version(void);
+/** \brief The loaded library's version, e.g. "1.0.0". Static storage. */
+HURRAY_API const char *hurray_version_string(void);
+
+/* ------------------------------------------------------------------------ */
+/** \defgroup status Status codes                                          */
+/* ------------------------------------------------------------------------ */
+
+/* XX(NAME, number, message). The numbers are part of the ABI and never
+ * change; new codes are only appended. */
+#define HURRAY_STATUS_MAP(XX)                                                  \
+  XX(OK, 0, "success")                                                         \
+  XX(E_INVALID_ARGUMENT, 1, "invalid argument passed to a libhurray function") \
+  XX(E_SIZE, 2, "input is not a whole, non-empty number of 16-byte handles")   \
+  XX(E_RESERVED, 3, "the reserved byte of a handle is not zero")               \
+  XX(E_ALIGNMENT, 4, "the declared or actual alignment breaks the protocol")   \
+  XX(E_DEVICE_TAG, 5, "the device tag is invalid, reserved or not agreed")     \
+  XX(E_MEMORY_CLASS, 6,                                                        \
+     "the memory class is invalid or not valid for the device tag")            \
+  XX(E_COLOCATION, 7,                                                          \
+     "buffers of one table differ in device tag or memory class")              \
+  XX(E_SYNC, 8, "the sync mode or its payload is not allowed here")            \
+  XX(E_ALREADY_RELEASED, 9, "the buffer or event was already released")        \
+  XX(E_DEVICE_UNAVAILABLE, 10, "the device or its runtime is not available")   \
+  XX(E_OUT_OF_MEMORY, 11, "out of memory")                                     \
+  XX(E_UNSUPPORTED, 12, "the operation is not supported for this buffer")      \
+  XX(E_BACKEND, 13, "the device runtime reported an error")                    \
+  XX(E_IO, 14, "an input/output operation failed")                             \
+  XX(E_PROTOCOL, 15, "a peer sent a malformed or unexpected message")          \
+  XX(E_INTERNAL, 99, "internal error in libhurray (please report it)")
+
+/** \brief Result of every fallible call. 0 is success. */
+typedef enum hurray_status {
+#define HURRAY_XX_(name, num, msg) HURRAY_##name = num,
+  HURRAY_STATUS_MAP(HURRAY_XX_)
+#undef HURRAY_XX_
+  HURRAY_STATUS_FORCE_32BIT_ = 0x7fffffff
+} hurray_status;
+
+/** \brief "HURRAY_E_SIZE" for HURRAY_E_SIZE; "HURRAY_E_UNKNOWN" for a number
+ *  this library does not know. Static storage, never NULL. */
+HURRAY_API const char *hurray_status_name(hurray_status status);
+/** \brief One-line English description of a status. Static, never NULL. */
+HURRAY_API const char *hurray_status_message(hurray_status status);
+
+/* ------------------------------------------------------------------------ */
+/** \defgroup rules Rule IDs of the protocol                               */
+/* ------------------------------------------------------------------------ */
+
+/** Kind of a rule: REJECT makes a handle invalid, WARN is a SHOULD (reported,
+ *  the handle stays valid unless SHOULDs are errors), CONTRACT is behaviour
+ *  the library enforces at run time (release, synchronisation...). */
+typedef enum hurray_rule_kind {
+  HURRAY_RULE_KIND_NONE = 0,
+  HURRAY_RULE_KIND_REJECT = 1,
+  HURRAY_RULE_KIND_WARN = 2,
+  HURRAY_RULE_KIND_CONTRACT = 3
+} hurray_rule_kind;
+
+/* XX(NAME, number, "ID", kind). Numbers are stable. */
+#define HURRAY_RULE_MAP(XX)                                                    \
+  XX(NONE, 0, "", NONE)                                                        \
+  XX(SIZE, 1, "BP-SIZE", REJECT)                                               \
+  XX(LE, 2, "BP-LE", REJECT)                                                   \
+  XX(RESERVED, 3, "BP-RESERVED", REJECT)                                       \
+  XX(ALIGN_POW2, 10, "BP-ALIGN-POW2", REJECT)                                  \
+  XX(ALIGN_MIN, 11, "BP-ALIGN-MIN", REJECT)                                    \
+  XX(ALIGN_EMPTY, 12, "BP-ALIGN-EMPTY", NONE)                                  \
+  XX(ALIGN_ADDR, 13, "BP-ALIGN-ADDR", REJECT)                                  \
+  XX(ALIGN_IPC, 14, "BP-ALIGN-IPC", REJECT)                                    \
+  XX(ALIGN_GPU_PAGE, 15, "BP-ALIGN-GPU-PAGE", WARN)                            \
+  XX(ALIGN_HEXAGON, 16, "BP-ALIGN-HEXAGON", WARN)                              \
+  XX(ALIGN_TRUST, 17, "BP-ALIGN-TRUST", CONTRACT)                              \
+  XX(DEV_INVALID, 20, "BP-DEV-INVALID", REJECT)                                \
+  XX(DEV_RESERVED, 21, "BP-DEV-RESERVED", REJECT)                              \
+  XX(DEV_PRIVATE, 22, "BP-DEV-PRIVATE", REJECT)                                \
+  XX(MC_INVALID, 23, "BP-MC-INVALID", REJECT)                                  \
+  XX(MC_PAIR, 24, "BP-MC-PAIR", REJECT)                                        \
+  XX(COLOC, 25, "BP-COLOC", REJECT)                                            \
+  XX(PUT_DEVICE, 26, "BP-PUT-DEVICE", CONTRACT)                                \
+  XX(SYNC_VALUE, 30, "BP-SYNC-VALUE", REJECT)                                  \
+  XX(SYNC_CPU, 31, "BP-SYNC-CPU", REJECT)                                      \
+  XX(SYNC_NET, 32, "BP-SYNC-NET", REJECT)                                      \
+  XX(SYNC_IPC, 33, "BP-SYNC-IPC", REJECT)                                      \
+  XX(SYNC_PAYLOAD, 34, "BP-SYNC-PAYLOAD", REJECT)                              \
+  XX(SYNC_WAIT, 35, "BP-SYNC-WAIT", CONTRACT)                                  \
+  XX(SYNC_STREAM, 36, "BP-SYNC-STREAM", CONTRACT)                              \
+  XX(SYNC_FENCE, 37, "BP-SYNC-FENCE", CONTRACT)                                \
+  XX(REL_ONCE, 40, "BP-REL-ONCE", CONTRACT)                                    \
+  XX(REL_AFTER, 41, "BP-REL-AFTER", CONTRACT)                                  \
+  XX(REL_THREAD, 42, "BP-REL-THREAD", CONTRACT)                                \
+  XX(EVREL_ONCE, 43, "BP-EVREL-ONCE", CONTRACT)                                \
+  XX(REFCOUNT, 44, "BP-REFCOUNT", CONTRACT)                                    \
+  XX(IPC_RELEASE, 45, "BP-IPC-RELEASE", CONTRACT)                              \
+  XX(NET_OWN, 46, "BP-NET-OWN", CONTRACT)                                      \
+  XX(ZC_NOCOPY, 50, "BP-ZC-NOCOPY", CONTRACT)                                  \
+  XX(ZC_NOMUT, 51, "BP-ZC-NOMUT", CONTRACT)                                    \
+  XX(ZC_QPARAM, 52, "BP-ZC-QPARAM", CONTRACT)                                  \
+  XX(ZC_STABLE, 53, "BP-ZC-STABLE", CONTRACT)
+
+/** \brief Every rule of the protocol, by stable number. */
+typedef enum hurray_rule {
+#define HURRAY_XX_(name, num, id, kind) HURRAY_RULE_##name = num,
+  HURRAY_RULE_MAP(HURRAY_XX_)
+#undef HURRAY_XX_
+  HURRAY_RULE_FORCE_32BIT_ = 0x7fffffff
+} hurray_rule;
+
+/** \brief The rule's ID, e.g. "BP-ALIGN-MIN"; "" for HURRAY_RULE_NONE or an
+ *  unknown number. Static storage, never NULL. */
+HURRAY_API const char *hurray_rule_id(hurray_rule rule);
+/** \brief REJECT, WARN or CONTRACT; HURRAY_RULE_KIND_NONE if unknown. */
+HURRAY_API hurray_rule_kind hurray_rule_kind_of(hurray_rule rule);
+/** \brief One-sentence statement of the rule. Static storage, never NULL. */
+HURRAY_API const char *hurray_rule_summary(hurray_rule rule);
+
+/* ------------------------------------------------------------------------ */
+/** \defgroup error Error details                                           */
+/* ------------------------------------------------------------------------ */
+
+#define HURRAY_ERROR_RULE_ID_SIZE 32
+#define HURRAY_ERROR_MESSAGE_SIZE 256
+
+/** Severity of a hurray_error entry (HURRAY_SEVERITY_ERROR is 0, so a
+ *  zeroed struct is an error). */
+typedef enum hurray_severity {
+  HURRAY_SEVERITY_ERROR = 0,
+  HURRAY_SEVERITY_WARNING = 1
+} hurray_severity;
+
+/** \brief Details of a failure or of one diagnostic. Plain value type owned
+ *  by the caller (typically on the stack); 320 bytes, layout frozen.
+ *
+ *  status:       the hurray_status of this entry (for a warning, the status
+ *                it would have as an error, e.g. HURRAY_E_ALIGNMENT).
+ *  rule:         a hurray_rule, HURRAY_RULE_NONE when no protocol rule applies
+ *                (e.g. HURRAY_E_INVALID_ARGUMENT).
+ *  severity:     a hurray_severity.
+ *  buffer_index: index of the handle in the buffer table, -1 if none.
+ *  byte_offset:  offset in the input of the first byte of the field at
+ *                fault, -1 if none.
+ *  rule_id:      NUL-terminated copy of hurray_rule_id(rule).
+ *  message:      NUL-terminated English sentence naming the rule ID.
+ */
+typedef struct hurray_error {
+  int32_t status;
+  uint32_t rule;
+  int32_t severity;
+  int32_t reserved0;
+  int64_t buffer_index;
+  int64_t byte_offset;
+  char rule_id[HURRAY_ERROR_RULE_ID_SIZE];
+  char message[HURRAY_ERROR_MESSAGE_SIZE];
+} hurray_error;
+
+/* ------------------------------------------------------------------------ */
+/** \defgroup wire Wire values of the 16-byte buffer handle                 */
+/* ------------------------------------------------------------------------ */
+
+/** Size in bytes of one encoded buffer handle. */
+#define HURRAY_HANDLE_SIZE 16
+/** Minimum alignment of a non-empty buffer (BP-ALIGN-MIN). */
+#define HURRAY_MIN_ALIGNMENT 64
+/** Minimum alignment on the IPC and RDMA transports (BP-ALIGN-IPC). */
+#define HURRAY_IPC_ALIGNMENT 4096
+
+/** \brief device_tag (byte 12). Values 0x09-0xEF are reserved (rejected),
+ *  0xF0-0xFE private (rejected unless agreed), 0xFF invalid. */
+typedef enum hurray_device_tag {
+  HURRAY_DEVICE_CPU = 0x00,
+  HURRAY_DEVICE_CUDA = 0x01,
+  HURRAY_DEVICE_ROCM = 0x02,
+  HURRAY_DEVICE_METAL = 0x03,
+  HURRAY_DEVICE_VULKAN = 0x04,
+  HURRAY_DEVICE_WEBGPU = 0x05,
+  HURRAY_DEVICE_HEXAGON = 0x06,
+  HURRAY_DEVICE_LEVEL_ZERO = 0x07,
+  HURRAY_DEVICE_OPENCL = 0x08,
+  HURRAY_DEVICE_PRIVATE_FIRST = 0xF0,
+  HURRAY_DEVICE_PRIVATE_LAST = 0xFE,
+  HURRAY_DEVICE_INVALID = 0xFF
+} hurray_device_tag;
+
+/** \brief memory_class (byte 14, ADR-020). 0x04-0xEF reserved and 0xFF
+ *  invalid (rejected); 0xF0-0xFE private (only with a private device tag). */
+typedef enum hurray_memory_class {
+  HURRAY_MEMORY_STANDARD = 0x00,
+  HURRAY_MEMORY_HOST_PINNED = 0x01,
+  HURRAY_MEMORY_UNIFIED = 0x02,
+  HURRAY_MEMORY_PEER = 0x03,
+  HURRAY_MEMORY_PRIVATE_FIRST = 0xF0,
+  HURRAY_MEMORY_PRIVATE_LAST = 0xFE,
+  HURRAY_MEMORY_INVALID = 0xFF
+} hurray_memory_class;
+
+/** \brief sync_mode (byte 13). Any other value is rejected. */
+typedef enum hurray_sync_mode {
+  HURRAY_SYNC_PRODUCER_SYNCED = 0x00,
+  HURRAY_SYNC_EVENT = 0x01,
+  HURRAY_SYNC_CONSUMER_STREAM = 0x02
+} hurray_sync_mode;
+
+/** \brief The transport a handle travels on; it selects the rules that
+ *  apply (TABLES.md section 5). */
+typedef enum hurray_transport {
+  HURRAY_TRANSPORT_IN_PROCESS = 0,
+  HURRAY_TRANSPORT_IPC = 1,
+  HURRAY_TRANSPORT_RDMA = 2,
+  HURRAY_TRANSPORT_CROSS_MACHINE = 3
+} hurray_transport;
+
+/** \brief The decoded fields of one 16-byte handle, in wire order.
+ *
+ *  Fields are plain integers (not the enums above) so that any byte value,
+ *  valid or not, survives a decode/encode round trip. On a little-endian
+ *  host the in-memory layout equals the wire layout, but always use
+ *  hurray_handle_encode()/hurray_handle_decode() to convert. */
+typedef struct hurray_buffer_handle {
+  uint64_t byte_size;   /**< offset 0: size in bytes; 0 = empty buffer */
+  uint32_t alignment;   /**< offset 8: guaranteed alignment, a power of two */
+  uint8_t device_tag;   /**< offset 12: a hurray_device_tag value */
+  uint8_t sync_mode;    /**< offset 13: a hurray_sync_mode value */
+  uint8_t memory_class; /**< offset 14: a hurray_memory_class value */
+  uint8_t reserved;     /**< offset 15: must be 0 (BP-RESERVED) */
+} hurray_buffer_handle;
+
+/* Layout checks that fail to compile on an unusual ABI (C99 has no
+ * _Static_assert, hence the array-size idiom). */
+typedef char hurray_check_handle_size_[sizeof(hurray_buffer_handle) == 16 ? 1 : -1];
+typedef char hurray_check_error_size_[sizeof(hurray_error) == 320 ? 1 : -1];
+
+/** \brief "CUDA" for 0x01; "reserved", "private" or "invalid" for the
+ *  ranges. Static storage, never NULL. */
+HURRAY_API const char *hurray_device_tag_name(uint8_t device_tag);
+/** \brief "UNIFIED" for 0x02; "reserved", "private" or "invalid" for the
+ *  ranges. Static storage, never NULL. */
+HURRAY_API const char *hurray_memory_class_name(uint8_t memory_class);
+/** \brief "EVENT" for 0x01; "invalid" for undefined values. */
+HURRAY_API const char *hurray_sync_mode_name(uint8_t sync_mode);
+/** \brief "in-process", "ipc", "rdma", "cross-machine"; "invalid" else. */
+HURRAY_API const char *hurray_transport_name(hurray_transport transport);
+
+/** \brief 1 if (device_tag, memory_class) is a valid pair in the protocol's
+ *  validity table (BP-MC-PAIR), 0 otherwise. Whether a private tag is
+ *  agreed is a policy question and is not considered here. */
+HURRAY_API int hurray_memory_class_valid_for(uint8_t device_tag,
+                                             uint8_t memory_class);
+
+/* ------------------------------------------------------------------------ */
+/** \defgroup codec Encoding and decoding (BP-LE, BP-SIZE)                  */
+/* ------------------------------------------------------------------------ */
+
+/** \brief Decode exactly 16 little-endian bytes into *out, on any host.
+ *
+ *  No rule is checked beyond the size: every field is copied as found, so
+ *  that tools can show invalid handles. Call hurray_handle_validate() (or
+ *  use hurray_table_validate() on the bytes) to check them.
+ *  \param bytes  readable for `size` bytes; never read past them.
+ *  \param size   must be HURRAY_HANDLE_SIZE, else HURRAY_E_SIZE (BP-SIZE).
+ *  \param out    receives the fields; untouched on failure. */
+HURRAY_API hurray_status hurray_handle_decode(const void *bytes, size_t size,
+                                              hurray_buffer_handle *out,
+                                              hurray_error *err);
+
+/** \brief Encode *handle as 16 little-endian bytes into out[0..15].
+ *
+ *  Writes the fields as given (no validation); encode(decode(x)) == x for
+ *  every 16-byte x. \param out_size must be >= HURRAY_HANDLE_SIZE, else
+ *  HURRAY_E_SIZE and nothing is written. */
+HURRAY_API hurray_status hurray_handle_encode(
+    const hurray_buffer_handle *handle, void *out, size_t out_size,
+    hurray_error *err);
+
+/* ------------------------------------------------------------------------ */
+/** \defgroup policy Validation policy (opaque)                             */
+/* ------------------------------------------------------------------------ */
+
+/** \brief Which rules apply when validating: transport, agreed private
+ *  device tags, per-device IPC sync capabilities, SHOULDs as errors.
+ *
+ *  Every validation function accepts NULL for the default policy: in-process
+ *  transport, no private tag agreed, SHOULDs are warnings, and the IPC
+ *  capabilities of TABLES.md section 5 (CUDA, ROCM, VULKAN and LEVEL_ZERO
+ *  export IPC events; no device exports IPC streams).
+ *
+ *  A policy is not locked: do not call a setter while another thread
+ *  validates with the same policy. Reading it from many threads at once is
+ *  fine. */
+typedef struct hurray_policy hurray_policy;
+
+/** Flags for hurray_policy_set_ipc_sync(). */
+#define HURRAY_IPC_SYNC_EVENTS 0x1u  /**< device exports IPC events */
+#define HURRAY_IPC_SYNC_STREAMS 0x2u /**< device exports IPC streams */
+
+/** \brief Create a policy with the defaults above. *out receives it; the
+ *  caller owns it and frees it with hurray_policy_destroy(). */
+HURRAY_API hurray_status hurray_policy_create(hurray_policy **out,
+                                              hurray_error *err);
+/** \brief Free a policy. NULL is a no-op. */
+HURRAY_API void hurray_policy_destroy(hurray_policy *policy);
+/** \brief Select the transport (default HURRAY_TRANSPORT_IN_PROCESS). */
+HURRAY_API hurray_status hurray_policy_set_transport(
+    hurray_policy *policy, hurray_transport transport, hurray_error *err);
+/** \brief Agree (allow != 0) or withdraw agreement on a private device tag
+ *  0xF0-0xFE (BP-DEV-PRIVATE). Any other tag: HURRAY_E_INVALID_ARGUMENT. */
+HURRAY_API hurray_status hurray_policy_allow_private_tag(hurray_policy *policy,
+                                                         uint8_t device_tag,
+                                                         int allow,
+                                                         hurray_error *err);
+/** \brief Declare what a device exports across processes, as a mask of
+ *  HURRAY_IPC_SYNC_* flags (BP-SYNC-IPC). Replaces the previous value. */
+HURRAY_API hurray_status hurray_policy_set_ipc_sync(hurray_policy *policy,
+                                                    uint8_t device_tag,
+                                                    unsigned flags,
+                                                    hurray_error *err);
+/** \brief Treat warn rules (SHOULDs) as errors when enable != 0. */
+HURRAY_API hurray_status hurray_policy_set_warnings_as_errors(
+    hurray_policy *policy, int enable, hurray_error *err);
+
+/* ------------------------------------------------------------------------ */
+/** \defgroup validate Validation                                          */
+/* ------------------------------------------------------------------------ */
+
+/** \brief Check one decoded handle against every reject rule under `policy`
+ *  (NULL = default). Returns HURRAY_OK or the status of the first violation,
+ *  in byte order of the fields (alignment, device_tag, sync_mode,
+ *  memory_class, reserved). Warnings are not reported unless the policy
+ *  makes them errors. Allocation-free. */
+HURRAY_API hurray_status hurray_handle_validate(
+    const hurray_buffer_handle *handle, const hurray_policy *policy,
+    hurray_error *err);
+
+/** \brief BP-ALIGN-ADDR: check that `address`, the numeric base address a
+ *  producer hands off with `handle`, is a multiple of the declared alignment.
+ *  Empty buffers accept any address, NULL included (BP-ALIGN-EMPTY). Call it
+ *  only where the address is a pointer, not an opaque device handle. */
+HURRAY_API hurray_status hurray_handle_check_address(
+    const hurray_buffer_handle *handle, const void *address,
+    hurray_error *err);
+
+/** \brief Validate a buffer table: `size` bytes holding N >= 1 handles back
+ *  to back (index 0 the data buffer). Checks BP-SIZE first, then each handle
+ *  in order, including BP-COLOC against handle 0. Returns the first error;
+ *  never reads past `size`. Allocation-free. */
+HURRAY_API hurray_status hurray_table_validate(const void *bytes, size_t size,
+                                               const hurray_policy *policy,
+                                               hurray_error *err);
+
+/** \brief Report every error and warning of a buffer table.
+ *
+ *  Writes up to `capacity` entries to out[] (out may be NULL when capacity
+ *  is 0), in the order hurray_table_validate() meets them, and stores the
+ *  total number found in *n_errors and *n_warnings (either may be NULL), even
+ *  beyond capacity, so a caller can size a second call. Returns HURRAY_OK when
+ *  the table is valid (warnings allowed), else the status of the first error,
+ *  which is always the one hurray_table_validate() returns. `err` is filled
+ *  only for argument errors (then nothing else is written). */
+HURRAY_API hurray_status hurray_table_diagnose(
+    const void *bytes, size_t size, const hurray_policy *policy,
+    hurray_error *out, size_t capacity, size_t *n_errors, size_t *n_warnings,
+    hurray_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Sections reserved for later parts of the API (each arrives with its own  */
+/* issue and only adds declarations):                                       */
+/*   handoff  - the hurray_handoff struct, release / acquire / check        */
+/*   context  - hurray_context (backend registry, guard mode)               */
+/*   ipc      - hurray_ipc_* channel                                        */
+/*   dlpack   - DLPack bridge                                               */
+/*   net      - hurray_net_* transfers                                      */
+/* ------------------------------------------------------------------------ */
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* HURRAY_H */

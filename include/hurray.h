@@ -412,10 +412,257 @@ HURRAY_API hurray_status hurray_table_diagnose(
     hurray_error *err);
 
 /* ------------------------------------------------------------------------ */
+/** \defgroup context Context (opaque): guard mode and, later, backends     */
+/* ------------------------------------------------------------------------ */
+
+/** \brief State the library owns for a producer or consumer: guard mode and
+ *  its reports (and, with the backends, the device registry).
+ *
+ *  Every function taking a `hurray_context *` accepts NULL for the process's
+ *  default context, whose guard mode is on when the environment variable
+ *  HURRAY_GUARD is set to 1 at its first use; it reports handoffs still live
+ *  at process exit on stderr. A context is thread-safe. */
+typedef struct hurray_context hurray_context;
+
+/** \brief A guard-mode report: `report` is a hurray_error naming the rule
+ *  (e.g. BP-REL-ONCE) whose message says where the handoff was created.
+ *  Called on the thread that broke the rule; must not call back into the
+ *  context that reports. */
+typedef void (*hurray_guard_fn)(void *user, const hurray_error *report);
+
+/** \brief Create a context (guard off). Free it with hurray_context_destroy. */
+HURRAY_API hurray_status hurray_context_create(hurray_context **out,
+                                               hurray_error *err);
+/** \brief Drop the caller's context. With guard mode on, every handoff of the
+ *  context still live is reported as a leak. Handoffs still live keep the
+ *  context's memory alive until they are released. NULL is a no-op. */
+HURRAY_API void hurray_context_destroy(hurray_context *ctx);
+/** \brief Turn guard mode, the protocol sanitizer, on or off. Applies to
+ *  handoffs created afterwards. Off, it costs one branch per call. */
+HURRAY_API hurray_status hurray_context_set_guard(hurray_context *ctx,
+                                                  int enable, hurray_error *err);
+/** \brief Where guard reports go (NULL fn: stderr, the default). */
+HURRAY_API hurray_status hurray_context_set_guard_callback(
+    hurray_context *ctx, hurray_guard_fn fn, void *user, hurray_error *err);
+/** \brief Number of guard reports the context has made so far. */
+HURRAY_API uint64_t hurray_context_guard_count(const hurray_context *ctx);
+
+/* ------------------------------------------------------------------------ */
+/** \defgroup handoff The handoff: one buffer, one consumer, released once  */
+/* ------------------------------------------------------------------------ */
+
+#define HURRAY_HANDOFF_VERSION 1u
+
+/** hurray_handoff.flags (and the flags of the descriptors below). */
+#define HURRAY_HANDOFF_READ_ONLY 0x1u   /**< the consumer must not write */
+#define HURRAY_HANDOFF_OPAQUE_DATA 0x2u /**< data is an opaque device handle,
+                                             not a numeric address */
+#define HURRAY_HANDOFF_QPARAM 0x4u      /**< a quantization-parameter buffer:
+                                             never modified (BP-ZC-QPARAM) */
+
+typedef struct hurray_handoff hurray_handoff;
+
+/** \brief One buffer handed from a producer to one consumer.
+ *
+ *  A plain struct with a fixed layout (112 bytes on 64-bit hosts), so that a
+ *  consumer in any language can use and release it without linking
+ *  libhurray, and two libhurray versions interoperate.
+ *
+ *  Ownership rules:
+ *  - The consumer owns the struct it received. It calls `release(self)`
+ *    exactly once (BP-REL-ONCE), from any thread (BP-REL-THREAD), after its
+ *    device work on the buffer has completed (BP-REL-AFTER). The callback
+ *    sets `self->release` to NULL: a released struct has release == NULL.
+ *  - With sync_mode EVENT, the consumer first waits on `sync_object` on every
+ *    stream it uses (BP-SYNC-WAIT), then calls `release_event(self)` exactly
+ *    once (BP-EVREL-ONCE), which sets `self->release_event` to NULL. For the
+ *    other modes release_event is NULL.
+ *  - To pass ownership on, move the struct (hurray_handoff_move): copy it and
+ *    set the source's release to NULL. Releasing two copies is a double
+ *    release; handoffs made by libhurray detect it and never forward the
+ *    second call to the producer.
+ *  - The producer keeps `data` valid and unchanged (BP-ZC-NOMUT,
+ *    BP-ZC-STABLE) until release.
+ *
+ *  Fields:
+ *  version        HURRAY_HANDOFF_VERSION.
+ *  flags          HURRAY_HANDOFF_* bits.
+ *  handle         the 16 wire bytes (hurray_handle_decode() reads them).
+ *  device_ordinal which device of device_tag (0 for CPU).
+ *  data           base address, or an opaque handle when OPAQUE_DATA is set;
+ *                 may be NULL for an empty buffer.
+ *  sync_object    EVENT: the producer's event; CONSUMER_STREAM: the stream the
+ *                 consumer declared; PRODUCER_SYNCED: NULL (BP-SYNC-PAYLOAD).
+ *  sync_value     EVENT: the value to wait for on timeline-style events; else 0.
+ *  release_event  EVENT: releases the event; else NULL.
+ *  release        releases the buffer; NULL once released.
+ *  private_data   the producer's; consumers leave it alone.
+ *  reserved       zero. */
+struct hurray_handoff {
+  uint32_t version;
+  uint32_t flags;
+  uint8_t handle[HURRAY_HANDLE_SIZE];
+  int32_t device_ordinal;
+  uint32_t reserved0;
+  void *data;
+  void *sync_object;
+  uint64_t sync_value;
+  void (*release_event)(hurray_handoff *self);
+  void (*release)(hurray_handoff *self);
+  void *private_data;
+  uint64_t reserved[4];
+};
+
+typedef char hurray_check_handoff_size_[sizeof(void *) != 8 ||
+                                                sizeof(hurray_handoff) == 112
+                                            ? 1
+                                            : -1];
+
+/* ---- producer side ------------------------------------------------------ */
+
+/** \brief A producer's buffer: memory plus its handle, reference counted.
+ *  The owner's reference and every live handoff keep it alive; the memory is
+ *  freed when the last one goes (BP-REFCOUNT), on whichever thread. */
+typedef struct hurray_buffer hurray_buffer;
+
+/** \brief Frees wrapped memory: called exactly once, with the descriptor's
+ *  free_user and data, when the owner and every consumer are done. */
+typedef void (*hurray_free_fn)(void *user, void *data);
+
+/** \brief Memory the caller owns, described for hurray_buffer_wrap() and
+ *  hurray_handoff_wrap(). Start from HURRAY_BUFFER_DESC_INIT.
+ *  `handle.sync_mode` must be PRODUCER_SYNCED here: each export chooses its
+ *  own sync mode. flags: HURRAY_HANDOFF_OPAQUE_DATA, HURRAY_HANDOFF_QPARAM. */
+typedef struct hurray_buffer_desc {
+  uint32_t size; /**< sizeof(hurray_buffer_desc) */
+  uint32_t flags;
+  hurray_buffer_handle handle;
+  void *data;
+  int32_t device_ordinal;
+  uint32_t reserved0;
+  hurray_free_fn free_fn; /**< may be NULL: nothing to free */
+  void *free_user;
+} hurray_buffer_desc;
+#define HURRAY_BUFFER_DESC_INIT                                                \
+  { (uint32_t)sizeof(hurray_buffer_desc), 0, {0, 0, 0, 0, 0, 0}, NULL, 0, 0,    \
+    NULL, NULL }
+
+/** \brief How one export synchronises: the sync mode and its payload.
+ *  Start from HURRAY_EXPORT_DESC_INIT (PRODUCER_SYNCED, writable).
+ *  For EVENT, `sync_object` is the event and `event_free_fn(event_user,
+ *  sync_object)` is called exactly once when the consumer releases it. */
+typedef struct hurray_export_desc {
+  uint32_t size; /**< sizeof(hurray_export_desc) */
+  uint32_t flags; /**< HURRAY_HANDOFF_READ_ONLY */
+  uint32_t sync_mode; /**< a hurray_sync_mode */
+  uint32_t reserved0;
+  void *sync_object;
+  uint64_t sync_value;
+  void (*event_free_fn)(void *user, void *event);
+  void *event_user;
+} hurray_export_desc;
+#define HURRAY_EXPORT_DESC_INIT                                                \
+  { (uint32_t)sizeof(hurray_export_desc), 0, 0, 0, NULL, 0, NULL, NULL }
+
+/** Flags of hurray_alloc_desc. */
+#define HURRAY_ALLOC_SHAREABLE 0x1u /**< memory another process can map
+                                         (CPU: a memfd, see hurray_buffer_fd) */
+
+/** \brief Memory for the library to allocate through the device's backend.
+ *  Start from HURRAY_ALLOC_DESC_INIT. alignment: a power of two >= 64
+ *  (>= 4096 gives page-aligned memory); 0 means 64. */
+typedef struct hurray_alloc_desc {
+  uint32_t size; /**< sizeof(hurray_alloc_desc) */
+  uint32_t flags;
+  uint64_t byte_size;
+  uint32_t alignment;
+  uint8_t device_tag;
+  uint8_t memory_class;
+  uint8_t reserved0[2];
+  int32_t device_ordinal;
+  uint32_t reserved1;
+} hurray_alloc_desc;
+#define HURRAY_ALLOC_DESC_INIT                                                 \
+  { (uint32_t)sizeof(hurray_alloc_desc), 0, 0, 0, 0, 0, {0, 0}, 0, 0 }
+
+/** \brief Wrap memory the caller owns. The handle is validated in-process
+ *  and, unless OPAQUE_DATA, the address against the alignment
+ *  (BP-ALIGN-ADDR). *out holds the owner's reference. */
+HURRAY_API hurray_status hurray_buffer_wrap(hurray_context *ctx,
+                                            const hurray_buffer_desc *desc,
+                                            hurray_buffer **out,
+                                            hurray_error *err);
+/** \brief Allocate through the device's backend (built in: CPU). Non-CPU
+ *  devices return HURRAY_E_DEVICE_UNAVAILABLE until their backend is loaded. */
+HURRAY_API hurray_status hurray_buffer_alloc(hurray_context *ctx,
+                                             const hurray_alloc_desc *desc,
+                                             hurray_buffer **out,
+                                             hurray_error *err);
+/** \brief Hand the buffer to one more consumer: fills *out with a handoff of
+ *  its own (desc NULL: PRODUCER_SYNCED, writable). Checks the handle and the
+ *  payload (BP-SYNC-PAYLOAD) before anything is handed out. Thread-safe. */
+HURRAY_API hurray_status hurray_buffer_export(hurray_buffer *buffer,
+                                              const hurray_export_desc *desc,
+                                              hurray_handoff *out,
+                                              hurray_error *err);
+/** \brief Drop the owner's reference. NULL is a no-op. */
+HURRAY_API void hurray_buffer_unref(hurray_buffer *buffer);
+/** \brief The buffer's data pointer (NULL for an empty buffer). */
+HURRAY_API void *hurray_buffer_data(const hurray_buffer *buffer);
+/** \brief The buffer's handle (sync_mode PRODUCER_SYNCED). */
+HURRAY_API hurray_status hurray_buffer_get_handle(const hurray_buffer *buffer,
+                                                  hurray_buffer_handle *out,
+                                                  hurray_error *err);
+/** \brief The file descriptor of a SHAREABLE CPU allocation (owned by the
+ *  buffer: do not close it), else -1. */
+HURRAY_API int hurray_buffer_fd(const hurray_buffer *buffer);
+
+/** \brief Wrap and export in one call, for the common single-consumer case:
+ *  the memory is freed when the consumer releases. Allocation-free once
+ *  the library's record pools are warm. */
+HURRAY_API hurray_status hurray_handoff_wrap(hurray_context *ctx,
+                                             const hurray_buffer_desc *buffer,
+                                             const hurray_export_desc *exp,
+                                             hurray_handoff *out,
+                                             hurray_error *err);
+
+/* ---- consumer side ------------------------------------------------------ */
+
+/** \brief Check a received handoff before use: version, reserved words, the
+ *  handle under `policy` (NULL: in-process), the payload against sync_mode
+ *  (BP-SYNC-PAYLOAD) and, unless OPAQUE_DATA, the address against the
+ *  alignment (BP-ALIGN-ADDR; empty buffers accept NULL). */
+HURRAY_API hurray_status hurray_handoff_check(const hurray_handoff *handoff,
+                                              const hurray_policy *policy,
+                                              hurray_error *err);
+/** \brief Make the buffer safe to touch, as its sync_mode says: nothing for
+ *  PRODUCER_SYNCED; for EVENT, have `consumer_stream` (NULL: the host) wait on
+ *  the event through the device's backend, then release the event exactly
+ *  once; for CONSUMER_STREAM, `consumer_stream` must be the declared stream
+ *  (BP-SYNC-STREAM). */
+HURRAY_API hurray_status hurray_handoff_acquire(hurray_context *ctx,
+                                                hurray_handoff *handoff,
+                                                void *consumer_stream,
+                                                hurray_error *err);
+/** \brief Release the event of an EVENT handoff, exactly once
+ *  (BP-EVREL-ONCE): a second call is HURRAY_E_ALREADY_RELEASED. */
+HURRAY_API hurray_status hurray_handoff_release_event(hurray_handoff *handoff,
+                                                      hurray_error *err);
+/** \brief Release the buffer, exactly once (BP-REL-ONCE): a second call, or
+ *  a call on a stale copy of a libhurray handoff, is
+ *  HURRAY_E_ALREADY_RELEASED and never reaches the producer. */
+HURRAY_API hurray_status hurray_handoff_release(hurray_handoff *handoff,
+                                                hurray_error *err);
+/** \brief Move ownership: *dst = *src, then src is marked released. dst must
+ *  not hold a live handoff (it is overwritten). */
+HURRAY_API hurray_status hurray_handoff_move(hurray_handoff *src,
+                                             hurray_handoff *dst,
+                                             hurray_error *err);
+
+/* ------------------------------------------------------------------------ */
 /* Sections reserved for later parts of the API (each arrives with its own  */
 /* issue and only adds declarations):                                       */
-/*   handoff  - the hurray_handoff struct, release / acquire / check        */
-/*   context  - hurray_context (backend registry, guard mode)               */
+/*   backends - hurray_backend.h, device plugins                            */
 /*   ipc      - hurray_ipc_* channel                                        */
 /*   dlpack   - DLPack bridge                                               */
 /*   net      - hurray_net_* transfers                                      */

@@ -8,6 +8,13 @@
 #include <cstdarg>
 #include <cstdint>
 
+// Return early from a function returning hurray_status when expr fails.
+#define HURRAY_RETURN_NOT_OK(expr)                      \
+  do {                                                  \
+    const hurray_status hurray_st_ = (expr);            \
+    if (hurray_st_ != HURRAY_OK) return hurray_st_;     \
+  } while (0)
+
 namespace hurray::detail {
 
 // ---- tables (tables.cpp): every validity table of the protocol, as data ----

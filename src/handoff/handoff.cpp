@@ -1,0 +1,629 @@
+// The handoff layer: reference-counted producer buffers, one handoff record
+// per consumer, release and event release exactly once, the consumer-side
+// checks, and guard mode.
+//
+// A handoff made here carries, in private_data, a token (record index and
+// generation) instead of a pointer. Records live in a process-lifetime pool
+// and are never freed, so a release through a stale copy of the struct reads
+// a record that is still mapped, sees that the generation moved on, and is
+// refused without reaching the producer (BP-REL-ONCE). One atomic word per
+// record (generation | event released | live) makes every transition a
+// single compare-and-swap, so releases may race from any thread.
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+
+#include "../backends/cpu/cpu.h"
+#include "../core/internal.h"
+#include "../runtime/context.h"
+#include "pool.h"
+
+using namespace hurray::detail;
+
+struct hurray_buffer {
+  std::atomic<uint32_t> pool_next{0};
+  uint32_t pool_index = 0;
+  std::atomic<int64_t> refs{0};
+  hurray_context *ctx = nullptr;
+  hurray_buffer_handle handle{};
+  void *data = nullptr;
+  int32_t ordinal = 0;
+  uint32_t flags = 0;  // HURRAY_HANDOFF_OPAQUE_DATA | HURRAY_HANDOFF_QPARAM
+  hurray_free_fn free_fn = nullptr;
+  void *free_user = nullptr;
+  bool cpu_owned = false;
+  CpuAllocation cpu;
+  // guard: BP-ZC-QPARAM checksum taken at wrap
+  bool qparam_guarded = false;
+  uint64_t qparam_sum = 0;
+  const void *created_at = nullptr;
+};
+
+namespace hurray::detail {
+namespace {
+
+constexpr uint64_t kLive = 1, kEventDone = 2;
+constexpr int kGenShift = 2;
+
+struct Slot {
+  std::atomic<uint32_t> pool_next{0};
+  uint32_t pool_index = 0;
+  std::atomic<uint64_t> state{0};
+  hurray_buffer *buf = nullptr;
+  uint32_t flags = 0;
+  uint8_t sync_mode = 0;
+  void (*event_free)(void *, void *) = nullptr;
+  void *event_user = nullptr;
+  void *event = nullptr;
+  // guard mode only (atomics: a refused release on another thread may peek)
+  std::atomic<hurray_context *> guard_ctx{nullptr};  // a reference while live or quarantined
+  std::atomic<const void *> created_at{nullptr};
+  bool in_quarantine = false;            // under quarantine_mu()
+  bool checksummed = false;
+  uint64_t checksum = 0;
+  GuardNode node;
+};
+
+Pool<hurray_buffer> &buffers() {
+  static auto *p = new Pool<hurray_buffer>;
+  return *p;
+}
+Pool<Slot> &slots() {
+  static auto *p = new Pool<Slot>;
+  return *p;
+}
+
+uint32_t gen_of(uint64_t state) { return static_cast<uint32_t>(state >> kGenShift); }
+
+void *token(const Slot *s, uint64_t state) {
+  return reinterpret_cast<void *>(static_cast<uintptr_t>(
+      static_cast<uint64_t>(gen_of(state)) << 32 | s->pool_index));
+}
+
+Slot *from_token(const void *tok, uint32_t *gen) {
+  const auto v = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(tok));
+  *gen = static_cast<uint32_t>(v >> 32);
+  return slots().find(v & 0xFFFFFFFFu);
+}
+
+// Guard-mode checksum of host memory (BP-ZC-NOMUT, BP-ZC-QPARAM).
+uint64_t checksum(const void *data, uint64_t n) {
+  const auto *p = static_cast<const unsigned char *>(data);
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+  uint64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    h = (h ^ w) * 0x100000001B3ull;
+    h ^= h >> 29;
+  }
+  for (; i < n; ++i) h = (h ^ p[i]) * 0x100000001B3ull;
+  return h;
+}
+
+bool host_readable(const hurray_buffer *b) {
+  return b->data && b->handle.byte_size && b->handle.device_tag == HURRAY_DEVICE_CPU &&
+         !(b->flags & HURRAY_HANDOFF_OPAQUE_DATA);
+}
+
+// ---- buffers ----
+
+void buffer_destroy(hurray_buffer *b) {
+  if (b->qparam_guarded && checksum(b->data, b->handle.byte_size) != b->qparam_sum)
+    guard_report(b->ctx, HURRAY_RULE_ZC_QPARAM, b->created_at,
+                 "BP-ZC-QPARAM: a quantization-parameter buffer was modified after it was "
+                 "described (found when it was freed)");
+  if (b->cpu_owned)
+    cpu_free(b->cpu);
+  else if (b->free_fn)
+    b->free_fn(b->free_user, b->data);
+  context_unref(b->ctx);
+  b->ctx = nullptr;
+  b->free_fn = nullptr;
+  b->cpu_owned = false;
+  buffers().push(b);
+}
+
+void buffer_unref(hurray_buffer *b) {
+  if (b->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) buffer_destroy(b);
+}
+
+hurray_status new_buffer(hurray_context *ctx, hurray_buffer **out, hurray_error *err) {
+  hurray_buffer *b = buffers().pop();
+  if (!b) return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "out of buffer records");
+  b->refs.store(1, std::memory_order_relaxed);
+  b->ctx = resolve(ctx);
+  context_ref(b->ctx);
+  b->free_fn = nullptr;
+  b->free_user = nullptr;
+  b->cpu_owned = false;
+  b->qparam_guarded = false;
+  b->flags = 0;
+  *out = b;
+  return HURRAY_OK;
+}
+
+// Copy a caller's option struct that starts with `uint32_t size`: fields
+// beyond what the caller knows stay zero, bytes beyond what we know must be
+// zero (libbpf's OPTS_VALID).
+template <class T>
+bool read_desc(const T *in, T *out, const char *what, hurray_error *err) {
+  *out = T{};
+  if (in->size < sizeof(uint32_t)) {
+    fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+         "%s.size is %u; start from its _INIT macro", what, in->size);
+    return false;
+  }
+  const auto *bytes = reinterpret_cast<const unsigned char *>(in);
+  for (size_t i = sizeof(T); i < in->size; ++i)
+    if (bytes[i]) {
+      fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
+           "%s has non-zero bytes beyond the %zu this library knows", what, sizeof(T));
+      return false;
+    }
+  std::memcpy(static_cast<void *>(out), in, in->size < sizeof(T) ? in->size : sizeof(T));
+  return true;
+}
+
+hurray_status wrap_buffer(hurray_context *ctx, const hurray_buffer_desc *in,
+                          const void *caller, hurray_buffer **out, hurray_error *err) {
+  if (!in || !out)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_buffer_wrap: %s is NULL", in ? "out" : "desc");
+  hurray_buffer_desc d;
+  if (!read_desc(in, &d, "hurray_buffer_desc", err)) return HURRAY_E_INVALID_ARGUMENT;
+  constexpr uint32_t known = HURRAY_HANDOFF_OPAQUE_DATA | HURRAY_HANDOFF_QPARAM;
+  if (d.flags & ~known)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_buffer_desc.flags: unknown bits 0x%X", d.flags & ~known);
+  if (d.handle.sync_mode != HURRAY_SYNC_PRODUCER_SYNCED)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_SYNC_PAYLOAD,
+                "BP-SYNC-PAYLOAD: a buffer is described PRODUCER_SYNCED; each export "
+                "chooses its sync mode and payload");
+  HURRAY_RETURN_NOT_OK(hurray_handle_validate(&d.handle, nullptr, err));
+  if (!(d.flags & HURRAY_HANDOFF_OPAQUE_DATA))
+    HURRAY_RETURN_NOT_OK(hurray_handle_check_address(&d.handle, d.data, err));
+  hurray_buffer *b;
+  HURRAY_RETURN_NOT_OK(new_buffer(ctx, &b, err));
+  b->handle = d.handle;
+  b->data = d.data;
+  b->ordinal = d.device_ordinal;
+  b->flags = d.flags;
+  b->free_fn = d.free_fn;
+  b->free_user = d.free_user;
+  b->created_at = caller;
+  if ((d.flags & HURRAY_HANDOFF_QPARAM) && b->ctx->guard.load(std::memory_order_relaxed) &&
+      host_readable(b)) {
+    b->qparam_guarded = true;
+    b->qparam_sum = checksum(b->data, b->handle.byte_size);
+  }
+  *out = b;
+  return HURRAY_OK;
+}
+
+// ---- handoff records ----
+
+std::mutex &quarantine_mu() {
+  static auto *m = new std::mutex;
+  return *m;
+}
+
+// Guard mode keeps released records out of circulation for a while, so a
+// double release through a stale copy is reported with where the handoff was
+// created. Outside guard mode a record goes straight back to the pool.
+void retire(Slot *s) {
+  if (!s->guard_ctx.load(std::memory_order_relaxed)) {
+    slots().push(s);
+    return;
+  }
+  constexpr size_t kDepth = 256;
+  static Slot *ring[kDepth];
+  static size_t next = 0;
+  Slot *evicted;
+  {
+    std::lock_guard<std::mutex> lock(quarantine_mu());
+    evicted = ring[next];
+    ring[next] = s;
+    next = (next + 1) % kDepth;
+    s->in_quarantine = true;
+    if (evicted) evicted->in_quarantine = false;
+  }
+  if (evicted) {
+    context_unref(evicted->guard_ctx.load(std::memory_order_relaxed));
+    evicted->guard_ctx.store(nullptr, std::memory_order_relaxed);
+    slots().push(evicted);
+  }
+}
+
+// A release or event release that was refused. Reported with the record's
+// context and origin while the record is provably the same handoff: still
+// live with this generation, or released once and held in quarantine.
+void report_stale(Slot *s, uint32_t gen, hurray_rule rule, const char *what) {
+  hurray_context *ctx = nullptr;
+  const void *where = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(quarantine_mu());
+    const uint64_t st = s->state.load(std::memory_order_acquire);
+    const bool same_live = (st & kLive) && gen_of(st) == gen;
+    const bool same_released = s->in_quarantine && !(st & kLive) && gen_of(st) == gen + 1;
+    if (same_live || same_released) {
+      ctx = s->guard_ctx.load(std::memory_order_relaxed);
+      where = s->created_at.load(std::memory_order_relaxed);
+      if (ctx) context_ref(ctx);
+    }
+  }
+  if (ctx) {
+    guard_report(ctx, rule, where, "%s", what);
+    context_unref(ctx);
+  } else if (default_context()->guard.load(std::memory_order_relaxed)) {
+    guard_report(default_context(), rule, nullptr, "%s", what);
+  }
+}
+
+void call_event_free(Slot *s) {
+  if (s->event_free) s->event_free(s->event_user, s->event);
+}
+
+// Release a libhurray handoff. Returns OK, or E_ALREADY_RELEASED when the
+// record is not live with this generation (nothing is forwarded then).
+hurray_status release_record(hurray_handoff *self, hurray_error *err) {
+  uint32_t gen;
+  Slot *s = from_token(self->private_data, &gen);
+  if (!s)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_handoff: private_data is not a libhurray handoff token");
+  uint64_t st = s->state.load(std::memory_order_acquire);
+  for (;;) {
+    if (!(st & kLive) || gen_of(st) != gen) {
+      self->release = nullptr;
+      self->release_event = nullptr;
+      report_stale(s, gen, HURRAY_RULE_REL_ONCE,
+                   "BP-REL-ONCE: a handoff was released twice (a released copy of the "
+                   "struct was released again); the second release was not forwarded");
+      return fail(err, HURRAY_E_ALREADY_RELEASED, HURRAY_RULE_REL_ONCE,
+                  "BP-REL-ONCE: this handoff was already released");
+    }
+    const uint64_t next = static_cast<uint64_t>(gen + 1) << kGenShift;
+    if (s->state.compare_exchange_weak(st, next, std::memory_order_acq_rel,
+                                       std::memory_order_acquire))
+      break;
+  }
+  // From here on this thread owns the record.
+  self->release = nullptr;
+  self->release_event = nullptr;
+  hurray_context *const gctx = s->guard_ctx.load(std::memory_order_relaxed);
+  const void *const where = s->created_at.load(std::memory_order_relaxed);
+  if (s->sync_mode == HURRAY_SYNC_EVENT && !(st & kEventDone)) {
+    if (gctx)
+      guard_report(gctx, HURRAY_RULE_EVREL_ONCE, where,
+                   "BP-EVREL-ONCE: the buffer was released but its event never was; "
+                   "libhurray released the event");
+    call_event_free(s);
+  }
+  hurray_buffer *b = s->buf;
+  if (gctx) {
+    guard_untrack(gctx, &s->node);
+    if (s->checksummed && checksum(b->data, b->handle.byte_size) != s->checksum) {
+      const bool qparam = b->flags & HURRAY_HANDOFF_QPARAM;
+      guard_report(gctx, qparam ? HURRAY_RULE_ZC_QPARAM : HURRAY_RULE_ZC_NOMUT, where,
+                   qparam ? "BP-ZC-QPARAM: a quantization-parameter buffer changed while "
+                            "handed off"
+                          : "BP-ZC-NOMUT: a read-only buffer changed while handed off");
+    }
+  }
+  s->buf = nullptr;
+  retire(s);
+  buffer_unref(b);
+  return HURRAY_OK;
+}
+
+void release_trampoline(hurray_handoff *self) { (void)release_record(self, nullptr); }
+
+hurray_status release_event_record(hurray_handoff *self, hurray_error *err) {
+  uint32_t gen;
+  Slot *s = from_token(self->private_data, &gen);
+  if (!s)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_handoff: private_data is not a libhurray handoff token");
+  uint64_t st = s->state.load(std::memory_order_acquire);
+  for (;;) {
+    if (!(st & kLive) || gen_of(st) != gen || (st & kEventDone)) {
+      self->release_event = nullptr;
+      report_stale(s, gen, HURRAY_RULE_EVREL_ONCE,
+                   "BP-EVREL-ONCE: an event was released twice; the second release was "
+                   "not forwarded");
+      return fail(err, HURRAY_E_ALREADY_RELEASED, HURRAY_RULE_EVREL_ONCE,
+                  "BP-EVREL-ONCE: this handoff's event was already released");
+    }
+    if (s->state.compare_exchange_weak(st, st | kEventDone, std::memory_order_acq_rel,
+                                       std::memory_order_acquire))
+      break;
+  }
+  self->release_event = nullptr;
+  call_event_free(s);
+  return HURRAY_OK;
+}
+
+void release_event_trampoline(hurray_handoff *self) { (void)release_event_record(self, nullptr); }
+
+hurray_status export_buffer(hurray_buffer *b, const hurray_export_desc *in, const void *caller,
+                            hurray_handoff *out, hurray_error *err) {
+  if (!b || !out)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_buffer_export: %s is NULL", b ? "out" : "buffer");
+  hurray_export_desc d = HURRAY_EXPORT_DESC_INIT;
+  if (in && !read_desc(in, &d, "hurray_export_desc", err)) return HURRAY_E_INVALID_ARGUMENT;
+  if (d.flags & ~HURRAY_HANDOFF_READ_ONLY)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_export_desc.flags: unknown bits 0x%X",
+                d.flags & ~HURRAY_HANDOFF_READ_ONLY);
+  hurray_buffer_handle h = b->handle;
+  if (d.sync_mode > 0xFF)
+    return fail(err, HURRAY_E_SYNC, HURRAY_RULE_SYNC_VALUE,
+                "BP-SYNC-VALUE: sync_mode %u is not defined", d.sync_mode);
+  h.sync_mode = static_cast<uint8_t>(d.sync_mode);
+  HURRAY_RETURN_NOT_OK(hurray_handle_validate(&h, nullptr, err));
+  // BP-SYNC-PAYLOAD, producer side
+  const bool has_obj = d.sync_object != nullptr, has_free = d.event_free_fn != nullptr;
+  const char *bad = nullptr;
+  if (d.sync_mode == HURRAY_SYNC_PRODUCER_SYNCED && (has_obj || has_free || d.sync_value))
+    bad = "PRODUCER_SYNCED carries no event, stream or value";
+  else if (d.sync_mode == HURRAY_SYNC_EVENT && !(has_obj && has_free))
+    bad = "EVENT needs an event (sync_object) and its event_free_fn";
+  else if (d.sync_mode == HURRAY_SYNC_CONSUMER_STREAM && (!has_obj || has_free))
+    bad = "CONSUMER_STREAM needs the consumer's stream (sync_object) and no event_free_fn";
+  if (bad)
+    return fail(err, HURRAY_E_SYNC, HURRAY_RULE_SYNC_PAYLOAD, "BP-SYNC-PAYLOAD: %s", bad);
+
+  hurray_context *ctx = b->ctx;
+  const bool guard = ctx->guard.load(std::memory_order_relaxed);
+  if (guard && b->qparam_guarded && checksum(b->data, b->handle.byte_size) != b->qparam_sum)
+    guard_report(ctx, HURRAY_RULE_ZC_QPARAM, b->created_at,
+                 "BP-ZC-QPARAM: a quantization-parameter buffer was modified after it was "
+                 "described (found at export)");
+  Slot *s = slots().pop();
+  if (!s) return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "out of handoff records");
+  b->refs.fetch_add(1, std::memory_order_relaxed);
+  s->buf = b;
+  s->flags = d.flags | b->flags;
+  s->sync_mode = h.sync_mode;
+  s->event_free = d.event_free_fn;
+  s->event_user = d.event_user;
+  s->event = d.sync_mode == HURRAY_SYNC_EVENT ? d.sync_object : nullptr;
+  s->checksummed = false;
+  if (guard) {
+    context_ref(ctx);
+    s->guard_ctx.store(ctx, std::memory_order_relaxed);
+    s->created_at.store(caller, std::memory_order_relaxed);
+    s->node.created_at = caller;
+    if (host_readable(b) && (s->flags & (HURRAY_HANDOFF_READ_ONLY | HURRAY_HANDOFF_QPARAM))) {
+      s->checksummed = true;
+      s->checksum = checksum(b->data, b->handle.byte_size);
+    }
+    guard_track(ctx, &s->node);
+  }
+  const uint64_t st = s->state.load(std::memory_order_relaxed) | kLive;
+  s->state.store(st, std::memory_order_release);
+
+  std::memset(out, 0, sizeof *out);
+  out->version = HURRAY_HANDOFF_VERSION;
+  out->flags = s->flags;
+  (void)hurray_handle_encode(&h, out->handle, sizeof out->handle, nullptr);
+  out->device_ordinal = b->ordinal;
+  out->data = b->data;
+  out->sync_object = d.sync_object;
+  out->sync_value = d.sync_value;
+  out->release_event = d.sync_mode == HURRAY_SYNC_EVENT ? release_event_trampoline : nullptr;
+  out->release = release_trampoline;
+  out->private_data = token(s, st);
+  return HURRAY_OK;
+}
+
+bool is_ours(const hurray_handoff *h) {
+  return h->release == release_trampoline;
+}
+
+}  // namespace
+}  // namespace hurray::detail
+
+extern "C" {
+
+HURRAY_API hurray_status hurray_buffer_wrap(hurray_context *ctx, const hurray_buffer_desc *desc,
+                                            hurray_buffer **out, hurray_error *err) {
+  return wrap_buffer(ctx, desc, __builtin_return_address(0), out, err);
+}
+
+HURRAY_API hurray_status hurray_buffer_alloc(hurray_context *ctx, const hurray_alloc_desc *in,
+                                             hurray_buffer **out, hurray_error *err) {
+  if (!in || !out)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_buffer_alloc: %s is NULL", in ? "out" : "desc");
+  hurray_alloc_desc d;
+  if (!read_desc(in, &d, "hurray_alloc_desc", err)) return HURRAY_E_INVALID_ARGUMENT;
+  if (d.flags & ~HURRAY_ALLOC_SHAREABLE)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_alloc_desc.flags: unknown bits 0x%X", d.flags & ~HURRAY_ALLOC_SHAREABLE);
+  if (d.alignment == 0) d.alignment = HURRAY_MIN_ALIGNMENT;
+  const hurray_buffer_handle h = {d.byte_size, d.alignment, d.device_tag,
+                                  HURRAY_SYNC_PRODUCER_SYNCED, d.memory_class, 0};
+  HURRAY_RETURN_NOT_OK(hurray_handle_validate(&h, nullptr, err));
+  if (d.alignment < HURRAY_MIN_ALIGNMENT)  // empty buffers too: we allocate real memory
+    return fail(err, HURRAY_E_ALIGNMENT, HURRAY_RULE_ALIGN_MIN,
+                "BP-ALIGN-MIN: allocations are aligned to at least 64, asked %u", d.alignment);
+  if (d.device_tag != HURRAY_DEVICE_CPU)
+    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, HURRAY_RULE_NONE,
+                "no backend is loaded for device_tag 0x%02X %s (built in: CPU)", d.device_tag,
+                hurray_device_tag_name(d.device_tag));
+  CpuAllocation a;
+  HURRAY_RETURN_NOT_OK(cpu_alloc(d.byte_size, d.alignment, d.flags & HURRAY_ALLOC_SHAREABLE, &a, err));
+  hurray_buffer *b;
+  if (const hurray_status st = new_buffer(ctx, &b, err); st != HURRAY_OK) {
+    cpu_free(a);
+    return st;
+  }
+  b->handle = h;
+  b->data = a.data;
+  b->ordinal = d.device_ordinal;
+  b->cpu_owned = true;
+  b->cpu = a;
+  b->created_at = __builtin_return_address(0);
+  *out = b;
+  return HURRAY_OK;
+}
+
+HURRAY_API hurray_status hurray_buffer_export(hurray_buffer *buffer, const hurray_export_desc *desc,
+                                              hurray_handoff *out, hurray_error *err) {
+  return export_buffer(buffer, desc, __builtin_return_address(0), out, err);
+}
+
+HURRAY_API void hurray_buffer_unref(hurray_buffer *buffer) {
+  if (buffer) buffer_unref(buffer);
+}
+
+HURRAY_API void *hurray_buffer_data(const hurray_buffer *buffer) {
+  return buffer ? buffer->data : nullptr;
+}
+
+HURRAY_API hurray_status hurray_buffer_get_handle(const hurray_buffer *buffer,
+                                                  hurray_buffer_handle *out, hurray_error *err) {
+  if (!buffer || !out)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_buffer_get_handle: %s is NULL", buffer ? "out" : "buffer");
+  *out = buffer->handle;
+  return HURRAY_OK;
+}
+
+HURRAY_API int hurray_buffer_fd(const hurray_buffer *buffer) {
+  return buffer && buffer->cpu_owned ? buffer->cpu.fd : -1;
+}
+
+HURRAY_API hurray_status hurray_handoff_wrap(hurray_context *ctx, const hurray_buffer_desc *buffer,
+                                             const hurray_export_desc *exp, hurray_handoff *out,
+                                             hurray_error *err) {
+  const void *caller = __builtin_return_address(0);
+  hurray_buffer *b;
+  HURRAY_RETURN_NOT_OK(wrap_buffer(ctx, buffer, caller, &b, err));
+  const hurray_status st = export_buffer(b, exp, caller, out, err);
+  if (st != HURRAY_OK) b->free_fn = nullptr;  // not ours to free on failure
+  buffer_unref(b);
+  return st;
+}
+
+HURRAY_API hurray_status hurray_handoff_check(const hurray_handoff *h, const hurray_policy *policy,
+                                              hurray_error *err) {
+  if (!h)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_handoff_check: handoff is NULL");
+  if (h->version != HURRAY_HANDOFF_VERSION)
+    return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
+                "hurray_handoff.version is %u; this library reads version %u", h->version,
+                HURRAY_HANDOFF_VERSION);
+  if (!h->release)
+    return fail(err, HURRAY_E_ALREADY_RELEASED, HURRAY_RULE_REL_ONCE,
+                "BP-REL-ONCE: the handoff is released (release is NULL)");
+  constexpr uint32_t known =
+      HURRAY_HANDOFF_READ_ONLY | HURRAY_HANDOFF_OPAQUE_DATA | HURRAY_HANDOFF_QPARAM;
+  bool reserved_clear = h->reserved0 == 0 && !(h->flags & ~known);
+  for (uint64_t r : h->reserved) reserved_clear = reserved_clear && r == 0;
+  if (!reserved_clear)
+    return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
+                "hurray_handoff: unknown flags or non-zero reserved words (a newer producer?)");
+  hurray_buffer_handle hd;
+  (void)hurray_handle_decode(h->handle, sizeof h->handle, &hd, nullptr);
+  HURRAY_RETURN_NOT_OK(hurray_table_validate(h->handle, sizeof h->handle, policy, err));
+  const char *bad = nullptr;
+  const bool obj = h->sync_object != nullptr, evrel = h->release_event != nullptr;
+  if (hd.sync_mode == HURRAY_SYNC_PRODUCER_SYNCED && (obj || evrel || h->sync_value))
+    bad = "PRODUCER_SYNCED, yet the handoff carries an event, stream or value";
+  else if (hd.sync_mode == HURRAY_SYNC_EVENT && !(obj && evrel))
+    bad = "EVENT needs an event (sync_object) and release_event";
+  else if (hd.sync_mode == HURRAY_SYNC_CONSUMER_STREAM && (!obj || evrel))
+    bad = "CONSUMER_STREAM needs the declared stream (sync_object) and no release_event";
+  if (bad) return fail(err, HURRAY_E_SYNC, HURRAY_RULE_SYNC_PAYLOAD, "BP-SYNC-PAYLOAD: %s", bad);
+  if (!(h->flags & HURRAY_HANDOFF_OPAQUE_DATA))
+    HURRAY_RETURN_NOT_OK(hurray_handle_check_address(&hd, h->data, err));
+  return HURRAY_OK;
+}
+
+HURRAY_API hurray_status hurray_handoff_acquire(hurray_context *ctx, hurray_handoff *h,
+                                                void *consumer_stream, hurray_error *err) {
+  (void)ctx;
+  if (!h)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_handoff_acquire: handoff is NULL");
+  if (!h->release)
+    return fail(err, HURRAY_E_ALREADY_RELEASED, HURRAY_RULE_REL_AFTER,
+                "BP-REL-AFTER: the handoff is released (release is NULL)");
+  const uint8_t tag = h->handle[12], mode = h->handle[13];
+  switch (mode) {
+    case HURRAY_SYNC_PRODUCER_SYNCED:
+      return HURRAY_OK;
+    case HURRAY_SYNC_EVENT:
+      if (!h->release_event) return HURRAY_OK;  // already waited on and released
+      return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, HURRAY_RULE_SYNC_WAIT,
+                  "BP-SYNC-WAIT: cannot wait on a device_tag 0x%02X %s event: no backend "
+                  "is loaded for it (built in: CPU)",
+                  tag, hurray_device_tag_name(tag));
+    case HURRAY_SYNC_CONSUMER_STREAM:
+      if (consumer_stream != h->sync_object)
+        return fail(err, HURRAY_E_SYNC, HURRAY_RULE_SYNC_STREAM,
+                    "BP-SYNC-STREAM: the buffer was handed off for stream %p; use it there, "
+                    "or make %p wait on that stream first",
+                    h->sync_object, consumer_stream);
+      return HURRAY_OK;
+    default:
+      return fail(err, HURRAY_E_SYNC, HURRAY_RULE_SYNC_VALUE,
+                  "BP-SYNC-VALUE: sync_mode 0x%02X is not defined", mode);
+  }
+}
+
+HURRAY_API hurray_status hurray_handoff_release_event(hurray_handoff *h, hurray_error *err) {
+  if (!h)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_handoff_release_event: handoff is NULL");
+  if (is_ours(h)) return release_event_record(h, err);
+  if (!h->release_event)
+    return fail(err, HURRAY_E_ALREADY_RELEASED, HURRAY_RULE_EVREL_ONCE,
+                "BP-EVREL-ONCE: the event is released (release_event is NULL) or there "
+                "is none");
+  h->release_event(h);
+  h->release_event = nullptr;
+  return HURRAY_OK;
+}
+
+HURRAY_API hurray_status hurray_handoff_release(hurray_handoff *h, hurray_error *err) {
+  if (!h)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_handoff_release: handoff is NULL");
+  if (is_ours(h)) return release_record(h, err);
+  if (!h->release) {
+    if (default_context()->guard.load(std::memory_order_relaxed))
+      guard_report(default_context(), HURRAY_RULE_REL_ONCE, nullptr,
+                   "BP-REL-ONCE: hurray_handoff_release on a released handoff (release is "
+                   "NULL)");
+    return fail(err, HURRAY_E_ALREADY_RELEASED, HURRAY_RULE_REL_ONCE,
+                "BP-REL-ONCE: the handoff is already released (release is NULL)");
+  }
+  h->release(h);  // a foreign producer's callback
+  h->release = nullptr;
+  h->release_event = nullptr;
+  return HURRAY_OK;
+}
+
+HURRAY_API hurray_status hurray_handoff_move(hurray_handoff *src, hurray_handoff *dst,
+                                             hurray_error *err) {
+  if (!src || !dst)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_handoff_move: %s is NULL", src ? "dst" : "src");
+  if (!src->release)
+    return fail(err, HURRAY_E_ALREADY_RELEASED, HURRAY_RULE_REL_ONCE,
+                "BP-REL-ONCE: cannot move a released handoff");
+  if (src == dst) return HURRAY_OK;
+  std::memcpy(dst, src, sizeof *dst);
+  src->release = nullptr;
+  src->release_event = nullptr;
+  return HURRAY_OK;
+}
+
+}  // extern "C"

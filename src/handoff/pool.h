@@ -1,0 +1,85 @@
+// A process-lifetime pool of fixed-size records, so that wrapping and
+// releasing a handoff allocates nothing once warm. Records are never freed
+// (a stale pointer to one is always safe to read, which is how a double
+// release through a copied handoff is detected), and each has a stable index.
+// The free list is a lock-free stack whose head carries a tag against ABA.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <new>
+
+namespace hurray::detail {
+
+// T must have `std::atomic<uint32_t> pool_next` and `uint32_t pool_index`.
+template <class T>
+class Pool {
+ public:
+  static constexpr uint32_t kChunkBits = 10;
+  static constexpr uint32_t kChunk = 1u << kChunkBits;
+  static constexpr uint32_t kMaxChunks = 1u << 14;  // 16M records
+
+  // nullptr when out of memory.
+  T *pop() noexcept {
+    for (;;) {
+      uint64_t head = head_.load(std::memory_order_acquire);
+      while ((head & 0xFFFFFFFFu) != 0) {
+        T *top = at(static_cast<uint32_t>(head & 0xFFFFFFFFu) - 1);
+        const uint64_t next = top->pool_next.load(std::memory_order_relaxed);
+        const uint64_t tagged = ((head >> 32) + 1) << 32 | next;
+        if (head_.compare_exchange_weak(head, tagged, std::memory_order_acq_rel,
+                                        std::memory_order_acquire))
+          return top;
+      }
+      if (!grow()) return nullptr;
+    }
+  }
+
+  void push(T *t) noexcept { push_list(t, t); }
+
+  // The record with this index, or nullptr if it was never handed out.
+  T *find(uint64_t index) const noexcept {
+    if (index >= static_cast<uint64_t>(nchunks_.load(std::memory_order_acquire)) * kChunk)
+      return nullptr;
+    return at(static_cast<uint32_t>(index));
+  }
+
+ private:
+  T *at(uint32_t index) const noexcept {
+    return &chunks_[index >> kChunkBits].load(std::memory_order_acquire)[index & (kChunk - 1)];
+  }
+
+  // Push the chain first..last (linked through pool_next) in one step.
+  void push_list(T *first, T *last) noexcept {
+    uint64_t head = head_.load(std::memory_order_relaxed);
+    do {
+      last->pool_next.store(static_cast<uint32_t>(head & 0xFFFFFFFFu), std::memory_order_relaxed);
+    } while (!head_.compare_exchange_weak(head, ((head >> 32) + 1) << 32 | (first->pool_index + 1),
+                                          std::memory_order_acq_rel, std::memory_order_relaxed));
+  }
+
+  bool grow() noexcept {
+    std::lock_guard<std::mutex> lock(grow_);
+    if ((head_.load(std::memory_order_acquire) & 0xFFFFFFFFu) != 0) return true;  // someone else did
+    const uint32_t n = nchunks_.load(std::memory_order_relaxed);
+    if (n == kMaxChunks) return false;
+    T *chunk = new (std::nothrow) T[kChunk];
+    if (!chunk) return false;
+    for (uint32_t i = 0; i < kChunk; ++i) {
+      chunk[i].pool_index = n * kChunk + i;
+      chunk[i].pool_next.store(i + 1 < kChunk ? n * kChunk + i + 2 : 0, std::memory_order_relaxed);
+    }
+    chunks_[n].store(chunk, std::memory_order_release);
+    nchunks_.store(n + 1, std::memory_order_release);
+    push_list(&chunk[0], &chunk[kChunk - 1]);
+    return true;
+  }
+
+  std::atomic<uint64_t> head_{0};  // tag << 32 | (index + 1); low word 0 = empty
+  std::atomic<uint32_t> nchunks_{0};
+  std::atomic<T *> chunks_[kMaxChunks] = {};
+  std::mutex grow_;
+};
+
+}  // namespace hurray::detail

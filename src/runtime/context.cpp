@@ -1,0 +1,168 @@
+// hurray_context: guard mode, its reports, and the default context.
+#include "context.h"
+
+#include <dlfcn.h>
+
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "../core/internal.h"
+
+namespace hurray::detail {
+namespace {
+
+void report_leaks(hurray_context *ctx, const char *when) noexcept {
+  if (!ctx->guard.load(std::memory_order_relaxed)) return;
+  // Collect first, report outside the lock (the callback may take time).
+  const void *where[64];
+  size_t n = 0, total = 0;
+  {
+    std::lock_guard<std::mutex> lock(ctx->mu);
+    for (GuardNode *g = ctx->live.next; g != &ctx->live; g = g->next) {
+      if (n < 64) where[n++] = g->created_at;
+      ++total;
+    }
+  }
+  for (size_t i = 0; i < n; ++i)
+    guard_report(ctx, HURRAY_RULE_REL_ONCE, where[i],
+                 "BP-REL-ONCE: a handoff was never released (leak found %s)", when);
+  if (total > n)
+    guard_report(ctx, HURRAY_RULE_REL_ONCE, nullptr,
+                 "BP-REL-ONCE: %zu more handoffs were never released (leak found %s)",
+                 total - n, when);
+}
+
+void at_exit() { report_leaks(default_context(), "at process exit"); }
+
+}  // namespace
+
+hurray_context *default_context() noexcept {
+  static hurray_context *ctx = [] {
+    auto *c = new (std::nothrow) hurray_context;
+    if (!c) std::abort();  // nothing can work without it
+    c->immortal = true;
+    const char *env = std::getenv("HURRAY_GUARD");
+    if (env && std::strcmp(env, "1") == 0) {
+      c->guard.store(true);
+      std::atexit(at_exit);
+    }
+    return c;
+  }();
+  return ctx;
+}
+
+void context_ref(hurray_context *ctx) noexcept {
+  if (!ctx->immortal) ctx->refs.fetch_add(1, std::memory_order_relaxed);
+}
+
+void context_unref(hurray_context *ctx) noexcept {
+  if (!ctx->immortal && ctx->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete ctx;
+}
+
+void guard_track(hurray_context *ctx, GuardNode *node) noexcept {
+  std::lock_guard<std::mutex> lock(ctx->mu);
+  node->prev = ctx->live.prev;
+  node->next = &ctx->live;
+  ctx->live.prev->next = node;
+  ctx->live.prev = node;
+}
+
+void guard_untrack(hurray_context *ctx, GuardNode *node) noexcept {
+  std::lock_guard<std::mutex> lock(ctx->mu);
+  if (!node->next) return;
+  node->prev->next = node->next;
+  node->next->prev = node->prev;
+  node->prev = node->next = nullptr;
+}
+
+void describe_address(const void *addr, char *out, size_t n) noexcept {
+  Dl_info info;
+  if (!addr || !dladdr(addr, &info) || !info.dli_fname) {
+    std::snprintf(out, n, "unknown");
+    return;
+  }
+  const char *file = std::strrchr(info.dli_fname, '/');
+  file = file ? file + 1 : info.dli_fname;
+  if (info.dli_sname)
+    std::snprintf(out, n, "%s (%s+0x%" PRIxPTR ")", file, info.dli_sname,
+                  reinterpret_cast<uintptr_t>(addr) - reinterpret_cast<uintptr_t>(info.dli_saddr));
+  else
+    std::snprintf(out, n, "%s+0x%" PRIxPTR, file,
+                  reinterpret_cast<uintptr_t>(addr) - reinterpret_cast<uintptr_t>(info.dli_fbase));
+}
+
+void guard_report(hurray_context *ctx, hurray_rule rule, const void *created_at,
+                  const char *fmt, ...) noexcept {
+  char what[160], where[96];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  describe_address(created_at, where, sizeof where);
+  hurray_error report;
+  fill(&report, status_of_rule(rule), rule, HURRAY_SEVERITY_ERROR, -1, -1,
+       "%s; handoff created at %s", what, where);
+  ctx->reports.fetch_add(1, std::memory_order_relaxed);
+  hurray_guard_fn fn;
+  void *user;
+  {
+    std::lock_guard<std::mutex> lock(ctx->mu);
+    fn = ctx->fn;
+    user = ctx->user;
+  }
+  if (fn)
+    fn(user, &report);
+  else
+    std::fprintf(stderr, "hurray guard: %s\n", report.message);
+}
+
+}  // namespace hurray::detail
+
+using namespace hurray::detail;
+
+extern "C" {
+
+HURRAY_API hurray_status hurray_context_create(hurray_context **out, hurray_error *err) {
+  if (!out) return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                        "hurray_context_create: out is NULL");
+  auto *ctx = new (std::nothrow) hurray_context;
+  if (!ctx) return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE,
+                        "hurray_context_create: out of memory");
+  *out = ctx;
+  return HURRAY_OK;
+}
+
+HURRAY_API void hurray_context_destroy(hurray_context *ctx) {
+  if (!ctx || ctx->immortal) return;
+  report_leaks(ctx, "when the context was destroyed");
+  context_unref(ctx);
+}
+
+HURRAY_API hurray_status hurray_context_set_guard(hurray_context *ctx, int enable,
+                                                  hurray_error *err) {
+  (void)err;
+  resolve(ctx)->guard.store(enable != 0, std::memory_order_relaxed);
+  return HURRAY_OK;
+}
+
+HURRAY_API hurray_status hurray_context_set_guard_callback(hurray_context *ctx,
+                                                           hurray_guard_fn fn, void *user,
+                                                           hurray_error *err) {
+  (void)err;
+  hurray_context *c = resolve(ctx);
+  std::lock_guard<std::mutex> lock(c->mu);
+  c->fn = fn;
+  c->user = user;
+  return HURRAY_OK;
+}
+
+HURRAY_API uint64_t hurray_context_guard_count(const hurray_context *ctx) {
+  const hurray_context *c = ctx ? ctx : default_context();
+  return c->reports.load(std::memory_order_relaxed);
+}
+
+}  // extern "C"

@@ -1,0 +1,469 @@
+// The handoff: layout, wrap/export/check/acquire/release/move, reference
+// counting, sync payloads, CPU allocation. Each contract rule is broken on
+// purpose and the library's answer checked.
+#include <catch2/catch.hpp>
+
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstring>
+
+#include "handoff_util.h"
+#include "raw_consumer.h"
+
+using namespace hurray_test;
+
+namespace {
+
+int kFakeEvent, kFakeStream, kOtherStream;
+
+// A CUDA buffer described by the caller: the library never touches the
+// memory of a device it has no backend for, so a page-aligned fake device
+// address is enough to exercise EVENT and CONSUMER_STREAM handoffs.
+hurray_buffer_desc cuda_desc(Counter *c) {
+  hurray_buffer_desc d = HURRAY_BUFFER_DESC_INIT;
+  d.handle = {1 << 20, 4096, HURRAY_DEVICE_CUDA, 0, HURRAY_MEMORY_STANDARD, 0};
+  d.data = reinterpret_cast<void *>(uintptr_t(0x7f0000000000));
+  d.free_fn = Counter::on_free;
+  d.free_user = c;
+  return d;
+}
+
+hurray_export_desc event_export(Counter *c) {
+  hurray_export_desc e = HURRAY_EXPORT_DESC_INIT;
+  e.sync_mode = HURRAY_SYNC_EVENT;
+  e.sync_object = &kFakeEvent;
+  e.sync_value = 42;
+  e.event_free_fn = Counter::on_event;
+  e.event_user = c;
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("hurray_handoff has the documented fixed layout", "[handoff][abi]") {
+  STATIC_REQUIRE(sizeof(hurray_handoff) == 112);
+  STATIC_REQUIRE(offsetof(hurray_handoff, version) == 0);
+  STATIC_REQUIRE(offsetof(hurray_handoff, flags) == 4);
+  STATIC_REQUIRE(offsetof(hurray_handoff, handle) == 8);
+  STATIC_REQUIRE(offsetof(hurray_handoff, device_ordinal) == 24);
+  STATIC_REQUIRE(offsetof(hurray_handoff, data) == 32);
+  STATIC_REQUIRE(offsetof(hurray_handoff, sync_object) == 40);
+  STATIC_REQUIRE(offsetof(hurray_handoff, sync_value) == 48);
+  STATIC_REQUIRE(offsetof(hurray_handoff, release_event) == 56);
+  STATIC_REQUIRE(offsetof(hurray_handoff, release) == 64);
+  STATIC_REQUIRE(offsetof(hurray_handoff, private_data) == 72);
+  STATIC_REQUIRE(offsetof(hurray_handoff, reserved) == 80);
+}
+
+TEST_CASE("wrap, check, acquire, release: the memory is freed once, after release", "[handoff]") {
+  Aligned mem(4096);
+  Counter c;
+  const hurray_buffer_desc d = cpu_desc(mem.p, 4096, &c);
+  hurray_handoff h;
+  REQUIRE(hurray_handoff_wrap(nullptr, &d, nullptr, &h, nullptr) == HURRAY_OK);
+  CHECK(h.version == HURRAY_HANDOFF_VERSION);
+  CHECK(h.data == mem.p);
+  CHECK(h.release != nullptr);
+  CHECK(h.release_event == nullptr);
+  hurray_buffer_handle back;
+  REQUIRE(hurray_handle_decode(h.handle, 16, &back, nullptr) == HURRAY_OK);
+  CHECK(back.byte_size == 4096);
+  CHECK(back.device_tag == HURRAY_DEVICE_CPU);
+  hurray_error err;
+  CHECK(hurray_handoff_check(&h, nullptr, &err) == HURRAY_OK);
+  CHECK(hurray_handoff_acquire(nullptr, &h, nullptr, &err) == HURRAY_OK);
+  CHECK(c.frees == 0);
+  REQUIRE(hurray_handoff_release(&h, &err) == HURRAY_OK);
+  CHECK(h.release == nullptr);
+  CHECK(c.frees == 1);
+  CHECK(c.last_data == mem.p);
+}
+
+TEST_CASE("BP-REL-ONCE: a second release is refused and never reaches the producer", "[handoff][BP-REL-ONCE]") {
+  Aligned mem(4096);
+  Counter c;
+  const hurray_buffer_desc d = cpu_desc(mem.p, 64, &c);
+  hurray_handoff h;
+  REQUIRE(hurray_handoff_wrap(nullptr, &d, nullptr, &h, nullptr) == HURRAY_OK);
+  hurray_handoff copy = h;  // the classic mistake: two owners of one handoff
+  h.release(&h);            // through the raw pointer, as a C consumer would
+  CHECK(h.release == nullptr);
+  CHECK(c.frees == 1);
+  hurray_error err;
+  CHECK(hurray_handoff_release(&h, &err) == HURRAY_E_ALREADY_RELEASED);
+  CHECK(std::string(err.rule_id) == "BP-REL-ONCE");
+  // the stale copy still has a release pointer: calling it is detected
+  REQUIRE(copy.release != nullptr);
+  copy.release(&copy);
+  CHECK(copy.release == nullptr);
+  CHECK(c.frees == 1);
+  hurray_handoff copy2 = copy;
+  copy2.release = h.release;  // still NULL
+  CHECK(hurray_handoff_release(&copy2, &err) == HURRAY_E_ALREADY_RELEASED);
+  CHECK(c.frees == 1);
+}
+
+TEST_CASE("BP-REL-ONCE: a stale copy is refused even after its record is reused", "[handoff][BP-REL-ONCE]") {
+  Aligned mem(4096);
+  Counter c1, c2;
+  const hurray_buffer_desc d1 = cpu_desc(mem.p, 64, &c1), d2 = cpu_desc(mem.p, 64, &c2);
+  hurray_handoff a, b;
+  REQUIRE(hurray_handoff_wrap(nullptr, &d1, nullptr, &a, nullptr) == HURRAY_OK);
+  hurray_handoff stale = a;
+  REQUIRE(hurray_handoff_release(&a, nullptr) == HURRAY_OK);
+  REQUIRE(hurray_handoff_wrap(nullptr, &d2, nullptr, &b, nullptr) == HURRAY_OK);  // likely the same record
+  hurray_error err;
+  CHECK(hurray_handoff_release(&stale, &err) == HURRAY_E_ALREADY_RELEASED);
+  CHECK(c1.frees == 1);
+  CHECK(c2.frees == 0);  // the new handoff is untouched
+  CHECK(hurray_handoff_check(&b, nullptr, &err) == HURRAY_OK);
+  REQUIRE(hurray_handoff_release(&b, nullptr) == HURRAY_OK);
+  CHECK(c2.frees == 1);
+}
+
+TEST_CASE("move transfers ownership the way Arrow's move does", "[handoff]") {
+  Aligned mem(4096);
+  Counter c;
+  const hurray_buffer_desc d = cpu_desc(mem.p, 64, &c);
+  hurray_handoff a, b;
+  REQUIRE(hurray_handoff_wrap(nullptr, &d, nullptr, &a, nullptr) == HURRAY_OK);
+  REQUIRE(hurray_handoff_move(&a, &b, nullptr) == HURRAY_OK);
+  CHECK(a.release == nullptr);
+  CHECK(b.release != nullptr);
+  hurray_error err;
+  CHECK(hurray_handoff_release(&a, &err) == HURRAY_E_ALREADY_RELEASED);
+  CHECK(hurray_handoff_move(&a, &b, &err) == HURRAY_E_ALREADY_RELEASED);
+  CHECK(c.frees == 0);
+  CHECK(hurray_handoff_release(&b, nullptr) == HURRAY_OK);
+  CHECK(c.frees == 1);
+  CHECK(hurray_handoff_move(nullptr, &b, &err) == HURRAY_E_INVALID_ARGUMENT);
+}
+
+TEST_CASE("BP-REFCOUNT: the memory outlives the owner and every consumer", "[handoff][BP-REFCOUNT]") {
+  Aligned mem(4096);
+  Counter c;
+  const hurray_buffer_desc d = cpu_desc(mem.p, 4096, &c);
+  hurray_buffer *buf;
+  REQUIRE(hurray_buffer_wrap(nullptr, &d, &buf, nullptr) == HURRAY_OK);
+  hurray_handoff h[3];
+  for (auto &x : h) REQUIRE(hurray_buffer_export(buf, nullptr, &x, nullptr) == HURRAY_OK);
+  CHECK(h[0].private_data != h[1].private_data);  // each consumer its own
+  hurray_buffer_unref(buf);                        // the owner is done first
+  CHECK(c.frees == 0);
+  REQUIRE(hurray_handoff_release(&h[1], nullptr) == HURRAY_OK);
+  REQUIRE(hurray_handoff_release(&h[0], nullptr) == HURRAY_OK);
+  CHECK(c.frees == 0);
+  REQUIRE(hurray_handoff_release(&h[2], nullptr) == HURRAY_OK);
+  CHECK(c.frees == 1);
+}
+
+TEST_CASE("BP-REFCOUNT: the owner may also be the last one", "[handoff][BP-REFCOUNT]") {
+  Aligned mem(4096);
+  Counter c;
+  const hurray_buffer_desc d = cpu_desc(mem.p, 4096, &c);
+  hurray_buffer *buf;
+  REQUIRE(hurray_buffer_wrap(nullptr, &d, &buf, nullptr) == HURRAY_OK);
+  hurray_handoff h;
+  REQUIRE(hurray_buffer_export(buf, nullptr, &h, nullptr) == HURRAY_OK);
+  REQUIRE(hurray_handoff_release(&h, nullptr) == HURRAY_OK);
+  CHECK(c.frees == 0);
+  CHECK(hurray_buffer_data(buf) == mem.p);
+  hurray_buffer_unref(buf);
+  CHECK(c.frees == 1);
+}
+
+TEST_CASE("BP-EVREL-ONCE: the event is released exactly once, separately", "[handoff][BP-EVREL-ONCE]") {
+  Counter c;
+  const hurray_buffer_desc d = cuda_desc(&c);
+  const hurray_export_desc e = event_export(&c);
+  hurray_handoff h;
+  hurray_error err;
+  REQUIRE(hurray_handoff_wrap(nullptr, &d, &e, &h, &err) == HURRAY_OK);
+  CHECK(h.handle[13] == HURRAY_SYNC_EVENT);
+  CHECK(h.sync_object == &kFakeEvent);
+  CHECK(h.sync_value == 42);
+  REQUIRE(h.release_event != nullptr);
+  CHECK(hurray_handoff_check(&h, nullptr, &err) == HURRAY_OK);
+  hurray_handoff copy = h;
+  h.release_event(&h);  // raw pointer, after the consumer's stream wait
+  CHECK(h.release_event == nullptr);
+  CHECK(c.events == 1);
+  CHECK(hurray_handoff_release_event(&h, &err) == HURRAY_E_ALREADY_RELEASED);
+  CHECK(std::string(err.rule_id) == "BP-EVREL-ONCE");
+  CHECK(hurray_handoff_release_event(&copy, &err) == HURRAY_E_ALREADY_RELEASED);  // stale copy
+  CHECK(c.events == 1);
+  REQUIRE(hurray_handoff_release(&h, nullptr) == HURRAY_OK);
+  CHECK(c.events == 1);  // not again at buffer release
+  CHECK(c.frees == 1);
+}
+
+TEST_CASE("BP-EVREL-ONCE: a buffer released with its event pending frees the event too", "[handoff][BP-EVREL-ONCE]") {
+  Counter c;
+  const hurray_buffer_desc d = cuda_desc(&c);
+  const hurray_export_desc e = event_export(&c);
+  hurray_handoff h;
+  REQUIRE(hurray_handoff_wrap(nullptr, &d, &e, &h, nullptr) == HURRAY_OK);
+  REQUIRE(hurray_handoff_release(&h, nullptr) == HURRAY_OK);
+  CHECK(c.events == 1);  // the producer's event does not leak
+  CHECK(c.frees == 1);
+}
+
+TEST_CASE("acquire applies the consumer rule of each sync mode", "[handoff][BP-SYNC-WAIT][BP-SYNC-STREAM]") {
+  Counter c;
+  hurray_error err;
+  SECTION("EVENT without a backend for the device: DEVICE_UNAVAILABLE, event untouched") {
+    const hurray_buffer_desc d = cuda_desc(&c);
+    const hurray_export_desc e = event_export(&c);
+    hurray_handoff h;
+    REQUIRE(hurray_handoff_wrap(nullptr, &d, &e, &h, nullptr) == HURRAY_OK);
+    CHECK(hurray_handoff_acquire(nullptr, &h, nullptr, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
+    CHECK(std::string(err.message).find("CUDA") != std::string::npos);
+    CHECK(c.events == 0);
+    CHECK(h.release_event != nullptr);
+    hurray_handoff_release(&h, nullptr);
+  }
+  SECTION("CONSUMER_STREAM: only the declared stream") {
+    const hurray_buffer_desc d = cuda_desc(&c);
+    hurray_export_desc e = HURRAY_EXPORT_DESC_INIT;
+    e.sync_mode = HURRAY_SYNC_CONSUMER_STREAM;
+    e.sync_object = &kFakeStream;
+    hurray_handoff h;
+    REQUIRE(hurray_handoff_wrap(nullptr, &d, &e, &h, nullptr) == HURRAY_OK);
+    CHECK(hurray_handoff_check(&h, nullptr, &err) == HURRAY_OK);
+    CHECK(hurray_handoff_acquire(nullptr, &h, &kFakeStream, &err) == HURRAY_OK);
+    CHECK(hurray_handoff_acquire(nullptr, &h, &kOtherStream, &err) == HURRAY_E_SYNC);
+    CHECK(std::string(err.rule_id) == "BP-SYNC-STREAM");
+    hurray_handoff_release(&h, nullptr);
+    CHECK(hurray_handoff_acquire(nullptr, &h, &kFakeStream, &err) == HURRAY_E_ALREADY_RELEASED);
+    CHECK(std::string(err.rule_id) == "BP-REL-AFTER");
+  }
+}
+
+TEST_CASE("BP-SYNC-PAYLOAD at export: the payload must match the sync mode", "[handoff][BP-SYNC-PAYLOAD]") {
+  Counter c;
+  const hurray_buffer_desc d = cuda_desc(&c);
+  hurray_handoff h;
+  hurray_error err;
+  hurray_export_desc e = event_export(&c);
+  e.event_free_fn = nullptr;  // EVENT without its release
+  CHECK(hurray_handoff_wrap(nullptr, &d, &e, &h, &err) == HURRAY_E_SYNC);
+  CHECK(std::string(err.rule_id) == "BP-SYNC-PAYLOAD");
+  e = HURRAY_EXPORT_DESC_INIT;
+  e.sync_object = &kFakeEvent;  // PRODUCER_SYNCED carrying an event
+  CHECK(hurray_handoff_wrap(nullptr, &d, &e, &h, &err) == HURRAY_E_SYNC);
+  CHECK(std::string(err.rule_id) == "BP-SYNC-PAYLOAD");
+  e = HURRAY_EXPORT_DESC_INIT;
+  e.sync_mode = HURRAY_SYNC_CONSUMER_STREAM;  // no stream declared
+  CHECK(hurray_handoff_wrap(nullptr, &d, &e, &h, &err) == HURRAY_E_SYNC);
+  e = event_export(&c);
+  e.sync_mode = 7;
+  CHECK(hurray_handoff_wrap(nullptr, &d, &e, &h, &err) == HURRAY_E_SYNC);
+  CHECK(std::string(err.rule_id) == "BP-SYNC-VALUE");
+  CHECK(c.frees == 0);  // a refused wrap never frees the caller's memory
+  CHECK(c.events == 0);
+  // a CPU buffer cannot be exported with an event (BP-SYNC-CPU)
+  Aligned mem(4096);
+  const hurray_buffer_desc cd = cpu_desc(mem.p, 64, &c);
+  e = event_export(&c);
+  CHECK(hurray_handoff_wrap(nullptr, &cd, &e, &h, &err) == HURRAY_E_SYNC);
+  CHECK(std::string(err.rule_id) == "BP-SYNC-CPU");
+}
+
+TEST_CASE("check catches a tampered handoff (BP-SYNC-PAYLOAD, BP-ALIGN-ADDR, version)", "[handoff][BP-SYNC-PAYLOAD][BP-ALIGN-ADDR]") {
+  Aligned mem(8192);
+  Counter c;
+  const hurray_buffer_desc d = cpu_desc(mem.p, 4096, &c, 4096);
+  hurray_handoff h;
+  REQUIRE(hurray_handoff_wrap(nullptr, &d, nullptr, &h, nullptr) == HURRAY_OK);
+  hurray_error err;
+  hurray_handoff t = h;
+  t.sync_object = &kFakeStream;
+  CHECK(hurray_handoff_check(&t, nullptr, &err) == HURRAY_E_SYNC);
+  CHECK(std::string(err.rule_id) == "BP-SYNC-PAYLOAD");
+  t = h;
+  t.data = static_cast<char *>(mem.p) + 64;
+  CHECK(hurray_handoff_check(&t, nullptr, &err) == HURRAY_E_ALIGNMENT);
+  CHECK(std::string(err.rule_id) == "BP-ALIGN-ADDR");
+  t.flags |= HURRAY_HANDOFF_OPAQUE_DATA;  // an opaque handle is not an address
+  CHECK(hurray_handoff_check(&t, nullptr, &err) == HURRAY_OK);
+  t = h;
+  t.version = 2;
+  CHECK(hurray_handoff_check(&t, nullptr, &err) == HURRAY_E_UNSUPPORTED);
+  t = h;
+  t.reserved[3] = 1;
+  CHECK(hurray_handoff_check(&t, nullptr, &err) == HURRAY_E_UNSUPPORTED);
+  t = h;
+  t.handle[15] = 1;
+  CHECK(hurray_handoff_check(&t, nullptr, &err) == HURRAY_E_RESERVED);
+  // under the IPC policy the 4096 alignment passes, 64 would not
+  hurray_policy *ipc;
+  hurray_policy_create(&ipc, nullptr);
+  hurray_policy_set_transport(ipc, HURRAY_TRANSPORT_IPC, nullptr);
+  CHECK(hurray_handoff_check(&h, ipc, &err) == HURRAY_OK);
+  hurray_policy_destroy(ipc);
+  REQUIRE(hurray_handoff_release(&h, nullptr) == HURRAY_OK);
+  CHECK(hurray_handoff_check(&h, nullptr, &err) == HURRAY_E_ALREADY_RELEASED);
+}
+
+TEST_CASE("BP-ALIGN-EMPTY: an empty buffer may have a NULL pointer", "[handoff][BP-ALIGN-EMPTY]") {
+  Counter c;
+  const hurray_buffer_desc d = cpu_desc(nullptr, 0, &c, 1);
+  hurray_handoff h;
+  hurray_error err;
+  REQUIRE(hurray_handoff_wrap(nullptr, &d, nullptr, &h, &err) == HURRAY_OK);
+  CHECK(h.data == nullptr);
+  CHECK(hurray_handoff_check(&h, nullptr, &err) == HURRAY_OK);
+  REQUIRE(hurray_handoff_release(&h, nullptr) == HURRAY_OK);
+  CHECK(c.frees == 1);
+}
+
+TEST_CASE("wrap refuses bad descriptions and leaves the memory to the caller", "[handoff]") {
+  Aligned mem(4096);
+  Counter c;
+  hurray_handoff h;
+  hurray_buffer *b;
+  hurray_error err;
+  hurray_buffer_desc d = cpu_desc(static_cast<char *>(mem.p) + 8, 64, &c);
+  CHECK(hurray_handoff_wrap(nullptr, &d, nullptr, &h, &err) == HURRAY_E_ALIGNMENT);
+  CHECK(std::string(err.rule_id) == "BP-ALIGN-ADDR");
+  d = cpu_desc(mem.p, 64, &c, 32);
+  CHECK(hurray_buffer_wrap(nullptr, &d, &b, &err) == HURRAY_E_ALIGNMENT);
+  CHECK(std::string(err.rule_id) == "BP-ALIGN-MIN");
+  d = cpu_desc(mem.p, 64, &c);
+  d.handle.memory_class = HURRAY_MEMORY_UNIFIED;
+  CHECK(hurray_buffer_wrap(nullptr, &d, &b, &err) == HURRAY_E_MEMORY_CLASS);
+  d = cpu_desc(mem.p, 64, &c);
+  d.handle.sync_mode = HURRAY_SYNC_EVENT;
+  CHECK(hurray_buffer_wrap(nullptr, &d, &b, &err) == HURRAY_E_INVALID_ARGUMENT);
+  CHECK(std::string(err.rule_id) == "BP-SYNC-PAYLOAD");
+  d = cpu_desc(mem.p, 64, &c);
+  d.size = 0;
+  CHECK(hurray_buffer_wrap(nullptr, &d, &b, &err) == HURRAY_E_INVALID_ARGUMENT);
+  d.flags = 0x80;
+  d.size = sizeof d;
+  CHECK(hurray_buffer_wrap(nullptr, &d, &b, &err) == HURRAY_E_INVALID_ARGUMENT);
+  CHECK(hurray_buffer_wrap(nullptr, nullptr, &b, &err) == HURRAY_E_INVALID_ARGUMENT);
+  CHECK(c.frees == 0);
+}
+
+TEST_CASE("option structs: a smaller size is accepted, unknown non-zero bytes are not", "[handoff][abi]") {
+  Aligned mem(4096);
+  Counter c;
+  // A descriptor from a newer header: bigger, with a field we do not know.
+  struct {
+    hurray_buffer_desc d;
+    uint64_t future;
+  } newer;
+  std::memset(&newer, 0, sizeof newer);
+  newer.d = cpu_desc(mem.p, 64, &c);
+  newer.d.size = sizeof newer;
+  hurray_buffer *b;
+  hurray_error err;
+  REQUIRE(hurray_buffer_wrap(nullptr, &newer.d, &b, &err) == HURRAY_OK);  // zero: fine
+  hurray_buffer_unref(b);
+  newer.future = 1;
+  CHECK(hurray_buffer_wrap(nullptr, &newer.d, &b, &err) == HURRAY_E_INVALID_ARGUMENT);
+  CHECK(std::string(err.message).find("non-zero") != std::string::npos);
+  // An older, shorter export descriptor: the missing fields read as zero.
+  hurray_export_desc old = HURRAY_EXPORT_DESC_INIT;
+  old.size = offsetof(hurray_export_desc, sync_object);
+  old.flags = HURRAY_HANDOFF_READ_ONLY;
+  const hurray_buffer_desc d = cpu_desc(mem.p, 64, &c);
+  hurray_handoff h;
+  REQUIRE(hurray_handoff_wrap(nullptr, &d, &old, &h, &err) == HURRAY_OK);
+  CHECK((h.flags & HURRAY_HANDOFF_READ_ONLY) != 0);
+  hurray_handoff_release(&h, nullptr);
+  CHECK(c.frees == 2);
+}
+
+TEST_CASE("CPU allocation: any power-of-two alignment >= 64, page-aligned when asked", "[handoff][cpu]") {
+  for (uint32_t align = 64; align <= (1u << 16); align <<= 1) {
+    hurray_alloc_desc a = HURRAY_ALLOC_DESC_INIT;
+    a.byte_size = 1000;
+    a.alignment = align;
+    hurray_buffer *b;
+    REQUIRE(hurray_buffer_alloc(nullptr, &a, &b, nullptr) == HURRAY_OK);
+    auto *p = static_cast<unsigned char *>(hurray_buffer_data(b));
+    REQUIRE(p != nullptr);
+    CHECK(reinterpret_cast<uintptr_t>(p) % align == 0);
+    std::memset(p, 0xAB, 1000);
+    hurray_buffer_handle h;
+    REQUIRE(hurray_buffer_get_handle(b, &h, nullptr) == HURRAY_OK);
+    CHECK(h.alignment == align);
+    CHECK(h.byte_size == 1000);
+    CHECK(hurray_buffer_fd(b) == -1);
+    hurray_handoff ho;
+    REQUIRE(hurray_buffer_export(b, nullptr, &ho, nullptr) == HURRAY_OK);
+    hurray_buffer_unref(b);
+    CHECK(hurray_handoff_check(&ho, nullptr, nullptr) == HURRAY_OK);
+    CHECK(static_cast<unsigned char *>(ho.data)[999] == 0xAB);
+    REQUIRE(hurray_handoff_release(&ho, nullptr) == HURRAY_OK);
+  }
+}
+
+TEST_CASE("CPU allocation: shareable memory is a memfd another mapping sees", "[handoff][cpu]") {
+  for (uint32_t align : {64u, 4096u, 1u << 16}) {
+    hurray_alloc_desc a = HURRAY_ALLOC_DESC_INIT;
+    a.byte_size = 10000;
+    a.alignment = align;
+    a.flags = HURRAY_ALLOC_SHAREABLE;
+    hurray_buffer *b;
+    REQUIRE(hurray_buffer_alloc(nullptr, &a, &b, nullptr) == HURRAY_OK);
+    const int fd = hurray_buffer_fd(b);
+    REQUIRE(fd >= 0);
+    auto *p = static_cast<unsigned char *>(hurray_buffer_data(b));
+    CHECK(reinterpret_cast<uintptr_t>(p) % (align < 4096 ? 4096 : align) == 0);
+    struct stat st;
+    REQUIRE(fstat(fd, &st) == 0);
+    CHECK(st.st_size >= 10000);
+    p[9999] = 0x5A;
+    void *other = mmap(nullptr, 10000, PROT_READ, MAP_SHARED, fd, 0);
+    REQUIRE(other != MAP_FAILED);
+    CHECK(static_cast<unsigned char *>(other)[9999] == 0x5A);
+    munmap(other, 10000);
+    hurray_buffer_unref(b);
+  }
+}
+
+TEST_CASE("CPU allocation refuses what it cannot honour", "[handoff][cpu]") {
+  hurray_alloc_desc a = HURRAY_ALLOC_DESC_INIT;
+  hurray_buffer *b;
+  hurray_error err;
+  a.byte_size = 64;
+  a.alignment = 32;
+  CHECK(hurray_buffer_alloc(nullptr, &a, &b, &err) == HURRAY_E_ALIGNMENT);
+  a.alignment = 96;
+  CHECK(hurray_buffer_alloc(nullptr, &a, &b, &err) == HURRAY_E_ALIGNMENT);
+  CHECK(std::string(err.rule_id) == "BP-ALIGN-POW2");
+  a.alignment = 0;  // means 64
+  a.device_tag = HURRAY_DEVICE_CUDA;
+  CHECK(hurray_buffer_alloc(nullptr, &a, &b, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
+  CHECK(std::string(err.message).find("CUDA") != std::string::npos);
+  a.device_tag = HURRAY_DEVICE_CPU;
+  a.memory_class = HURRAY_MEMORY_HOST_PINNED;
+  CHECK(hurray_buffer_alloc(nullptr, &a, &b, &err) == HURRAY_E_MEMORY_CLASS);
+  a.memory_class = 0;
+  a.byte_size = ~UINT64_C(0) / 2;
+  CHECK(hurray_buffer_alloc(nullptr, &a, &b, &err) == HURRAY_E_OUT_OF_MEMORY);
+  a.byte_size = 0;  // an empty buffer: no memory, valid handle
+  REQUIRE(hurray_buffer_alloc(nullptr, &a, &b, &err) == HURRAY_OK);
+  CHECK(hurray_buffer_data(b) == nullptr);
+  hurray_buffer_unref(b);
+}
+
+TEST_CASE("a C consumer releases through the raw pointer without linking libhurray", "[handoff][c]") {
+  Aligned mem(4096);
+  std::memset(mem.p, 7, 4096);
+  Counter c;
+  const hurray_buffer_desc d = cpu_desc(mem.p, 4096, &c);
+  hurray_handoff h;
+  REQUIRE(hurray_handoff_wrap(nullptr, &d, nullptr, &h, nullptr) == HURRAY_OK);
+  // raw_consumer_sum lives in a shared object that does not link libhurray
+  CHECK(raw_consumer_sum(&h) == 7u * 4096u);
+  CHECK(h.release == nullptr);
+  CHECK(c.frees == 1);
+  CHECK(raw_consumer_sum(&h) == 0);  // refuses a released handoff
+}

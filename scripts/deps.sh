@@ -6,7 +6,7 @@ set -euo pipefail
 
 declare -A PROFILE=(
   [build]="cmake make g++ pkg-config"
-  [test]="cmake make g++ pkg-config catch2 python3 binutils abigail-tools libffi-dev"
+  [test]="cmake make g++ pkg-config catch2 python3 binutils abigail-tools libffi-dev libbenchmark-dev"
 )
 
 want=()

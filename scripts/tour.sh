@@ -6,11 +6,12 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh build
 
 build=${HURRAY_BUILD_DIR:-build-tour}
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHURRAY_BUILD_TESTS=OFF >/dev/null
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHURRAY_BUILD_TESTS=OFF -DHURRAY_BUILD_BENCH=OFF >/dev/null
 cmake --build "$build" -j "${JOBS:-$(nproc)}" >/dev/null
 
 run() { echo; echo "\$ $*"; "$@" || echo "(exit status $?)"; }
 run "$build/hurray-demo"
+run "$build/hurray-example-handoff"
 run "$build/hurray-inspect" --hex 00100000000000004000000000000000
 run "$build/hurray-inspect" --transport rdma --hex 64000000000000003000000000010101
 run "$build/hurray-inspect" --json --hex 00001000000000000001000001010200

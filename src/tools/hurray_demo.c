@@ -9,6 +9,11 @@
 
 static int failures = 0;
 
+static void print_report(void *user, const hurray_error *report) {
+  (void)user;
+  printf("    guard: %s\n", report->message);
+}
+
 static void expect(int ok, const char *what) {
   printf("  %s %s\n", ok ? "ok  " : "FAIL", what);
   if (!ok) ++failures;
@@ -101,6 +106,34 @@ int main(void) {
   hurray_policy_allow_private_tag(priv, 0xF3, 1, NULL);
   expect(hurray_table_validate(wire, sizeof wire, priv, &err) == HURRAY_OK,
          "accepted once 0xF3 is agreed");
+
+  printf("\n7. Hand a buffer to two consumers; it is freed after the last release\n");
+  {
+    hurray_context *ctx = NULL;
+    hurray_alloc_desc a = HURRAY_ALLOC_DESC_INIT;
+    hurray_buffer *buf = NULL;
+    hurray_handoff c1, c2, stale;
+    hurray_context_create(&ctx, NULL);
+    hurray_context_set_guard(ctx, 1, NULL); /* the protocol sanitizer */
+    hurray_context_set_guard_callback(ctx, print_report, NULL, NULL);
+    a.byte_size = 1 << 16;
+    a.alignment = 4096;
+    expect(hurray_buffer_alloc(ctx, &a, &buf, &err) == HURRAY_OK, "allocated 64 KiB, page-aligned");
+    expect(hurray_buffer_export(buf, NULL, &c1, &err) == HURRAY_OK &&
+               hurray_buffer_export(buf, NULL, &c2, &err) == HURRAY_OK,
+           "exported twice: one handoff per consumer");
+    hurray_buffer_unref(buf);
+    expect(hurray_handoff_check(&c1, NULL, &err) == HURRAY_OK, "consumer 1 checks its handoff");
+    stale = c1; /* a copy: the classic double-release mistake */
+    expect(hurray_handoff_release(&c1, &err) == HURRAY_OK && c1.release == NULL,
+           "consumer 1 releases (release is NULL afterwards)");
+    expect(hurray_handoff_release(&stale, &err) == HURRAY_E_ALREADY_RELEASED,
+           "releasing a stale copy is refused, never forwarded (BP-REL-ONCE)");
+    c2.release(&c2); /* a consumer that does not link libhurray does this */
+    expect(c2.release == NULL, "consumer 2 releases through the raw function pointer");
+    expect(hurray_context_guard_count(ctx) == 1, "guard mode reported the double release once");
+    hurray_context_destroy(ctx);
+  }
 
   hurray_policy_destroy(rdma);
   hurray_policy_destroy(priv);

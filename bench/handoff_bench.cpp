@@ -1,0 +1,115 @@
+// Side-by-side benchmarks: each libhurray path against a baseline doing the
+// same work in the same run. bench/run.py turns the pairs into ratios in
+// docs/performance.md. No timing is asserted anywhere.
+#include <benchmark/benchmark.h>
+#include <hurray.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+namespace {
+
+alignas(4096) unsigned char g_mem[4096];
+void no_free(void *, void *) {}
+
+// ---- wrap + check + acquire + release of a CPU handoff ----
+
+void BM_Handoff_Hurray(benchmark::State &state) {
+  hurray_buffer_desc d = HURRAY_BUFFER_DESC_INIT;
+  d.handle.byte_size = sizeof g_mem;
+  d.handle.alignment = 4096;
+  d.data = g_mem;
+  d.free_fn = no_free;
+  for (auto _ : state) {
+    hurray_handoff h;
+    if (hurray_handoff_wrap(nullptr, &d, nullptr, &h, nullptr) != HURRAY_OK ||
+        hurray_handoff_check(&h, nullptr, nullptr) != HURRAY_OK ||
+        hurray_handoff_acquire(nullptr, &h, nullptr, nullptr) != HURRAY_OK)
+      state.SkipWithError("handoff failed");
+    benchmark::DoNotOptimize(h.data);
+    h.release(&h);
+  }
+}
+BENCHMARK(BM_Handoff_Hurray);
+
+// The same round trip the DLPack way: the producer heap-allocates a managed
+// tensor (DLManagedTensorVersioned's layout, declared here), the consumer
+// checks its device and data pointer and calls the deleter, which frees it.
+struct DLDevice { int32_t device_type, device_id; };
+struct DLDataType { uint8_t code, bits; uint16_t lanes; };
+struct DLTensor {
+  void *data;
+  DLDevice device;
+  int32_t ndim;
+  DLDataType dtype;
+  int64_t *shape, *strides;
+  uint64_t byte_offset;
+};
+struct DLManagedTensorVersioned {
+  struct { uint32_t major, minor; } version;
+  void *manager_ctx;
+  void (*deleter)(DLManagedTensorVersioned *self);
+  uint64_t flags;
+  DLTensor dl_tensor;
+};
+struct Managed {  // one allocation: the tensor and its shape
+  DLManagedTensorVersioned t;
+  int64_t shape[1];
+};
+
+void dlpack_deleter(DLManagedTensorVersioned *self) {
+  no_free(self->manager_ctx, self->dl_tensor.data);
+  std::free(reinterpret_cast<Managed *>(self));
+}
+
+DLManagedTensorVersioned *dlpack_export(void *data, int64_t n) {
+  auto *m = static_cast<Managed *>(std::malloc(sizeof(Managed)));
+  if (!m) return nullptr;
+  m->shape[0] = n;
+  m->t.version = {1, 0};
+  m->t.manager_ctx = nullptr;
+  m->t.deleter = dlpack_deleter;
+  m->t.flags = 0;
+  m->t.dl_tensor = {data, {1 /* kDLCPU */, 0}, 1, {1, 8, 1}, m->shape, nullptr, 0};
+  return &m->t;
+}
+
+void BM_Handoff_DLPack(benchmark::State &state) {
+  for (auto _ : state) {
+    DLManagedTensorVersioned *t = dlpack_export(g_mem, sizeof g_mem);
+    benchmark::DoNotOptimize(t);
+    if (!t || t->version.major != 1 || t->dl_tensor.device.device_type != 1 ||
+        reinterpret_cast<uintptr_t>(t->dl_tensor.data) % 64 != 0)
+      state.SkipWithError("dlpack failed");
+    benchmark::DoNotOptimize(t->dl_tensor.data);
+    t->deleter(t);
+  }
+}
+BENCHMARK(BM_Handoff_DLPack);
+
+// ---- one handle: decode + validate, against copying its 16 bytes ----
+
+void BM_Validate1_Hurray(benchmark::State &state) {
+  const unsigned char b[16] = {0, 0x10, 0, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 1, 0, 0, 0};
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(b);
+    benchmark::DoNotOptimize(hurray_table_validate(b, sizeof b, nullptr, nullptr));
+  }
+}
+BENCHMARK(BM_Validate1_Hurray);
+
+void BM_Validate1_Memcpy(benchmark::State &state) {
+  const unsigned char b[16] = {0, 0x10, 0, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 1, 0, 0, 0};
+  unsigned char out[16];
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(b);
+    std::memcpy(out, b, sizeof out);
+    benchmark::DoNotOptimize(out);
+  }
+}
+BENCHMARK(BM_Validate1_Memcpy);
+
+}  // namespace
+
+BENCHMARK_MAIN();

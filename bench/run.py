@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Run the side-by-side benchmarks and write docs/performance.md.
+
+usage: bench/run.py BUILD_DIR [--repetitions N]
+
+Each row pairs a libhurray path with a baseline doing the same work in the
+same run (BM_<What>_Hurray vs BM_<What>_<Baseline>); the ratio is libhurray's
+median time over the baseline's. Machines here are shared and noisy: compare
+ratios, not absolute times.
+"""
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+
+PAIRS = [
+    # what, hurray benchmark, baseline benchmark, baseline described
+    ("CPU handoff: wrap + check + acquire + release", "BM_Handoff_Hurray",
+     "BM_Handoff_DLPack", "DLPack way: malloc a managed tensor, check, call its deleter"),
+    ("one handle: decode + validate", "BM_Validate1_Hurray",
+     "BM_Validate1_Memcpy", "memcpy of the same 16 bytes"),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build_dir")
+    ap.add_argument("--repetitions", type=int, default=5)
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "docs",
+                                                  "performance.md"))
+    o = ap.parse_args()
+    exe = os.path.join(o.build_dir, "bench", "hurray_bench")
+    res = subprocess.run([exe, "--benchmark_format=json",
+                          f"--benchmark_repetitions={o.repetitions}",
+                          "--benchmark_report_aggregates_only=true"],
+                         capture_output=True, text=True, check=True)
+    doc = json.loads(res.stdout)
+    med = {b["run_name"]: b["real_time"] for b in doc["benchmarks"]
+           if b.get("aggregate_name") == "median"}
+    ctx = doc["context"]
+    machine = f"{platform.machine()}, {ctx.get('num_cpus')} CPUs @ {ctx.get('mhz_per_cpu')} MHz"
+    rows = []
+    for what, ours, base, base_desc in PAIRS:
+        r = med[ours] / med[base]
+        rows.append(f"| {what} | {med[ours]:.1f} ns | {base_desc} | {med[base]:.1f} ns | "
+                    f"{r:.2f} | {machine} |")
+        print(f"{what}: {med[ours]:.1f} ns vs {med[base]:.1f} ns, ratio {r:.2f}")
+    with open(o.out, "w") as f:
+        f.write("# Performance\n\n"
+                "Written by `bench/run.py BUILD_DIR` (Google Benchmark, median of "
+                f"{o.repetitions} repetitions). Each row runs libhurray and a baseline doing "
+                "the same work side by side in one process; the ratio is libhurray's time "
+                "over the baseline's (below 1: faster). Absolute times vary with the "
+                "machine; the ratio is what to compare.\n\n"
+                "| what | libhurray | baseline | baseline time | ratio | machine |\n"
+                "|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

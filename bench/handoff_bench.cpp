@@ -4,6 +4,7 @@
 #include <benchmark/benchmark.h>
 #include <hurray.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -87,6 +88,35 @@ void BM_Handoff_DLPack(benchmark::State &state) {
   }
 }
 BENCHMARK(BM_Handoff_DLPack);
+
+// The DLPack way as producers implement it: the managed tensor also holds a
+// reference on the owner of the memory (PyTorch's ATenDLMTensor holds an
+// at::Tensor, whose copy and destruction are atomic increments and
+// decrements), so that the memory outlives the consumer.
+std::atomic<int64_t> g_owner_refs{1};
+
+void dlpack_owned_deleter(DLManagedTensorVersioned *self) {
+  if (static_cast<std::atomic<int64_t> *>(self->manager_ctx)->fetch_sub(1, std::memory_order_acq_rel) == 1)
+    no_free(nullptr, self->dl_tensor.data);
+  std::free(reinterpret_cast<Managed *>(self));
+}
+
+void BM_Handoff_DLPackOwned(benchmark::State &state) {
+  for (auto _ : state) {
+    DLManagedTensorVersioned *t = dlpack_export(g_mem, sizeof g_mem);
+    benchmark::DoNotOptimize(t);
+    if (!t) state.SkipWithError("dlpack failed");
+    g_owner_refs.fetch_add(1, std::memory_order_relaxed);
+    t->manager_ctx = &g_owner_refs;
+    t->deleter = dlpack_owned_deleter;
+    if (t->version.major != 1 || t->dl_tensor.device.device_type != 1 ||
+        reinterpret_cast<uintptr_t>(t->dl_tensor.data) % 64 != 0)
+      state.SkipWithError("dlpack failed");
+    benchmark::DoNotOptimize(t->dl_tensor.data);
+    t->deleter(t);
+  }
+}
+BENCHMARK(BM_Handoff_DLPackOwned);
 
 // ---- one handle: decode + validate, against copying its 16 bytes ----
 

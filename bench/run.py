@@ -18,7 +18,10 @@ import sys
 PAIRS = [
     # what, hurray benchmark, baseline benchmark, baseline described
     ("CPU handoff: wrap + check + acquire + release", "BM_Handoff_Hurray",
-     "BM_Handoff_DLPack", "DLPack way: malloc a managed tensor, check, call its deleter"),
+     "BM_Handoff_DLPack", "DLPack, minimal: malloc a managed tensor, check, call its deleter"),
+    ("CPU handoff: wrap + check + acquire + release", "BM_Handoff_Hurray",
+     "BM_Handoff_DLPackOwned", "DLPack as producers do it: the same plus an atomic reference "
+     "on the memory's owner"),
     ("one handle: decode + validate", "BM_Validate1_Hurray",
      "BM_Validate1_Memcpy", "memcpy of the same 16 bytes"),
 ]

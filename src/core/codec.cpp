@@ -1,21 +1,6 @@
-// The 16-byte codec (BP-LE, BP-SIZE): explicit little-endian byte assembly,
-// so the result is the same on every host; compilers turn it into plain
-// loads and stores on little-endian machines.
-#include "internal.h"
-
-namespace {
-
-uint64_t load_le(const unsigned char *p, int n) noexcept {
-  uint64_t v = 0;
-  for (int i = n - 1; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
-
-void store_le(unsigned char *p, uint64_t v, int n) noexcept {
-  for (int i = 0; i < n; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
-}
-
-}  // namespace
+// The 16-byte codec (BP-LE, BP-SIZE): fields are read and written
+// little-endian explicitly, so the result is the same on every host.
+#include "inline.h"
 
 using namespace hurray::detail;
 
@@ -34,12 +19,7 @@ HURRAY_API hurray_status hurray_handle_decode(const void *bytes, size_t size,
     return HURRAY_E_SIZE;
   }
   const auto *p = static_cast<const unsigned char *>(bytes);
-  out->byte_size = load_le(p, 8);
-  out->alignment = static_cast<uint32_t>(load_le(p + 8, 4));
-  out->device_tag = p[12];
-  out->sync_mode = p[13];
-  out->memory_class = p[14];
-  out->reserved = p[15];
+  decode16(p, out);
   return HURRAY_OK;
 }
 
@@ -54,12 +34,7 @@ HURRAY_API hurray_status hurray_handle_encode(const hurray_buffer_handle *h,
                 "BP-SIZE: encoding a handle needs 16 bytes of output, got %zu",
                 out_size);
   auto *p = static_cast<unsigned char *>(out);
-  store_le(p, h->byte_size, 8);
-  store_le(p + 8, h->alignment, 4);
-  p[12] = h->device_tag;
-  p[13] = h->sync_mode;
-  p[14] = h->memory_class;
-  p[15] = h->reserved;
+  encode16(*h, p);
   return HURRAY_OK;
 }
 

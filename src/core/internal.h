@@ -42,6 +42,10 @@ bool pair_valid(uint8_t tag, uint8_t mc) noexcept;
 
 constexpr bool is_pow2(uint64_t v) noexcept { return v != 0 && (v & (v - 1)) == 0; }
 
+// Bit n set: memory class n is valid with named device tag t (TABLES.md §3).
+// The same data as DeviceInfo::valid_classes, for the validation fast path.
+extern const uint8_t kNamedValidClasses[HURRAY_DEVICE_OPENCL + 1];
+
 // ---- policy (policy.cpp) ----
 struct Policy {
   hurray_transport transport = HURRAY_TRANSPORT_IN_PROCESS;
@@ -60,7 +64,8 @@ struct Policy {
            transport == HURRAY_TRANSPORT_CROSS_MACHINE;
   }
 };
-const Policy &default_policy() noexcept;
+extern const Policy kDefaultPolicy;
+inline const Policy &default_policy() noexcept { return kDefaultPolicy; }
 inline const Policy &resolve(const hurray_policy *p) noexcept;
 
 // ---- errors (errors.cpp) ----

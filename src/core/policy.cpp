@@ -16,10 +16,7 @@ Policy make_default() noexcept {
 
 }  // namespace
 
-const Policy &default_policy() noexcept {
-  static const Policy p = make_default();
-  return p;
-}
+const Policy kDefaultPolicy = make_default();
 
 }  // namespace hurray::detail
 

@@ -99,6 +99,14 @@ const RuleRow *find_rule(hurray_rule r) noexcept {
 
 }  // namespace
 
+constexpr uint8_t kNamedValidClasses[] = {
+#define HURRAY_XX_(i) kNamed[i].valid_classes,
+    HURRAY_XX_(0) HURRAY_XX_(1) HURRAY_XX_(2) HURRAY_XX_(3) HURRAY_XX_(4) HURRAY_XX_(5)
+    HURRAY_XX_(6) HURRAY_XX_(7) HURRAY_XX_(8)
+#undef HURRAY_XX_
+};
+static_assert(sizeof(kNamedValidClasses) == sizeof(kNamed) / sizeof(kNamed[0]));
+
 TagKind tag_kind(uint8_t tag) noexcept {
   if (tag <= HURRAY_DEVICE_OPENCL) return TagKind::Named;
   if (tag == HURRAY_DEVICE_INVALID) return TagKind::Invalid;

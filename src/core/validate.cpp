@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "internal.h"
+#include "inline.h"
 
 namespace hurray::detail {
 namespace {
@@ -96,9 +96,7 @@ bool walk_handle(const hurray_buffer_handle &h, const Policy &p, int64_t index,
   return true;
 }
 
-void decode_at(const unsigned char *p, hurray_buffer_handle *h) noexcept {
-  (void)hurray_handle_decode(p, HURRAY_HANDLE_SIZE, h, nullptr);
-}
+void decode_at(const unsigned char *p, hurray_buffer_handle *h) noexcept { decode16(p, h); }
 
 // Walk a whole table: BP-SIZE first, then every complete handle.
 template <class Sink>
@@ -282,6 +280,7 @@ HURRAY_API hurray_status hurray_handle_validate(const hurray_buffer_handle *hand
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_handle_validate: handle is NULL");
   const Policy &p = resolve(policy);
+  if (fast_valid(*handle, p)) return HURRAY_OK;
   FirstError sink{p, HURRAY_HANDLE_SIZE, err};
   sink.current = handle;
   walk_handle(*handle, p, 0, 0, nullptr, sink);
@@ -318,6 +317,11 @@ HURRAY_API hurray_status hurray_table_validate(const void *bytes, size_t size,
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_table_validate: bytes is NULL");
   const Policy &p = resolve(policy);
+  if (size == HURRAY_HANDLE_SIZE) {  // one handle: the common case
+    hurray_buffer_handle h;
+    decode_at(static_cast<const unsigned char *>(bytes), &h);
+    if (fast_valid(h, p)) return HURRAY_OK;
+  }
   FirstError sink{p, size, err};
   walk_table(static_cast<const unsigned char *>(bytes), size, p, sink);
   return sink.status;

@@ -14,8 +14,10 @@
 #include <cstring>
 #include <mutex>
 
+#include <pthread.h>
+
 #include "../backends/cpu/cpu.h"
-#include "../core/internal.h"
+#include "../core/inline.h"
 #include "../runtime/context.h"
 #include "pool.h"
 
@@ -50,7 +52,13 @@ struct Slot {
   std::atomic<uint32_t> pool_next{0};
   uint32_t pool_index = 0;
   std::atomic<uint64_t> state{0};
+  // Where the memory comes from: a shared buffer, or (hurray_handoff_wrap)
+  // memory this handoff alone owns, freed with free_fn at release.
   hurray_buffer *buf = nullptr;
+  void *data = nullptr;
+  uint64_t byte_size = 0;
+  hurray_free_fn free_fn = nullptr;
+  void *free_user = nullptr;
   uint32_t flags = 0;
   uint8_t sync_mode = 0;
   void (*event_free)(void *, void *) = nullptr;
@@ -65,13 +73,46 @@ struct Slot {
   GuardNode node;
 };
 
-Pool<hurray_buffer> &buffers() {
-  static auto *p = new Pool<hurray_buffer>;
-  return *p;
+// Constant-initialised, never destroyed (trivial destructors): usable from
+// any thread at any time, exit included.
+constinit Pool<hurray_buffer> g_buffers;
+constinit Pool<Slot> g_slots;
+Pool<hurray_buffer> &buffers() { return g_buffers; }
+Pool<Slot> &slots() { return g_slots; }
+
+// A per-thread stack of free records in front of the shared pool, so the
+// common wrap/release cycle touches no shared cache line but the record's.
+// Plain data in initial-exec TLS (no TLS wrapper call); a pthread key flushes
+// it back to the pool when its thread exits.
+struct SlotCache {
+  static constexpr int kSize = 64;
+  Slot *items[kSize];
+  int n;
+  bool registered;
+};
+thread_local SlotCache t_cache __attribute__((tls_model("initial-exec")));
+
+void flush_cache(void *p) {
+  auto *c = static_cast<SlotCache *>(p);
+  while (c->n) slots().push(c->items[--c->n]);
 }
-Pool<Slot> &slots() {
-  static auto *p = new Pool<Slot>;
-  return *p;
+pthread_key_t g_cache_key;
+[[maybe_unused]] const bool g_cache_key_ok = pthread_key_create(&g_cache_key, flush_cache) == 0;
+
+Slot *slot_pop() { return t_cache.n ? t_cache.items[--t_cache.n] : slots().pop(); }
+void slot_push(Slot *s) {
+  SlotCache &c = t_cache;
+  if (!c.registered) {
+    if (!g_cache_key_ok || pthread_setspecific(g_cache_key, &c) != 0) {
+      slots().push(s);
+      return;
+    }
+    c.registered = true;
+  }
+  if (c.n < SlotCache::kSize)
+    c.items[c.n++] = s;
+  else
+    slots().push(s);
 }
 
 uint32_t gen_of(uint64_t state) { return static_cast<uint32_t>(state >> kGenShift); }
@@ -147,23 +188,53 @@ hurray_status new_buffer(hurray_context *ctx, hurray_buffer **out, hurray_error 
 // Copy a caller's option struct that starts with `uint32_t size`: fields
 // beyond what the caller knows stay zero, bytes beyond what we know must be
 // zero (libbpf's OPTS_VALID).
+// Read a caller's option struct that starts with `uint32_t size`: fields
+// beyond what the caller knows read as zero, bytes beyond what we know must
+// be zero (libbpf's OPTS_VALID). Returns the struct to read: the caller's own
+// when its size is ours (the common case, no copy), else *copy.
 template <class T>
-bool read_desc(const T *in, T *out, const char *what, hurray_error *err) {
-  *out = T{};
+const T *read_desc(const T *in, T *copy, const char *what, hurray_error *err) {
+  if (in->size == sizeof(T)) return in;
   if (in->size < sizeof(uint32_t)) {
     fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
          "%s.size is %u; start from its _INIT macro", what, in->size);
-    return false;
+    return nullptr;
   }
   const auto *bytes = reinterpret_cast<const unsigned char *>(in);
   for (size_t i = sizeof(T); i < in->size; ++i)
     if (bytes[i]) {
-      fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
+      fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
            "%s has non-zero bytes beyond the %zu this library knows", what, sizeof(T));
-      return false;
+      return nullptr;
     }
-  std::memcpy(static_cast<void *>(out), in, in->size < sizeof(T) ? in->size : sizeof(T));
-  return true;
+  std::memset(static_cast<void *>(copy), 0, sizeof(T));
+  std::memcpy(static_cast<void *>(copy), in, in->size < sizeof(T) ? in->size : sizeof(T));
+  return copy;
+}
+
+hurray_status check_desc_address(const hurray_buffer_desc &d, hurray_error *err) {
+  if (d.flags & HURRAY_HANDOFF_OPAQUE_DATA) return HURRAY_OK;
+  return hurray_handle_check_address(&d.handle, d.data, err);
+}
+
+// Read and check a buffer descriptor: flags, PRODUCER_SYNCED and, when
+// `full`, the handle (in-process rules) and, unless opaque, the address
+// (BP-ALIGN-ADDR). *d points at the caller's struct or at *copy.
+hurray_status read_buffer_desc(const hurray_buffer_desc *in, hurray_buffer_desc *copy,
+                               const hurray_buffer_desc **d, bool full, hurray_error *err) {
+  const hurray_buffer_desc *r = *d = read_desc(in, copy, "hurray_buffer_desc", err);
+  if (!r) return HURRAY_E_INVALID_ARGUMENT;
+  constexpr uint32_t known = HURRAY_HANDOFF_OPAQUE_DATA | HURRAY_HANDOFF_QPARAM;
+  if (r->flags & ~known)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_buffer_desc.flags: unknown bits 0x%X", r->flags & ~known);
+  if (r->handle.sync_mode != HURRAY_SYNC_PRODUCER_SYNCED)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_SYNC_PAYLOAD,
+                "BP-SYNC-PAYLOAD: a buffer is described PRODUCER_SYNCED; each export "
+                "chooses its sync mode and payload");
+  if (!full) return HURRAY_OK;
+  HURRAY_RETURN_NOT_OK(hurray_handle_validate(&r->handle, nullptr, err));
+  return check_desc_address(*r, err);
 }
 
 hurray_status wrap_buffer(hurray_context *ctx, const hurray_buffer_desc *in,
@@ -171,19 +242,10 @@ hurray_status wrap_buffer(hurray_context *ctx, const hurray_buffer_desc *in,
   if (!in || !out)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_buffer_wrap: %s is NULL", in ? "out" : "desc");
-  hurray_buffer_desc d;
-  if (!read_desc(in, &d, "hurray_buffer_desc", err)) return HURRAY_E_INVALID_ARGUMENT;
-  constexpr uint32_t known = HURRAY_HANDOFF_OPAQUE_DATA | HURRAY_HANDOFF_QPARAM;
-  if (d.flags & ~known)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_buffer_desc.flags: unknown bits 0x%X", d.flags & ~known);
-  if (d.handle.sync_mode != HURRAY_SYNC_PRODUCER_SYNCED)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_SYNC_PAYLOAD,
-                "BP-SYNC-PAYLOAD: a buffer is described PRODUCER_SYNCED; each export "
-                "chooses its sync mode and payload");
-  HURRAY_RETURN_NOT_OK(hurray_handle_validate(&d.handle, nullptr, err));
-  if (!(d.flags & HURRAY_HANDOFF_OPAQUE_DATA))
-    HURRAY_RETURN_NOT_OK(hurray_handle_check_address(&d.handle, d.data, err));
+  hurray_buffer_desc copy;
+  const hurray_buffer_desc *dp;
+  HURRAY_RETURN_NOT_OK(read_buffer_desc(in, &copy, &dp, true, err));
+  const hurray_buffer_desc &d = *dp;
   hurray_buffer *b;
   HURRAY_RETURN_NOT_OK(new_buffer(ctx, &b, err));
   b->handle = d.handle;
@@ -214,7 +276,7 @@ std::mutex &quarantine_mu() {
 // created. Outside guard mode a record goes straight back to the pool.
 void retire(Slot *s) {
   if (!s->guard_ctx.load(std::memory_order_relaxed)) {
-    slots().push(s);
+    slot_push(s);
     return;
   }
   constexpr size_t kDepth = 256;
@@ -267,7 +329,7 @@ void call_event_free(Slot *s) {
 
 // Release a libhurray handoff. Returns OK, or E_ALREADY_RELEASED when the
 // record is not live with this generation (nothing is forwarded then).
-hurray_status release_record(hurray_handoff *self, hurray_error *err) {
+inline hurray_status release_record(hurray_handoff *self, hurray_error *err) {
   uint32_t gen;
   Slot *s = from_token(self->private_data, &gen);
   if (!s)
@@ -304,17 +366,23 @@ hurray_status release_record(hurray_handoff *self, hurray_error *err) {
   hurray_buffer *b = s->buf;
   if (gctx) {
     guard_untrack(gctx, &s->node);
-    if (s->checksummed && checksum(b->data, b->handle.byte_size) != s->checksum) {
-      const bool qparam = b->flags & HURRAY_HANDOFF_QPARAM;
+    if (s->checksummed && checksum(s->data, s->byte_size) != s->checksum) {
+      const bool qparam = s->flags & HURRAY_HANDOFF_QPARAM;
       guard_report(gctx, qparam ? HURRAY_RULE_ZC_QPARAM : HURRAY_RULE_ZC_NOMUT, where,
                    qparam ? "BP-ZC-QPARAM: a quantization-parameter buffer changed while "
                             "handed off"
                           : "BP-ZC-NOMUT: a read-only buffer changed while handed off");
     }
   }
+  const hurray_free_fn free_fn = s->free_fn;
+  void *const free_user = s->free_user, *const data = s->data;
   s->buf = nullptr;
+  s->free_fn = nullptr;
   retire(s);
-  buffer_unref(b);
+  if (b)
+    buffer_unref(b);
+  else if (free_fn)
+    free_fn(free_user, data);
   return HURRAY_OK;
 }
 
@@ -347,76 +415,185 @@ hurray_status release_event_record(hurray_handoff *self, hurray_error *err) {
 
 void release_event_trampoline(hurray_handoff *self) { (void)release_event_record(self, nullptr); }
 
-hurray_status export_buffer(hurray_buffer *b, const hurray_export_desc *in, const void *caller,
-                            hurray_handoff *out, hurray_error *err) {
-  if (!b || !out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_buffer_export: %s is NULL", b ? "out" : "buffer");
-  hurray_export_desc d = HURRAY_EXPORT_DESC_INIT;
-  if (in && !read_desc(in, &d, "hurray_export_desc", err)) return HURRAY_E_INVALID_ARGUMENT;
-  if (d.flags & ~HURRAY_HANDOFF_READ_ONLY)
+constexpr hurray_export_desc kDefaultExport = HURRAY_EXPORT_DESC_INIT;
+
+// BP-SYNC-PAYLOAD, on either side: what is wrong with a payload, or nullptr.
+// `release` is the event's release (event_free_fn / release_event).
+inline const char *payload_problem(uint32_t mode, bool object, bool release, uint64_t value) {
+  switch (mode) {
+    case HURRAY_SYNC_PRODUCER_SYNCED:
+      return object || release || value ? "PRODUCER_SYNCED carries no event, stream or value"
+                                        : nullptr;
+    case HURRAY_SYNC_EVENT:
+      return object && release ? nullptr : "EVENT needs an event (sync_object) and its release";
+    case HURRAY_SYNC_CONSUMER_STREAM:
+      return object && !release ? nullptr
+                                : "CONSUMER_STREAM needs the declared stream (sync_object) and "
+                                  "no event release";
+    default:
+      return "sync_mode is not defined";
+  }
+}
+
+// Read and check an export descriptor (NULL: the default) against the handle
+// it will carry (sync_mode set from the descriptor): BP-SYNC-VALUE, every
+// rule of the handle, and BP-SYNC-PAYLOAD. *d points at the descriptor read.
+hurray_status read_export(const hurray_export_desc *in, hurray_buffer_handle *h,
+                          hurray_export_desc *copy, const hurray_export_desc **d,
+                          hurray_error *err) {
+  const hurray_export_desc *r = *d =
+      in ? read_desc(in, copy, "hurray_export_desc", err) : &kDefaultExport;
+  if (!r) return HURRAY_E_INVALID_ARGUMENT;
+  if (r->flags & ~HURRAY_HANDOFF_READ_ONLY)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_export_desc.flags: unknown bits 0x%X",
-                d.flags & ~HURRAY_HANDOFF_READ_ONLY);
-  hurray_buffer_handle h = b->handle;
-  if (d.sync_mode > 0xFF)
+                r->flags & ~HURRAY_HANDOFF_READ_ONLY);
+  if (r->sync_mode > 0xFF)
     return fail(err, HURRAY_E_SYNC, HURRAY_RULE_SYNC_VALUE,
-                "BP-SYNC-VALUE: sync_mode %u is not defined", d.sync_mode);
-  h.sync_mode = static_cast<uint8_t>(d.sync_mode);
-  HURRAY_RETURN_NOT_OK(hurray_handle_validate(&h, nullptr, err));
-  // BP-SYNC-PAYLOAD, producer side
-  const bool has_obj = d.sync_object != nullptr, has_free = d.event_free_fn != nullptr;
-  const char *bad = nullptr;
-  if (d.sync_mode == HURRAY_SYNC_PRODUCER_SYNCED && (has_obj || has_free || d.sync_value))
-    bad = "PRODUCER_SYNCED carries no event, stream or value";
-  else if (d.sync_mode == HURRAY_SYNC_EVENT && !(has_obj && has_free))
-    bad = "EVENT needs an event (sync_object) and its event_free_fn";
-  else if (d.sync_mode == HURRAY_SYNC_CONSUMER_STREAM && (!has_obj || has_free))
-    bad = "CONSUMER_STREAM needs the consumer's stream (sync_object) and no event_free_fn";
-  if (bad)
-    return fail(err, HURRAY_E_SYNC, HURRAY_RULE_SYNC_PAYLOAD, "BP-SYNC-PAYLOAD: %s", bad);
+                "BP-SYNC-VALUE: sync_mode %u is not defined", r->sync_mode);
+  h->sync_mode = static_cast<uint8_t>(r->sync_mode);
+  HURRAY_RETURN_NOT_OK(hurray_handle_validate(h, nullptr, err));
+  if (const char *bad = payload_problem(r->sync_mode, r->sync_object, r->event_free_fn,
+                                        r->sync_value)) return fail(err, HURRAY_E_SYNC, HURRAY_RULE_SYNC_PAYLOAD, "BP-SYNC-PAYLOAD: %s", bad);
+  return HURRAY_OK;
+}
 
-  hurray_context *ctx = b->ctx;
-  const bool guard = ctx->guard.load(std::memory_order_relaxed);
-  if (guard && b->qparam_guarded && checksum(b->data, b->handle.byte_size) != b->qparam_sum)
-    guard_report(ctx, HURRAY_RULE_ZC_QPARAM, b->created_at,
-                 "BP-ZC-QPARAM: a quantization-parameter buffer was modified after it was "
-                 "described (found at export)");
-  Slot *s = slots().pop();
-  if (!s) return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "out of handoff records");
-  b->refs.fetch_add(1, std::memory_order_relaxed);
-  s->buf = b;
-  s->flags = d.flags | b->flags;
-  s->sync_mode = h.sync_mode;
-  s->event_free = d.event_free_fn;
-  s->event_user = d.event_user;
-  s->event = d.sync_mode == HURRAY_SYNC_EVENT ? d.sync_object : nullptr;
-  s->checksummed = false;
-  if (guard) {
-    context_ref(ctx);
-    s->guard_ctx.store(ctx, std::memory_order_relaxed);
-    s->created_at.store(caller, std::memory_order_relaxed);
-    s->node.created_at = caller;
-    if (host_readable(b) && (s->flags & (HURRAY_HANDOFF_READ_ONLY | HURRAY_HANDOFF_QPARAM))) {
+// What a new handoff hands out, whichever way its memory is owned.
+struct Origin {
+  hurray_context *ctx;  // for guard mode
+  const hurray_buffer_handle *handle;  // with the export's sync_mode
+  void *data;
+  int32_t ordinal;
+  uint32_t flags;  // buffer flags | export flags
+  const void *caller;
+};
+
+// Fill a popped record and the consumer's struct. Cannot fail.
+void publish(Slot *s, const Origin &o, const hurray_export_desc &d, hurray_handoff *out) {
+  // Only what release reads: the event fields for EVENT, the guard fields
+  // in guard mode (a record out of the pool has guard_ctx == nullptr).
+  s->flags = o.flags;
+  s->sync_mode = o.handle->sync_mode;
+  s->data = o.data;
+  if (d.sync_mode == HURRAY_SYNC_EVENT) {
+    s->event_free = d.event_free_fn;
+    s->event_user = d.event_user;
+    s->event = d.sync_object;
+  }
+  if (o.ctx->guard.load(std::memory_order_relaxed)) [[unlikely]] {
+    s->byte_size = o.handle->byte_size;
+    s->checksummed = false;
+    context_ref(o.ctx);
+    s->guard_ctx.store(o.ctx, std::memory_order_relaxed);
+    s->created_at.store(o.caller, std::memory_order_relaxed);
+    s->node.created_at = o.caller;
+    const bool host = o.data && o.handle->byte_size &&
+                      o.handle->device_tag == HURRAY_DEVICE_CPU &&
+                      !(o.flags & HURRAY_HANDOFF_OPAQUE_DATA);
+    if (host && (o.flags & (HURRAY_HANDOFF_READ_ONLY | HURRAY_HANDOFF_QPARAM))) {
       s->checksummed = true;
-      s->checksum = checksum(b->data, b->handle.byte_size);
+      s->checksum = checksum(o.data, o.handle->byte_size);
     }
-    guard_track(ctx, &s->node);
+    guard_track(o.ctx, &s->node);
   }
   const uint64_t st = s->state.load(std::memory_order_relaxed) | kLive;
   s->state.store(st, std::memory_order_release);
 
-  std::memset(out, 0, sizeof *out);
   out->version = HURRAY_HANDOFF_VERSION;
-  out->flags = s->flags;
-  (void)hurray_handle_encode(&h, out->handle, sizeof out->handle, nullptr);
-  out->device_ordinal = b->ordinal;
-  out->data = b->data;
+  out->flags = o.flags;
+  encode16(*o.handle, out->handle);
+  out->device_ordinal = o.ordinal;
+  out->reserved0 = 0;
+  out->data = o.data;
   out->sync_object = d.sync_object;
   out->sync_value = d.sync_value;
   out->release_event = d.sync_mode == HURRAY_SYNC_EVENT ? release_event_trampoline : nullptr;
   out->release = release_trampoline;
   out->private_data = token(s, st);
+  std::memset(out->reserved, 0, sizeof out->reserved);
+}
+
+hurray_status export_buffer(hurray_buffer *b, const hurray_export_desc *in, const void *caller,
+                            hurray_handoff *out, hurray_error *err) {
+  if (!b || !out)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_buffer_export: %s is NULL", b ? "out" : "buffer");
+  hurray_export_desc copy;
+  const hurray_export_desc *dp;
+  hurray_buffer_handle h = b->handle;
+  HURRAY_RETURN_NOT_OK(read_export(in, &h, &copy, &dp, err));
+  const hurray_export_desc &d = *dp;
+  hurray_context *ctx = b->ctx;
+  if (b->qparam_guarded && ctx->guard.load(std::memory_order_relaxed) &&
+      checksum(b->data, b->handle.byte_size) != b->qparam_sum)
+    guard_report(ctx, HURRAY_RULE_ZC_QPARAM, b->created_at,
+                 "BP-ZC-QPARAM: a quantization-parameter buffer was modified after it was "
+                 "described (found at export)");
+  Slot *s = slot_pop();
+  if (!s) return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "out of handoff records");
+  b->refs.fetch_add(1, std::memory_order_relaxed);
+  s->buf = b;
+  s->free_fn = nullptr;
+  publish(s, Origin{ctx, &h, b->data, b->ordinal, d.flags | b->flags, caller}, d, out);
+  return HURRAY_OK;
+}
+
+// hurray_handoff_wrap: one record, no shared buffer, no reference count.
+hurray_status wrap_handoff(hurray_context *ctx, const hurray_buffer_desc *in,
+                           const hurray_export_desc *exp, const void *caller,
+                           hurray_handoff *out, hurray_error *err) {
+  if (!in || !out)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_handoff_wrap: %s is NULL", in ? "out" : "buffer");
+  // Fast path: descriptors of this library's size, no QPARAM, and a handle
+  // and payload that pass the quick checks. Anything else, and every error,
+  // takes the checked path below.
+  if (in->size == sizeof *in && (!exp || exp->size == sizeof *exp)) {
+    const hurray_export_desc &e = exp ? *exp : kDefaultExport;
+    hurray_buffer_handle h = in->handle;
+    h.sync_mode = static_cast<uint8_t>(e.sync_mode);
+    if (in->handle.sync_mode == HURRAY_SYNC_PRODUCER_SYNCED &&
+        !(in->flags & ~HURRAY_HANDOFF_OPAQUE_DATA) && !(e.flags & ~HURRAY_HANDOFF_READ_ONLY) &&
+        e.sync_mode <= HURRAY_SYNC_CONSUMER_STREAM && fast_valid(h, kDefaultPolicy) &&
+        !payload_problem(e.sync_mode, e.sync_object, e.event_free_fn, e.sync_value) &&
+        ((in->flags & HURRAY_HANDOFF_OPAQUE_DATA) || address_ok(h, in->data))) {
+      if (Slot *s = slot_pop()) {
+        s->buf = nullptr;
+        s->free_fn = in->free_fn;
+        s->free_user = in->free_user;
+        publish(s, Origin{resolve(ctx), &h, in->data, in->device_ordinal, e.flags | in->flags,
+                          caller},
+                e, out);
+        return HURRAY_OK;
+      }
+    }
+  }
+  hurray_buffer_desc bcopy;
+  const hurray_buffer_desc *bp;
+  HURRAY_RETURN_NOT_OK(read_buffer_desc(in, &bcopy, &bp, false, err));
+  const hurray_buffer_desc &bd = *bp;
+  if (bd.flags & HURRAY_HANDOFF_QPARAM) {
+    // QPARAM buffers are checked at wrap time too: take the general path
+    hurray_buffer *b;
+    HURRAY_RETURN_NOT_OK(wrap_buffer(ctx, in, caller, &b, err));
+    const hurray_status st = export_buffer(b, exp, caller, out, err);
+    if (st != HURRAY_OK) b->free_fn = nullptr;  // not ours to free on failure
+    buffer_unref(b);
+    return st;
+  }
+  // The handle is validated once, with the export's sync mode.
+  hurray_export_desc ecopy;
+  const hurray_export_desc *dp;
+  hurray_buffer_handle h = bd.handle;
+  HURRAY_RETURN_NOT_OK(read_export(exp, &h, &ecopy, &dp, err));
+  HURRAY_RETURN_NOT_OK(check_desc_address(bd, err));
+  Slot *s = slot_pop();
+  if (!s) return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "out of handoff records");
+  s->buf = nullptr;
+  s->free_fn = bd.free_fn;
+  s->free_user = bd.free_user;
+  publish(s, Origin{resolve(ctx), &h, bd.data, bd.device_ordinal, dp->flags | bd.flags, caller},
+          *dp, out);
   return HURRAY_OK;
 }
 
@@ -439,8 +616,10 @@ HURRAY_API hurray_status hurray_buffer_alloc(hurray_context *ctx, const hurray_a
   if (!in || !out)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_buffer_alloc: %s is NULL", in ? "out" : "desc");
-  hurray_alloc_desc d;
-  if (!read_desc(in, &d, "hurray_alloc_desc", err)) return HURRAY_E_INVALID_ARGUMENT;
+  hurray_alloc_desc copy;
+  const hurray_alloc_desc *dp = read_desc(in, &copy, "hurray_alloc_desc", err);
+  if (!dp) return HURRAY_E_INVALID_ARGUMENT;
+  hurray_alloc_desc d = *dp;
   if (d.flags & ~HURRAY_ALLOC_SHAREABLE)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_alloc_desc.flags: unknown bits 0x%X", d.flags & ~HURRAY_ALLOC_SHAREABLE);
@@ -501,13 +680,7 @@ HURRAY_API int hurray_buffer_fd(const hurray_buffer *buffer) {
 HURRAY_API hurray_status hurray_handoff_wrap(hurray_context *ctx, const hurray_buffer_desc *buffer,
                                              const hurray_export_desc *exp, hurray_handoff *out,
                                              hurray_error *err) {
-  const void *caller = __builtin_return_address(0);
-  hurray_buffer *b;
-  HURRAY_RETURN_NOT_OK(wrap_buffer(ctx, buffer, caller, &b, err));
-  const hurray_status st = export_buffer(b, exp, caller, out, err);
-  if (st != HURRAY_OK) b->free_fn = nullptr;  // not ours to free on failure
-  buffer_unref(b);
-  return st;
+  return wrap_handoff(ctx, buffer, exp, __builtin_return_address(0), out, err);
 }
 
 HURRAY_API hurray_status hurray_handoff_check(const hurray_handoff *h, const hurray_policy *policy,
@@ -515,6 +688,20 @@ HURRAY_API hurray_status hurray_handoff_check(const hurray_handoff *h, const hur
   if (!h)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_handoff_check: handoff is NULL");
+  constexpr uint32_t known =
+      HURRAY_HANDOFF_READ_ONLY | HURRAY_HANDOFF_OPAQUE_DATA | HURRAY_HANDOFF_QPARAM;
+  const bool reserved_clear = h->reserved0 == 0 && !(h->flags & ~known) &&
+                              (h->reserved[0] | h->reserved[1] | h->reserved[2] | h->reserved[3]) == 0;
+  hurray_buffer_handle hd;
+  decode16(h->handle, &hd);
+  const bool opaque = h->flags & HURRAY_HANDOFF_OPAQUE_DATA;
+  // Fast path: everything in order. Any doubt takes the checked path below.
+  if (h->version == HURRAY_HANDOFF_VERSION && h->release && reserved_clear &&
+      fast_valid(hd, resolve(policy)) &&
+      !payload_problem(hd.sync_mode, h->sync_object, h->release_event, h->sync_value) &&
+      (opaque || address_ok(hd, h->data)))
+    return HURRAY_OK;
+
   if (h->version != HURRAY_HANDOFF_VERSION)
     return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
                 "hurray_handoff.version is %u; this library reads version %u", h->version,
@@ -522,27 +709,14 @@ HURRAY_API hurray_status hurray_handoff_check(const hurray_handoff *h, const hur
   if (!h->release)
     return fail(err, HURRAY_E_ALREADY_RELEASED, HURRAY_RULE_REL_ONCE,
                 "BP-REL-ONCE: the handoff is released (release is NULL)");
-  constexpr uint32_t known =
-      HURRAY_HANDOFF_READ_ONLY | HURRAY_HANDOFF_OPAQUE_DATA | HURRAY_HANDOFF_QPARAM;
-  bool reserved_clear = h->reserved0 == 0 && !(h->flags & ~known);
-  for (uint64_t r : h->reserved) reserved_clear = reserved_clear && r == 0;
   if (!reserved_clear)
     return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
                 "hurray_handoff: unknown flags or non-zero reserved words (a newer producer?)");
-  hurray_buffer_handle hd;
-  (void)hurray_handle_decode(h->handle, sizeof h->handle, &hd, nullptr);
   HURRAY_RETURN_NOT_OK(hurray_table_validate(h->handle, sizeof h->handle, policy, err));
-  const char *bad = nullptr;
-  const bool obj = h->sync_object != nullptr, evrel = h->release_event != nullptr;
-  if (hd.sync_mode == HURRAY_SYNC_PRODUCER_SYNCED && (obj || evrel || h->sync_value))
-    bad = "PRODUCER_SYNCED, yet the handoff carries an event, stream or value";
-  else if (hd.sync_mode == HURRAY_SYNC_EVENT && !(obj && evrel))
-    bad = "EVENT needs an event (sync_object) and release_event";
-  else if (hd.sync_mode == HURRAY_SYNC_CONSUMER_STREAM && (!obj || evrel))
-    bad = "CONSUMER_STREAM needs the declared stream (sync_object) and no release_event";
-  if (bad) return fail(err, HURRAY_E_SYNC, HURRAY_RULE_SYNC_PAYLOAD, "BP-SYNC-PAYLOAD: %s", bad);
-  if (!(h->flags & HURRAY_HANDOFF_OPAQUE_DATA))
-    HURRAY_RETURN_NOT_OK(hurray_handle_check_address(&hd, h->data, err));
+  if (const char *bad =
+          payload_problem(hd.sync_mode, h->sync_object, h->release_event, h->sync_value))
+    return fail(err, HURRAY_E_SYNC, HURRAY_RULE_SYNC_PAYLOAD, "BP-SYNC-PAYLOAD: %s", bad);
+  if (!opaque) HURRAY_RETURN_NOT_OK(hurray_handle_check_address(&hd, h->data, err));
   return HURRAY_OK;
 }
 

@@ -37,7 +37,7 @@ struct hurray_context {
 
 namespace hurray::detail {
 
-hurray_context *default_context() noexcept;
+hurray_context *default_context() noexcept;  // lives from library load to exit
 inline hurray_context *resolve(hurray_context *ctx) noexcept {
   return ctx ? ctx : default_context();
 }

@@ -660,9 +660,59 @@ HURRAY_API hurray_status hurray_handoff_move(hurray_handoff *src,
                                              hurray_error *err);
 
 /* ------------------------------------------------------------------------ */
+/** \defgroup devices Devices: backends loaded on first use                */
+/* ------------------------------------------------------------------------ */
+
+/* The CPU backend is built in; every other device tag is served by a plugin
+ * (hurray_backend.h) found in $HURRAY_BACKEND_PATH or <libdir>/hurray/ and
+ * loaded the first time the device is used. HURRAY_BACKENDS=cpu,vulkan
+ * restricts which plugins may load; HURRAY_LOG=debug explains each step on
+ * stderr. A device whose plugin or runtime is missing answers
+ * HURRAY_E_DEVICE_UNAVAILABLE with the reason, and is never replaced by
+ * another device (BP-PUT-DEVICE). hurray_buffer_alloc() allocates through
+ * these backends. */
+
+/* hurray_backend.h defines these; repeated here as incomplete types. */
+struct hurray_backend_device_info;
+struct hurray_backend_native;
+
+/** \brief Number of devices with this tag (loads its backend if needed). */
+HURRAY_API hurray_status hurray_device_count(hurray_context *ctx,
+                                             uint8_t device_tag, int32_t *count,
+                                             hurray_error *err);
+/** \brief Describe one device (name, memory classes, IPC capabilities). */
+HURRAY_API hurray_status hurray_device_info(
+    hurray_context *ctx, uint8_t device_tag, int32_t device_ordinal,
+    struct hurray_backend_device_info *out, hurray_error *err);
+/** \brief The backend's native handles for a device, for callers that
+ *  submit their own work on it (see hurray_backend.h). */
+HURRAY_API hurray_status hurray_device_native(hurray_context *ctx,
+                                              uint8_t device_tag,
+                                              int32_t device_ordinal,
+                                              struct hurray_backend_native *out,
+                                              hurray_error *err);
+/** \brief Record an event after the work queued on `stream` (NULL: the
+ *  device's default stream) and make *desc an EVENT export carrying it:
+ *  sync_mode, sync_object, sync_value, event_free_fn and event_user are set,
+ *  the rest of *desc is kept. If the export then fails, free the event with
+ *  desc->event_free_fn(desc->event_user, desc->sync_object). */
+HURRAY_API hurray_status hurray_event_record(hurray_context *ctx,
+                                             uint8_t device_tag,
+                                             int32_t device_ordinal,
+                                             void *stream,
+                                             hurray_export_desc *desc,
+                                             hurray_error *err);
+/** \brief Write a human-readable report of the backends: the plugins
+ *  found and where, the devices each sees with their memory classes and IPC
+ *  capabilities, and why a plugin or device is unavailable. Returns the
+ *  length of the whole report (like snprintf); writes at most cap bytes,
+ *  NUL-terminated when cap > 0. Loads every plugin it finds. */
+HURRAY_API size_t hurray_backend_report(hurray_context *ctx, char *out,
+                                        size_t cap);
+
+/* ------------------------------------------------------------------------ */
 /* Sections reserved for later parts of the API (each arrives with its own  */
 /* issue and only adds declarations):                                       */
-/*   backends - hurray_backend.h, device plugins                            */
 /*   ipc      - hurray_ipc_* channel                                        */
 /*   dlpack   - DLPack bridge                                               */
 /*   net      - hurray_net_* transfers                                      */

@@ -3,7 +3,8 @@
 # few handles. Installs missing Debian packages when run as root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh build
+scripts/deps.sh build vulkan opencl
+export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$(mktemp -d)} XDG_CACHE_HOME=${XDG_CACHE_HOME:-$(mktemp -d)}
 
 build=${HURRAY_BUILD_DIR:-build-tour}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHURRAY_BUILD_TESTS=OFF -DHURRAY_BUILD_BENCH=OFF >/dev/null

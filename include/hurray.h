@@ -444,6 +444,13 @@ HURRAY_API hurray_status hurray_context_set_guard(hurray_context *ctx,
 /** \brief Where guard reports go (NULL fn: stderr, the default). */
 HURRAY_API hurray_status hurray_context_set_guard_callback(
     hurray_context *ctx, hurray_guard_fn fn, void *user, hurray_error *err);
+/** \brief The rules this context's producers are held to when they wrap,
+ *  allocate and export (NULL: the default in-process policy). The policy is
+ *  copied. Agreeing a private device tag here is what lets a producer use
+ *  it. Set it before the context is used from other threads. */
+HURRAY_API hurray_status hurray_context_set_policy(hurray_context *ctx,
+                                                   const hurray_policy *policy,
+                                                   hurray_error *err);
 /** \brief Number of guard reports the context has made so far. */
 HURRAY_API uint64_t hurray_context_guard_count(const hurray_context *ctx);
 

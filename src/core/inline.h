@@ -57,7 +57,7 @@ inline bool fast_valid(const hurray_buffer_handle &h, const Policy &p) noexcept 
   if (h.reserved != 0 || h.device_tag > HURRAY_DEVICE_OPENCL ||
       h.memory_class > HURRAY_MEMORY_PEER || p.warnings_as_errors)
     return false;
-  if (!((kNamedValidClasses[h.device_tag] >> h.memory_class) & 1u)) return false;
+  if (!((kNamedDevices[h.device_tag].valid_classes >> h.memory_class) & 1u)) return false;
   if (!is_pow2(h.alignment)) return false;
   if (h.byte_size != 0 &&
       h.alignment < (p.needs_ipc_alignment() ? HURRAY_IPC_ALIGNMENT : HURRAY_MIN_ALIGNMENT))

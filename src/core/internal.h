@@ -34,6 +34,28 @@ struct DeviceInfo {
   unsigned default_ipc_sync;  // HURRAY_IPC_SYNC_* by default (TABLES.md §5)
 };
 
+// TABLES.md §2, §3 and §5 for the named device tags, as data in one place.
+namespace table {
+constexpr uint8_t S = 1u << HURRAY_MEMORY_STANDARD, H = 1u << HURRAY_MEMORY_HOST_PINNED,
+                  U = 1u << HURRAY_MEMORY_UNIFIED, P = 1u << HURRAY_MEMORY_PEER;
+constexpr unsigned EV = HURRAY_IPC_SYNC_EVENTS;
+}  // namespace table
+//                                         name          classes         priv   gpu    should ipc
+inline constexpr DeviceInfo kNamedDevices[] = {
+    /* 0x00 */ {"CPU",        table::S,                                 false, false, 0,   0},
+    /* 0x01 */ {"CUDA",       table::S | table::H | table::U | table::P, false, true,  0,   table::EV},
+    /* 0x02 */ {"ROCM",       table::S | table::H | table::U | table::P, false, true,  0,   table::EV},
+    /* 0x03 */ {"METAL",      table::S | table::H | table::U,            false, true,  0,   0},
+    /* 0x04 */ {"VULKAN",     table::S | table::H | table::U,            false, true,  0,   table::EV},
+    /* 0x05 */ {"WEBGPU",     table::S,                                 false, true,  0,   0},
+    /* 0x06 */ {"HEXAGON",    table::S | table::U,                      false, false, 128, 0},
+    /* 0x07 */ {"LEVEL_ZERO", table::S | table::H | table::U | table::P, false, true,  0,   table::EV},
+    /* 0x08 */ {"OPENCL",     table::S | table::H | table::U,            false, true,  0,   0},
+};
+static_assert(sizeof(kNamedDevices) / sizeof(kNamedDevices[0]) == HURRAY_DEVICE_OPENCL + 1);
+// Private tags: STANDARD or a private class; nothing exported over IPC.
+inline constexpr DeviceInfo kPrivateDevice = {"private", table::S, true, false, 0, 0};
+
 TagKind tag_kind(uint8_t tag) noexcept;
 ClassKind class_kind(uint8_t mc) noexcept;
 // Info for a named or private tag; nullptr for reserved/invalid.
@@ -42,16 +64,20 @@ bool pair_valid(uint8_t tag, uint8_t mc) noexcept;
 
 constexpr bool is_pow2(uint64_t v) noexcept { return v != 0 && (v & (v - 1)) == 0; }
 
-// Bit n set: memory class n is valid with named device tag t (TABLES.md §3).
-// The same data as DeviceInfo::valid_classes, for the validation fast path.
-extern const uint8_t kNamedValidClasses[HURRAY_DEVICE_OPENCL + 1];
+constexpr std::array<uint8_t, 256> default_ipc_sync() {
+  std::array<uint8_t, 256> a{};
+  for (unsigned t = 0; t <= HURRAY_DEVICE_OPENCL; ++t)
+    a[t] = static_cast<uint8_t>(kNamedDevices[t].default_ipc_sync);
+  return a;
+}
 
 // ---- policy (policy.cpp) ----
+// Default-constructed, a Policy is the default policy (constant-initialised).
 struct Policy {
   hurray_transport transport = HURRAY_TRANSPORT_IN_PROCESS;
   bool warnings_as_errors = false;
   uint16_t private_allowed = 0;  // bit (tag - 0xF0)
-  std::array<uint8_t, 256> ipc_sync{};  // HURRAY_IPC_SYNC_* per tag
+  std::array<uint8_t, 256> ipc_sync = default_ipc_sync();  // HURRAY_IPC_SYNC_* per tag
 
   bool private_agreed(uint8_t tag) const noexcept {
     return tag >= 0xF0 && tag <= 0xFE && (private_allowed >> (tag - 0xF0)) & 1u;
@@ -64,7 +90,7 @@ struct Policy {
            transport == HURRAY_TRANSPORT_CROSS_MACHINE;
   }
 };
-extern const Policy kDefaultPolicy;
+inline constexpr Policy kDefaultPolicy{};
 inline const Policy &default_policy() noexcept { return kDefaultPolicy; }
 inline const Policy &resolve(const hurray_policy *p) noexcept;
 

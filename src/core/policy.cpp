@@ -3,23 +3,6 @@
 
 #include "internal.h"
 
-namespace hurray::detail {
-namespace {
-
-Policy make_default() noexcept {
-  Policy p;
-  for (unsigned tag = 0; tag < 256; ++tag)
-    if (const DeviceInfo *d = device_info(static_cast<uint8_t>(tag)))
-      p.ipc_sync[tag] = static_cast<uint8_t>(d->default_ipc_sync);
-  return p;
-}
-
-}  // namespace
-
-const Policy kDefaultPolicy = make_default();
-
-}  // namespace hurray::detail
-
 using namespace hurray::detail;
 
 extern "C" {
@@ -30,7 +13,6 @@ HURRAY_API hurray_status hurray_policy_create(hurray_policy **out, hurray_error 
   auto *p = new (std::nothrow) hurray_policy;
   if (!p) return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE,
                       "hurray_policy_create: out of memory");
-  static_cast<Policy &>(*p) = default_policy();
   *out = p;
   return HURRAY_OK;
 }

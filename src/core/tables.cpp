@@ -7,27 +7,6 @@
 namespace hurray::detail {
 namespace {
 
-constexpr uint8_t S = 1u << HURRAY_MEMORY_STANDARD;
-constexpr uint8_t H = 1u << HURRAY_MEMORY_HOST_PINNED;
-constexpr uint8_t U = 1u << HURRAY_MEMORY_UNIFIED;
-constexpr uint8_t P = 1u << HURRAY_MEMORY_PEER;
-constexpr unsigned EV = HURRAY_IPC_SYNC_EVENTS;
-
-//                         name          classes    priv   gpu    should  ipc
-constexpr DeviceInfo kNamed[] = {
-    /* 0x00 */ {"CPU",        S,             false, false, 0,   0},
-    /* 0x01 */ {"CUDA",       S | H | U | P, false, true,  0,   EV},
-    /* 0x02 */ {"ROCM",       S | H | U | P, false, true,  0,   EV},
-    /* 0x03 */ {"METAL",      S | H | U,     false, true,  0,   0},
-    /* 0x04 */ {"VULKAN",     S | H | U,     false, true,  0,   EV},
-    /* 0x05 */ {"WEBGPU",     S,             false, true,  0,   0},
-    /* 0x06 */ {"HEXAGON",    S | U,         false, false, 128, 0},
-    /* 0x07 */ {"LEVEL_ZERO", S | H | U | P, false, true,  0,   EV},
-    /* 0x08 */ {"OPENCL",     S | H | U,     false, true,  0,   0},
-};
-static_assert(sizeof(kNamed) / sizeof(kNamed[0]) == HURRAY_DEVICE_OPENCL + 1);
-constexpr DeviceInfo kPrivate = {"private", S, true, false, 0, 0};
-
 constexpr const char *kClassNames[] = {"STANDARD", "HOST_PINNED", "UNIFIED", "PEER"};
 constexpr const char *kSyncNames[] = {"PRODUCER_SYNCED", "EVENT", "CONSUMER_STREAM"};
 constexpr const char *kTransportNames[] = {"in-process", "ipc", "rdma", "cross-machine"};
@@ -99,14 +78,6 @@ const RuleRow *find_rule(hurray_rule r) noexcept {
 
 }  // namespace
 
-constexpr uint8_t kNamedValidClasses[] = {
-#define HURRAY_XX_(i) kNamed[i].valid_classes,
-    HURRAY_XX_(0) HURRAY_XX_(1) HURRAY_XX_(2) HURRAY_XX_(3) HURRAY_XX_(4) HURRAY_XX_(5)
-    HURRAY_XX_(6) HURRAY_XX_(7) HURRAY_XX_(8)
-#undef HURRAY_XX_
-};
-static_assert(sizeof(kNamedValidClasses) == sizeof(kNamed) / sizeof(kNamed[0]));
-
 TagKind tag_kind(uint8_t tag) noexcept {
   if (tag <= HURRAY_DEVICE_OPENCL) return TagKind::Named;
   if (tag == HURRAY_DEVICE_INVALID) return TagKind::Invalid;
@@ -123,8 +94,8 @@ ClassKind class_kind(uint8_t mc) noexcept {
 
 const DeviceInfo *device_info(uint8_t tag) noexcept {
   switch (tag_kind(tag)) {
-    case TagKind::Named: return &kNamed[tag];
-    case TagKind::Private: return &kPrivate;
+    case TagKind::Named: return &kNamedDevices[tag];
+    case TagKind::Private: return &kPrivateDevice;
     default: return nullptr;
   }
 }
@@ -212,7 +183,7 @@ HURRAY_API const char *hurray_rule_summary(hurray_rule rule) {
 
 HURRAY_API const char *hurray_device_tag_name(uint8_t tag) {
   switch (tag_kind(tag)) {
-    case TagKind::Named: return kNamed[tag].name;
+    case TagKind::Named: return kNamedDevices[tag].name;
     case TagKind::Private: return "private";
     case TagKind::Reserved: return "reserved";
     case TagKind::Invalid: break;

@@ -16,7 +16,7 @@
 
 #include <pthread.h>
 
-#include "../backends/cpu/cpu.h"
+#include "../runtime/backends.h"
 #include "../core/inline.h"
 #include "../runtime/context.h"
 #include "pool.h"
@@ -34,8 +34,10 @@ struct hurray_buffer {
   uint32_t flags = 0;  // HURRAY_HANDOFF_OPAQUE_DATA | HURRAY_HANDOFF_QPARAM
   hurray_free_fn free_fn = nullptr;
   void *free_user = nullptr;
-  bool cpu_owned = false;
-  CpuAllocation cpu;
+  // memory allocated through a backend (else wrapped: free_fn)
+  bool backend_owned = false;
+  hurray::detail::Backend backend{};
+  hurray_backend_allocation alloc{};
   // guard: BP-ZC-QPARAM checksum taken at wrap
   bool qparam_guarded = false;
   uint64_t qparam_sum = 0;
@@ -155,14 +157,14 @@ void buffer_destroy(hurray_buffer *b) {
     guard_report(b->ctx, HURRAY_RULE_ZC_QPARAM, b->created_at,
                  "BP-ZC-QPARAM: a quantization-parameter buffer was modified after it was "
                  "described (found when it was freed)");
-  if (b->cpu_owned)
-    cpu_free(b->cpu);
+  if (b->backend_owned)
+    b->backend.table->free(b->backend.state, &b->alloc);
   else if (b->free_fn)
     b->free_fn(b->free_user, b->data);
   context_unref(b->ctx);
   b->ctx = nullptr;
   b->free_fn = nullptr;
-  b->cpu_owned = false;
+  b->backend_owned = false;
   buffers().push(b);
 }
 
@@ -178,7 +180,7 @@ hurray_status new_buffer(hurray_context *ctx, hurray_buffer **out, hurray_error 
   context_ref(b->ctx);
   b->free_fn = nullptr;
   b->free_user = nullptr;
-  b->cpu_owned = false;
+  b->backend_owned = false;
   b->qparam_guarded = false;
   b->flags = 0;
   *out = b;
@@ -221,7 +223,8 @@ hurray_status check_desc_address(const hurray_buffer_desc &d, hurray_error *err)
 // `full`, the handle (in-process rules) and, unless opaque, the address
 // (BP-ALIGN-ADDR). *d points at the caller's struct or at *copy.
 hurray_status read_buffer_desc(const hurray_buffer_desc *in, hurray_buffer_desc *copy,
-                               const hurray_buffer_desc **d, bool full, hurray_error *err) {
+                               const hurray_buffer_desc **d, const hurray_policy *policy,
+                               hurray_error *err) {
   const hurray_buffer_desc *r = *d = read_desc(in, copy, "hurray_buffer_desc", err);
   if (!r) return HURRAY_E_INVALID_ARGUMENT;
   constexpr uint32_t known = HURRAY_HANDOFF_OPAQUE_DATA | HURRAY_HANDOFF_QPARAM;
@@ -232,8 +235,8 @@ hurray_status read_buffer_desc(const hurray_buffer_desc *in, hurray_buffer_desc 
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_SYNC_PAYLOAD,
                 "BP-SYNC-PAYLOAD: a buffer is described PRODUCER_SYNCED; each export "
                 "chooses its sync mode and payload");
-  if (!full) return HURRAY_OK;
-  HURRAY_RETURN_NOT_OK(hurray_handle_validate(&r->handle, nullptr, err));
+  if (!policy) return HURRAY_OK;
+  HURRAY_RETURN_NOT_OK(hurray_handle_validate(&r->handle, policy, err));
   return check_desc_address(*r, err);
 }
 
@@ -244,7 +247,7 @@ hurray_status wrap_buffer(hurray_context *ctx, const hurray_buffer_desc *in,
                 "hurray_buffer_wrap: %s is NULL", in ? "out" : "desc");
   hurray_buffer_desc copy;
   const hurray_buffer_desc *dp;
-  HURRAY_RETURN_NOT_OK(read_buffer_desc(in, &copy, &dp, true, err));
+  HURRAY_RETURN_NOT_OK(read_buffer_desc(in, &copy, &dp, &resolve(ctx)->policy, err));
   const hurray_buffer_desc &d = *dp;
   hurray_buffer *b;
   HURRAY_RETURN_NOT_OK(new_buffer(ctx, &b, err));
@@ -440,7 +443,7 @@ inline const char *payload_problem(uint32_t mode, bool object, bool release, uin
 // rule of the handle, and BP-SYNC-PAYLOAD. *d points at the descriptor read.
 hurray_status read_export(const hurray_export_desc *in, hurray_buffer_handle *h,
                           hurray_export_desc *copy, const hurray_export_desc **d,
-                          hurray_error *err) {
+                          const hurray_policy *policy, hurray_error *err) {
   const hurray_export_desc *r = *d =
       in ? read_desc(in, copy, "hurray_export_desc", err) : &kDefaultExport;
   if (!r) return HURRAY_E_INVALID_ARGUMENT;
@@ -452,7 +455,7 @@ hurray_status read_export(const hurray_export_desc *in, hurray_buffer_handle *h,
     return fail(err, HURRAY_E_SYNC, HURRAY_RULE_SYNC_VALUE,
                 "BP-SYNC-VALUE: sync_mode %u is not defined", r->sync_mode);
   h->sync_mode = static_cast<uint8_t>(r->sync_mode);
-  HURRAY_RETURN_NOT_OK(hurray_handle_validate(h, nullptr, err));
+  HURRAY_RETURN_NOT_OK(hurray_handle_validate(h, policy, err));
   if (const char *bad = payload_problem(r->sync_mode, r->sync_object, r->event_free_fn,
                                         r->sync_value)) return fail(err, HURRAY_E_SYNC, HURRAY_RULE_SYNC_PAYLOAD, "BP-SYNC-PAYLOAD: %s", bad);
   return HURRAY_OK;
@@ -521,7 +524,7 @@ hurray_status export_buffer(hurray_buffer *b, const hurray_export_desc *in, cons
   hurray_export_desc copy;
   const hurray_export_desc *dp;
   hurray_buffer_handle h = b->handle;
-  HURRAY_RETURN_NOT_OK(read_export(in, &h, &copy, &dp, err));
+  HURRAY_RETURN_NOT_OK(read_export(in, &h, &copy, &dp, &b->ctx->policy, err));
   const hurray_export_desc &d = *dp;
   hurray_context *ctx = b->ctx;
   if (b->qparam_guarded && ctx->guard.load(std::memory_order_relaxed) &&
@@ -554,7 +557,7 @@ hurray_status wrap_handoff(hurray_context *ctx, const hurray_buffer_desc *in,
     h.sync_mode = static_cast<uint8_t>(e.sync_mode);
     if (in->handle.sync_mode == HURRAY_SYNC_PRODUCER_SYNCED &&
         !(in->flags & ~HURRAY_HANDOFF_OPAQUE_DATA) && !(e.flags & ~HURRAY_HANDOFF_READ_ONLY) &&
-        e.sync_mode <= HURRAY_SYNC_CONSUMER_STREAM && fast_valid(h, kDefaultPolicy) &&
+        e.sync_mode <= HURRAY_SYNC_CONSUMER_STREAM && fast_valid(h, resolve(ctx)->policy) &&
         !payload_problem(e.sync_mode, e.sync_object, e.event_free_fn, e.sync_value) &&
         ((in->flags & HURRAY_HANDOFF_OPAQUE_DATA) || address_ok(h, in->data))) {
       if (Slot *s = slot_pop()) {
@@ -570,7 +573,7 @@ hurray_status wrap_handoff(hurray_context *ctx, const hurray_buffer_desc *in,
   }
   hurray_buffer_desc bcopy;
   const hurray_buffer_desc *bp;
-  HURRAY_RETURN_NOT_OK(read_buffer_desc(in, &bcopy, &bp, false, err));
+  HURRAY_RETURN_NOT_OK(read_buffer_desc(in, &bcopy, &bp, nullptr, err));
   const hurray_buffer_desc &bd = *bp;
   if (bd.flags & HURRAY_HANDOFF_QPARAM) {
     // QPARAM buffers are checked at wrap time too: take the general path
@@ -585,7 +588,7 @@ hurray_status wrap_handoff(hurray_context *ctx, const hurray_buffer_desc *in,
   hurray_export_desc ecopy;
   const hurray_export_desc *dp;
   hurray_buffer_handle h = bd.handle;
-  HURRAY_RETURN_NOT_OK(read_export(exp, &h, &ecopy, &dp, err));
+  HURRAY_RETURN_NOT_OK(read_export(exp, &h, &ecopy, &dp, &resolve(ctx)->policy, err));
   HURRAY_RETURN_NOT_OK(check_desc_address(bd, err));
   Slot *s = slot_pop();
   if (!s) return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "out of handoff records");
@@ -626,26 +629,29 @@ HURRAY_API hurray_status hurray_buffer_alloc(hurray_context *ctx, const hurray_a
   if (d.alignment == 0) d.alignment = HURRAY_MIN_ALIGNMENT;
   const hurray_buffer_handle h = {d.byte_size, d.alignment, d.device_tag,
                                   HURRAY_SYNC_PRODUCER_SYNCED, d.memory_class, 0};
-  HURRAY_RETURN_NOT_OK(hurray_handle_validate(&h, nullptr, err));
+  hurray_context *c = resolve(ctx);
+  HURRAY_RETURN_NOT_OK(hurray_handle_validate(&h, &c->policy, err));
   if (d.alignment < HURRAY_MIN_ALIGNMENT)  // empty buffers too: we allocate real memory
     return fail(err, HURRAY_E_ALIGNMENT, HURRAY_RULE_ALIGN_MIN,
                 "BP-ALIGN-MIN: allocations are aligned to at least 64, asked %u", d.alignment);
-  if (d.device_tag != HURRAY_DEVICE_CPU)
-    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, HURRAY_RULE_NONE,
-                "no backend is loaded for device_tag 0x%02X %s (built in: CPU)", d.device_tag,
-                hurray_device_tag_name(d.device_tag));
-  CpuAllocation a;
-  HURRAY_RETURN_NOT_OK(cpu_alloc(d.byte_size, d.alignment, d.flags & HURRAY_ALLOC_SHAREABLE, &a, err));
+  // BP-PUT-DEVICE: exactly the device and class asked for, or an error
+  Backend be;
+  HURRAY_RETURN_NOT_OK(backend_device(d.device_tag, d.device_ordinal, &be, err));
+  hurray_backend_allocation a{};
+  HURRAY_RETURN_NOT_OK(be.table->alloc(be.state, d.device_ordinal, d.memory_class, d.byte_size,
+                                       d.alignment, d.flags, &a, err));
   hurray_buffer *b;
   if (const hurray_status st = new_buffer(ctx, &b, err); st != HURRAY_OK) {
-    cpu_free(a);
+    be.table->free(be.state, &a);
     return st;
   }
   b->handle = h;
   b->data = a.data;
   b->ordinal = d.device_ordinal;
-  b->cpu_owned = true;
-  b->cpu = a;
+  b->flags = a.flags & HURRAY_HANDOFF_OPAQUE_DATA;
+  b->backend_owned = true;
+  b->backend = be;
+  b->alloc = a;
   b->created_at = __builtin_return_address(0);
   *out = b;
   return HURRAY_OK;
@@ -674,7 +680,8 @@ HURRAY_API hurray_status hurray_buffer_get_handle(const hurray_buffer *buffer,
 }
 
 HURRAY_API int hurray_buffer_fd(const hurray_buffer *buffer) {
-  return buffer && buffer->cpu_owned ? buffer->cpu.fd : -1;
+  if (!buffer || !buffer->backend_owned || buffer->handle.device_tag != HURRAY_DEVICE_CPU) return -1;
+  return static_cast<int>(reinterpret_cast<intptr_t>(buffer->alloc.plugin_data));
 }
 
 HURRAY_API hurray_status hurray_handoff_wrap(hurray_context *ctx, const hurray_buffer_desc *buffer,
@@ -722,7 +729,7 @@ HURRAY_API hurray_status hurray_handoff_check(const hurray_handoff *h, const hur
 
 HURRAY_API hurray_status hurray_handoff_acquire(hurray_context *ctx, hurray_handoff *h,
                                                 void *consumer_stream, hurray_error *err) {
-  (void)ctx;
+  (void)ctx;  // backends are process-wide
   if (!h)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_handoff_acquire: handoff is NULL");
@@ -733,19 +740,37 @@ HURRAY_API hurray_status hurray_handoff_acquire(hurray_context *ctx, hurray_hand
   switch (mode) {
     case HURRAY_SYNC_PRODUCER_SYNCED:
       return HURRAY_OK;
-    case HURRAY_SYNC_EVENT:
+    case HURRAY_SYNC_EVENT: {
       if (!h->release_event) return HURRAY_OK;  // already waited on and released
-      return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, HURRAY_RULE_SYNC_WAIT,
-                  "BP-SYNC-WAIT: cannot wait on a device_tag 0x%02X %s event: no backend "
-                  "is loaded for it (built in: CPU)",
-                  tag, hurray_device_tag_name(tag));
-    case HURRAY_SYNC_CONSUMER_STREAM:
-      if (consumer_stream != h->sync_object)
+      Backend b;
+      hurray_error why;
+      if (backend_device(tag, h->device_ordinal, &b, &why) != HURRAY_OK)
+        return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, HURRAY_RULE_SYNC_WAIT,
+                    "BP-SYNC-WAIT: cannot wait on the event: %s", why.message);
+      // BP-SYNC-WAIT, then BP-EVREL-ONCE
+      HURRAY_RETURN_NOT_OK(b.table->event_wait(b.state, h->device_ordinal, h->sync_object,
+                                               h->sync_value, consumer_stream, err));
+      return hurray_handoff_release_event(h, err);
+    }
+    case HURRAY_SYNC_CONSUMER_STREAM: {
+      if (consumer_stream == h->sync_object) return HURRAY_OK;
+      // BP-SYNC-STREAM: another stream first waits for the declared one
+      Backend b;
+      hurray_error why;
+      if (backend_device(tag, h->device_ordinal, &b, &why) != HURRAY_OK)
         return fail(err, HURRAY_E_SYNC, HURRAY_RULE_SYNC_STREAM,
-                    "BP-SYNC-STREAM: the buffer was handed off for stream %p; use it there, "
-                    "or make %p wait on that stream first",
-                    h->sync_object, consumer_stream);
-      return HURRAY_OK;
+                    "BP-SYNC-STREAM: the buffer was handed off for stream %p; %p cannot wait "
+                    "for it: %s",
+                    h->sync_object, consumer_stream, why.message);
+      void *event = nullptr;
+      uint64_t value = 0;
+      HURRAY_RETURN_NOT_OK(b.table->event_record(b.state, h->device_ordinal, h->sync_object,
+                                                 &event, &value, err));
+      const hurray_status st =
+          b.table->event_wait(b.state, h->device_ordinal, event, value, consumer_stream, err);
+      b.table->event_release(b.state, h->device_ordinal, event);
+      return st;
+    }
     default:
       return fail(err, HURRAY_E_SYNC, HURRAY_RULE_SYNC_VALUE,
                   "BP-SYNC-VALUE: sync_mode 0x%02X is not defined", mode);

@@ -167,6 +167,15 @@ HURRAY_API hurray_status hurray_context_set_guard_callback(hurray_context *ctx,
   return HURRAY_OK;
 }
 
+HURRAY_API hurray_status hurray_context_set_policy(hurray_context *ctx,
+                                                   const hurray_policy *policy,
+                                                   hurray_error *err) {
+  (void)err;
+  hurray_context *c = resolve(ctx);
+  static_cast<Policy &>(c->policy) = policy ? static_cast<const Policy &>(*policy) : Policy{};
+  return HURRAY_OK;
+}
+
 HURRAY_API uint64_t hurray_context_guard_count(const hurray_context *ctx) {
   const hurray_context *c = ctx ? ctx : default_context();
   return c->reports.load(std::memory_order_relaxed);

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <mutex>
 
+#include "../core/internal.h"
+
 namespace hurray::detail {
 
 // A live handoff as the guard sees it (intrusive list node; see handoff.cpp).
@@ -31,6 +33,9 @@ struct hurray_context {
   hurray_guard_fn fn = nullptr;
   void *user = nullptr;
   hurray::detail::GuardNode live;  // sentinel of a circular list
+  // What this context's producers may hand out (wrap, alloc, export).
+  // Written only by hurray_context_set_policy, before use.
+  hurray_policy policy;
 
   hurray_context() { live.prev = live.next = &live; }
 };

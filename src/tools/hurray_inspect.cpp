@@ -19,6 +19,7 @@ constexpr int kExitValid = 0, kExitInvalid = 1, kExitUsage = 2;
 
 const char kUsage[] =
     "Usage: hurray-inspect [OPTIONS] (--hex HEX | FILE | -)\n"
+    "       hurray-inspect --devices\n"
     "\n"
     "Decode a Hurray buffer handle (16 bytes) or a buffer table (N handles back\n"
     "to back), print each buffer's fields by name, and check every rule of the\n"
@@ -48,6 +49,10 @@ const char kUsage[] =
     "                   sync_mode, sync_mode_name, memory_class, memory_class_name,\n"
     "                   reserved}], \"errors\" and \"warnings\": [{rule, status,\n"
     "                   buffer, offset, message}]}\n"
+    "  --devices        list the device backends instead: the plugins found and\n"
+    "                   where ($HURRAY_BACKEND_PATH, <libdir>/hurray), the devices\n"
+    "                   each sees with their memory classes and IPC capabilities,\n"
+    "                   and why a plugin or device is unavailable; exit 0\n"
     "  -h, --help       print this help and exit 0\n"
     "  --version        print the library version and exit 0\n"
     "\n"
@@ -242,6 +247,11 @@ int main(int argc, char **argv) {
       return kExitValid;
     } else if (a == "--version") {
       std::printf("hurray-inspect (libhurray %s)\n", hurray_version_string());
+      return kExitValid;
+    } else if (a == "--devices") {
+      std::string r(hurray_backend_report(nullptr, nullptr, 0) + 1, '\0');
+      hurray_backend_report(nullptr, r.data(), r.size());
+      std::fputs(r.c_str(), stdout);
       return kExitValid;
     } else if (a == "--json") {
       json = true;

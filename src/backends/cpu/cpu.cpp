@@ -4,10 +4,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include <hurray_backend.h>
+
 #include "../../core/internal.h"
+#include "../../runtime/backends.h"
 
 namespace hurray::detail {
 
@@ -78,5 +82,91 @@ void cpu_free(const CpuAllocation &a) noexcept {
     std::free(a.map_base);
   }
 }
+
+
+// ---- the CPU backend as a plugin-shaped table (built in) ----
+namespace {
+
+// A CpuAllocation kept in a hurray_backend_allocation without a heap block:
+// plugin_data = the memfd (or -1), reserved[0] = mapping length,
+// reserved[1] = what to munmap or free.
+CpuAllocation unpack(const hurray_backend_allocation &a) {
+  CpuAllocation c;
+  c.data = a.data;
+  c.fd = static_cast<int>(reinterpret_cast<intptr_t>(a.plugin_data));
+  c.map_len = static_cast<size_t>(a.reserved[0]);
+  c.map_base = reinterpret_cast<void *>(static_cast<uintptr_t>(a.reserved[1]));
+  return c;
+}
+
+void pack(const CpuAllocation &c, hurray_backend_allocation *a) {
+  a->data = a->host = c.data;
+  a->plugin_data = reinterpret_cast<void *>(static_cast<intptr_t>(c.fd));
+  a->reserved[0] = c.map_len;
+  a->reserved[1] = reinterpret_cast<uintptr_t>(c.map_base);
+}
+
+hurray_status cpu_probe(void **state, hurray_error *) {
+  *state = nullptr;
+  return HURRAY_OK;
+}
+int32_t cpu_device_count(void *) { return 1; }
+hurray_status cpu_device_info(void *, int32_t, hurray_backend_device_info *out, hurray_error *) {
+  std::snprintf(out->name, sizeof out->name, "host memory");
+  out->memory_classes = 1u << HURRAY_MEMORY_STANDARD;
+  out->ipc = HURRAY_BACKEND_IPC_MEMORY;
+  out->min_alignment = HURRAY_MIN_ALIGNMENT;
+  std::snprintf(out->detail, sizeof out->detail,
+                "STANDARD: posix_memalign; shareable: memfd, mapped at max(page, alignment)");
+  return HURRAY_OK;
+}
+hurray_status cpu_alloc_fn(void *, int32_t, uint8_t mc, uint64_t size, uint32_t alignment,
+                           uint32_t flags, hurray_backend_allocation *out, hurray_error *err) {
+  if (mc != HURRAY_MEMORY_STANDARD)
+    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, HURRAY_RULE_PUT_DEVICE,
+                "cpu: memory class %s is not host memory", hurray_memory_class_name(mc));
+  CpuAllocation c;
+  HURRAY_RETURN_NOT_OK(cpu_alloc(size, alignment, flags & HURRAY_ALLOC_SHAREABLE, &c, err));
+  std::memset(out, 0, sizeof *out);
+  pack(c, out);
+  out->byte_size = size;
+  out->alignment = alignment;
+  out->memory_class = mc;
+  return HURRAY_OK;
+}
+void cpu_free_fn(void *, hurray_backend_allocation *a) { cpu_free(unpack(*a)); }
+hurray_status cpu_to_host(void *, const hurray_backend_allocation *src, uint64_t off, void *dst,
+                          uint64_t n, hurray_error *err) {
+  if (off > src->byte_size || n > src->byte_size - off)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "cpu: copy out of range");
+  if (n) std::memcpy(dst, static_cast<const char *>(src->data) + off, n);
+  return HURRAY_OK;
+}
+hurray_status cpu_from_host(void *, hurray_backend_allocation *dst, uint64_t off, const void *src,
+                            uint64_t n, hurray_error *err) {
+  if (off > dst->byte_size || n > dst->byte_size - off)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "cpu: copy out of range");
+  if (n) std::memcpy(static_cast<char *>(dst->data) + off, src, n);
+  return HURRAY_OK;
+}
+hurray_status cpu_event_record(void *, int32_t, void *, void **, uint64_t *, hurray_error *err) {
+  return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_SYNC_CPU,
+              "BP-SYNC-CPU: CPU buffers are PRODUCER_SYNCED; there are no CPU events");
+}
+hurray_status cpu_event_wait(void *, int32_t, void *, uint64_t, void *, hurray_error *err) {
+  return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_SYNC_CPU,
+              "BP-SYNC-CPU: CPU buffers are PRODUCER_SYNCED; there are no CPU events");
+}
+void cpu_event_release(void *, int32_t, void *) {}
+
+const hurray_backend_v1 kCpuBackend = {
+    HURRAY_BACKEND_API_VERSION, sizeof(hurray_backend_v1), "cpu", HURRAY_DEVICE_CPU, {},
+    cpu_probe, nullptr, cpu_device_count, cpu_device_info, cpu_alloc_fn, cpu_free_fn,
+    cpu_to_host, cpu_from_host, nullptr, cpu_event_record, cpu_event_wait, cpu_event_release,
+    nullptr, nullptr, nullptr, nullptr, nullptr, {}};
+
+}  // namespace
+
+const hurray_backend_v1 *cpu_backend() noexcept { return &kCpuBackend; }
 
 }  // namespace hurray::detail

@@ -1,0 +1,466 @@
+// The backend registry and plugin loader, and the public device functions.
+#include "backends.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "../core/internal.h"
+
+namespace hurray::detail {
+namespace {
+
+// Plugins named after the devices this project ships backends for; a file
+// with another name may serve any tag (a private one, typically) and is
+// opened only when no conventionally named plugin serves the tag asked for.
+struct KnownName {
+  const char *name;
+  uint8_t tag;
+};
+constexpr KnownName kKnownNames[] = {
+    {"cuda", HURRAY_DEVICE_CUDA},         {"hip", HURRAY_DEVICE_ROCM},
+    {"vulkan", HURRAY_DEVICE_VULKAN},     {"level-zero", HURRAY_DEVICE_LEVEL_ZERO},
+    {"opencl", HURRAY_DEVICE_OPENCL},
+};
+
+int known_tag(const std::string &name) {
+  for (const auto &k : kKnownNames)
+    if (name == k.name) return k.tag;
+  return -1;
+}
+
+struct Plugin {
+  std::string path, name;
+  bool opened = false;  // dlopen attempted
+  void *dl = nullptr;
+  const hurray_backend_v1 *table = nullptr;
+  std::string why;  // why it cannot be used (open/ABI failure)
+};
+
+struct TagState {
+  bool resolved = false;  // probe attempted (or no plugin found)
+  Backend backend{};
+  std::string why;        // reason when unavailable
+  Plugin *plugin = nullptr;
+  std::deque<DeviceRef> refs;  // stable addresses
+};
+
+class Registry {
+ public:
+  hurray_status get(uint8_t tag, Backend *out, hurray_error *err) {
+    std::lock_guard<std::mutex> lock(mu_);
+    TagState &t = tags_[tag];
+    if (!t.resolved) resolve(tag, t);
+    if (t.backend.table) {
+      *out = t.backend;
+      return HURRAY_OK;
+    }
+    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, HURRAY_RULE_NONE,
+                "device_tag 0x%02X %s is unavailable: %s", tag, hurray_device_tag_name(tag),
+                t.why.c_str());
+  }
+
+  const DeviceRef *ref(const Backend &b, int32_t device) {
+    std::lock_guard<std::mutex> lock(mu_);
+    TagState &t = tags_[b.table->device_tag];
+    for (const DeviceRef &r : t.refs)
+      if (r.device == device) return &r;
+    t.refs.push_back(DeviceRef{b, device});
+    return &t.refs.back();
+  }
+
+  std::string report() {
+    std::lock_guard<std::mutex> lock(mu_);
+    scan();
+    std::string r = "search path: " + search_desc_ + "\n";
+    if (const char *only = std::getenv("HURRAY_BACKENDS"))
+      r += std::string("HURRAY_BACKENDS=") + only + "\n";
+    for (auto &p : plugins_) open(*p);
+    // every named tag, then every other tag a plugin serves
+    bool listed[256] = {};
+    for (unsigned tag = 0; tag <= HURRAY_DEVICE_OPENCL; ++tag) listed[tag] = true;
+    for (auto &p : plugins_)
+      if (p->table) listed[p->table->device_tag] = true;
+    for (unsigned tag = 0; tag < 256; ++tag) {
+      if (!listed[tag]) continue;
+      TagState &t = tags_[tag];
+      if (!t.resolved) resolve(static_cast<uint8_t>(tag), t);
+      char head[160];
+      std::snprintf(head, sizeof head, "device_tag 0x%02X %-10s ", tag,
+                    hurray_device_tag_name(static_cast<uint8_t>(tag)));
+      r += head;
+      if (!t.backend.table) {
+        r += "unavailable: " + t.why + "\n";
+        continue;
+      }
+      const hurray_backend_v1 *b = t.backend.table;
+      const int32_t n = b->device_count(t.backend.state);
+      r += std::string(b->name) + " (" + (t.plugin ? t.plugin->path : "built in") + "), " +
+           std::to_string(n) + (n == 1 ? " device\n" : " devices\n");
+      for (int32_t d = 0; d < n; ++d) r += describe_device(t.backend, d);
+    }
+    for (auto &p : plugins_)
+      if (!p->table) r += "plugin " + p->path + " not used: " + p->why + "\n";
+    return r;
+  }
+
+ private:
+  static std::string describe_device(const Backend &b, int32_t d) {
+    hurray_backend_device_info info{};
+    hurray_error e;
+    char line[1024];
+    if (b.table->device_info(b.state, d, &info, &e) != HURRAY_OK) {
+      std::snprintf(line, sizeof line, "  device %d: %s\n", d, e.message);
+      return line;
+    }
+    std::string classes;
+    for (unsigned c = 0; c < 4; ++c)
+      if (info.memory_classes & (1u << c))
+        classes += std::string(classes.empty() ? "" : ",") + hurray_memory_class_name(uint8_t(c));
+    std::string ipc;
+    if (info.ipc & HURRAY_BACKEND_IPC_MEMORY) ipc += " memory";
+    if (info.ipc & HURRAY_BACKEND_IPC_EVENTS) ipc += " events";
+    if (info.ipc & HURRAY_BACKEND_IPC_STREAMS) ipc += " streams";
+    std::snprintf(line, sizeof line, "  device %d: %s\n    memory classes: %s\n    ipc:%s\n", d,
+                  info.name, classes.empty() ? "none" : classes.c_str(),
+                  ipc.empty() ? " none" : ipc.c_str());
+    std::string out = line;
+    if (info.detail[0]) out += std::string("    ") + info.detail + "\n";
+    return out;
+  }
+
+  static bool allowed(const std::string &name) {
+    const char *only = std::getenv("HURRAY_BACKENDS");
+    if (!only || !*only) return true;
+    std::string list = std::string(",") + only + ",";
+    return list.find("," + name + ",") != std::string::npos;
+  }
+
+  // Find the candidate files once: $HURRAY_BACKEND_PATH, then <libdir>/hurray.
+  void scan() {
+    if (scanned_) return;
+    scanned_ = true;
+    std::vector<std::string> dirs;
+    if (const char *env = std::getenv("HURRAY_BACKEND_PATH")) {
+      std::string s = env;
+      size_t start = 0;
+      while (start <= s.size()) {
+        const size_t end = s.find(':', start);
+        const std::string d = s.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        if (!d.empty()) dirs.push_back(d);
+        if (end == std::string::npos) break;
+        start = end + 1;
+      }
+    }
+    Dl_info self;
+    if (dladdr(reinterpret_cast<void *>(&hurray_version), &self) && self.dli_fname) {
+      std::string lib = self.dli_fname;
+      const size_t slash = lib.rfind('/');
+      dirs.push_back((slash == std::string::npos ? std::string(".") : lib.substr(0, slash)) +
+                     "/hurray");
+    }
+    for (const std::string &d : dirs) {
+      search_desc_ += (search_desc_.empty() ? "" : ":") + d;
+      DIR *dir = opendir(d.c_str());
+      if (!dir) {
+        log_debug("backend folder %s: %s", d.c_str(), std::strerror(errno));
+        continue;
+      }
+      std::vector<std::string> names;
+      while (dirent *e = readdir(dir)) {
+        const std::string f = e->d_name;
+        if (f.size() > 13 && f.rfind("libhurray-", 0) == 0 && f.compare(f.size() - 3, 3, ".so") == 0)
+          names.push_back(f);
+      }
+      closedir(dir);
+      std::sort(names.begin(), names.end());
+      for (const std::string &f : names) {
+        const std::string name = f.substr(10, f.size() - 13);
+        bool dup = false;
+        for (auto &p : plugins_) dup = dup || p->name == name;
+        if (dup) {
+          log_debug("plugin %s/%s skipped: a plugin named %s was found earlier", d.c_str(),
+                    f.c_str(), name.c_str());
+          continue;
+        }
+        auto p = std::make_unique<Plugin>();
+        p->path = d + "/" + f;
+        p->name = name;
+        log_debug("found plugin %s (%s)", name.c_str(), p->path.c_str());
+        plugins_.push_back(std::move(p));
+      }
+    }
+  }
+
+  // dlopen a candidate and check its table. Never probes.
+  void open(Plugin &p) {
+    if (p.opened) return;
+    p.opened = true;
+    if (!allowed(p.name)) {
+      p.why = "not listed in HURRAY_BACKENDS";
+      log_debug("plugin %s skipped: %s", p.name.c_str(), p.why.c_str());
+      return;
+    }
+    p.dl = dlopen(p.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!p.dl) {
+      const char *e = dlerror();
+      p.why = std::string("dlopen failed: ") + (e ? e : "unknown error");
+      log_debug("plugin %s skipped: %s", p.name.c_str(), p.why.c_str());
+      return;
+    }
+    auto entry = reinterpret_cast<hurray_backend_entry_fn>(dlsym(p.dl, HURRAY_BACKEND_ENTRY_SYMBOL));
+    const hurray_backend_v1 *t = entry ? entry() : nullptr;
+    char why[200] = "";
+    if (!entry)
+      std::snprintf(why, sizeof why, "no %s symbol", HURRAY_BACKEND_ENTRY_SYMBOL);
+    else if (!t)
+      std::snprintf(why, sizeof why, "%s returned NULL", HURRAY_BACKEND_ENTRY_SYMBOL);
+    else if (t->api_version != HURRAY_BACKEND_API_VERSION)
+      std::snprintf(why, sizeof why, "plugin ABI version %u, this libhurray speaks %u",
+                    t->api_version, HURRAY_BACKEND_API_VERSION);
+    else if (t->size < sizeof(hurray_backend_v1))
+      std::snprintf(why, sizeof why, "function table of %u bytes, expected at least %zu",
+                    t->size, sizeof(hurray_backend_v1));
+    else if (!t->name || !t->probe || !t->device_count || !t->device_info || !t->alloc ||
+             !t->free || !t->copy_to_host || !t->copy_from_host || !t->event_record ||
+             !t->event_wait || !t->event_release)
+      std::snprintf(why, sizeof why, "a required function of the table is NULL");
+    if (why[0]) {
+      p.why = why;
+      log_debug("plugin %s skipped: %s", p.name.c_str(), why);
+      dlclose(p.dl);
+      p.dl = nullptr;
+      return;
+    }
+    const int known = known_tag(p.name);
+    if (known >= 0 && known != t->device_tag) {
+      p.why = "named " + p.name + " but serves device_tag " + std::to_string(t->device_tag);
+      log_debug("plugin %s skipped: %s", p.name.c_str(), p.why.c_str());
+      dlclose(p.dl);
+      p.dl = nullptr;
+      return;
+    }
+    p.table = t;
+    log_debug("plugin %s loaded: %s serves device_tag 0x%02X", p.name.c_str(), t->name,
+              t->device_tag);
+  }
+
+  void resolve(uint8_t tag, TagState &t) {
+    t.resolved = true;
+    if (tag == HURRAY_DEVICE_CPU) {
+      t.backend = Backend{cpu_backend(), nullptr};
+      return;
+    }
+    scan();
+    Plugin *chosen = nullptr;
+    // conventionally named plugins first, then any other candidate
+    for (int pass = 0; pass < 2 && !chosen; ++pass)
+      for (auto &p : plugins_) {
+        const int known = known_tag(p->name);
+        if ((pass == 0) != (known == tag)) continue;
+        if (pass == 1 && known >= 0) continue;
+        open(*p);
+        if (p->table && p->table->device_tag == tag) {
+          chosen = p.get();
+          break;
+        }
+      }
+    if (!chosen) {
+      t.why = "no backend plugin for it in " + (search_desc_.empty() ? "(no folder)" : search_desc_);
+      std::string skipped;
+      for (auto &p : plugins_) {
+        if (known_tag(p->name) == tag && !p->why.empty())
+          t.why = "plugin " + p->path + " not used: " + p->why;
+        else if (known_tag(p->name) < 0 && !p->table && !p->why.empty())
+          skipped += "; " + p->name + " skipped (" + p->why + ")";  // it might have served it
+      }
+      t.why += skipped;
+      log_debug("device_tag 0x%02X: %s", tag, t.why.c_str());
+      return;
+    }
+    t.plugin = chosen;
+    void *state = nullptr;
+    hurray_error e;
+    std::memset(&e, 0, sizeof e);
+    hurray_status st;
+    try {
+      st = chosen->table->probe(&state, &e);
+    } catch (...) {
+      st = HURRAY_E_INTERNAL;
+      std::snprintf(e.message, sizeof e.message, "probe threw an exception");
+    }
+    if (st == HURRAY_OK && chosen->table->device_count(state) < 1) {
+      st = HURRAY_E_DEVICE_UNAVAILABLE;
+      std::snprintf(e.message, sizeof e.message, "the runtime reports no device");
+    }
+    if (st != HURRAY_OK) {
+      t.why = std::string(chosen->table->name) + ": " + (e.message[0] ? e.message : hurray_status_message(st));
+      log_debug("device_tag 0x%02X: plugin %s probe failed: %s", tag, chosen->name.c_str(),
+                t.why.c_str());
+      return;
+    }
+    t.backend = Backend{chosen->table, state};
+    log_debug("device_tag 0x%02X: plugin %s ready, %d device(s)", tag, chosen->name.c_str(),
+              chosen->table->device_count(state));
+  }
+
+  std::mutex mu_;
+  bool scanned_ = false;
+  std::string search_desc_;
+  std::vector<std::unique_ptr<Plugin>> plugins_;
+  TagState tags_[256];
+};
+
+Registry &registry() {
+  static auto *r = new Registry;  // never destroyed: plugins stay loaded to exit
+  return *r;
+}
+
+bool debug_enabled() {
+  static const bool on = [] {
+    const char *v = std::getenv("HURRAY_LOG");
+    return v && std::strcmp(v, "debug") == 0;
+  }();
+  return on;
+}
+
+}  // namespace
+
+void log_debug(const char *fmt, ...) noexcept {
+  if (!debug_enabled()) return;
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  std::fprintf(stderr, "hurray: %s\n", buf);
+}
+
+hurray_status backend_for(uint8_t tag, Backend *out, hurray_error *err) noexcept {
+  try {
+    return registry().get(tag, out, err);
+  } catch (...) {
+    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "backend registry: out of memory");
+  }
+}
+
+hurray_status backend_device(uint8_t tag, int32_t ordinal, Backend *out, hurray_error *err) noexcept {
+  HURRAY_RETURN_NOT_OK(backend_for(tag, out, err));
+  const int32_t n = out->table->device_count(out->state);
+  if (ordinal < 0 || ordinal >= n)
+    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, HURRAY_RULE_PUT_DEVICE,
+                "device_tag 0x%02X %s has %d device(s); device %d does not exist", tag,
+                hurray_device_tag_name(tag), n, ordinal);
+  return HURRAY_OK;
+}
+
+const DeviceRef *device_ref(const Backend &b, int32_t device) noexcept {
+  try {
+    return registry().ref(b, device);
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+}  // namespace hurray::detail
+
+using namespace hurray::detail;
+
+namespace {
+
+void event_free_trampoline(void *user, void *event) {
+  const auto *r = static_cast<const DeviceRef *>(user);
+  r->backend.table->event_release(r->backend.state, r->device, event);
+}
+
+}  // namespace
+
+extern "C" {
+
+HURRAY_API hurray_status hurray_device_count(hurray_context *ctx, uint8_t tag, int32_t *count,
+                                             hurray_error *err) {
+  (void)ctx;
+  if (!count)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_device_count: count is NULL");
+  Backend b;
+  *count = 0;
+  HURRAY_RETURN_NOT_OK(backend_for(tag, &b, err));
+  *count = b.table->device_count(b.state);
+  return HURRAY_OK;
+}
+
+HURRAY_API hurray_status hurray_device_info(hurray_context *ctx, uint8_t tag, int32_t ordinal,
+                                            hurray_backend_device_info *out, hurray_error *err) {
+  (void)ctx;
+  if (!out)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_device_info: out is NULL");
+  Backend b;
+  HURRAY_RETURN_NOT_OK(backend_device(tag, ordinal, &b, err));
+  std::memset(out, 0, sizeof *out);
+  return b.table->device_info(b.state, ordinal, out, err);
+}
+
+HURRAY_API hurray_status hurray_device_native(hurray_context *ctx, uint8_t tag, int32_t ordinal,
+                                              hurray_backend_native *out, hurray_error *err) {
+  (void)ctx;
+  if (!out)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_device_native: out is NULL");
+  Backend b;
+  HURRAY_RETURN_NOT_OK(backend_device(tag, ordinal, &b, err));
+  if (!b.table->native)
+    return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE, "backend %s has no native handles",
+                b.table->name);
+  std::memset(out, 0, sizeof *out);
+  return b.table->native(b.state, ordinal, out, err);
+}
+
+HURRAY_API hurray_status hurray_event_record(hurray_context *ctx, uint8_t tag, int32_t ordinal,
+                                             void *stream, hurray_export_desc *desc,
+                                             hurray_error *err) {
+  (void)ctx;
+  if (!desc)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_event_record: desc is NULL");
+  Backend b;
+  HURRAY_RETURN_NOT_OK(backend_device(tag, ordinal, &b, err));
+  const DeviceRef *ref = device_ref(b, ordinal);
+  if (!ref) return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_event_record: out of memory");
+  void *event = nullptr;
+  uint64_t value = 0;
+  HURRAY_RETURN_NOT_OK(b.table->event_record(b.state, ordinal, stream, &event, &value, err));
+  desc->sync_mode = HURRAY_SYNC_EVENT;
+  desc->sync_object = event;
+  desc->sync_value = value;
+  desc->event_free_fn = event_free_trampoline;
+  desc->event_user = const_cast<DeviceRef *>(ref);
+  return HURRAY_OK;
+}
+
+HURRAY_API size_t hurray_backend_report(hurray_context *ctx, char *out, size_t cap) {
+  (void)ctx;
+  std::string r;
+  try {
+    r = registry().report();
+  } catch (...) {
+    r = "backend report: out of memory\n";
+  }
+  if (cap) {
+    const size_t n = r.size() < cap - 1 ? r.size() : cap - 1;
+    std::memcpy(out, r.data(), n);
+    out[n] = '\0';
+  }
+  return r.size();
+}
+
+}  // extern "C"

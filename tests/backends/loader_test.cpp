@@ -1,0 +1,159 @@
+// The plugin loader, run in processes whose environment each test case sets
+// (see tests/CMakeLists.txt): discovery through HURRAY_BACKEND_PATH, the
+// HURRAY_BACKENDS restriction, refusal of bad plugins with the reason, and
+// BP-PUT-DEVICE (an absent device is an error, never another device).
+#include <catch2/catch.hpp>
+#include <hurray.h>
+#include <hurray_backend.h>
+
+#include <cstring>
+#include <fstream>
+#include <string>
+
+namespace {
+
+std::string report() {
+  std::string r(hurray_backend_report(nullptr, nullptr, 0) + 1, '\0');
+  hurray_backend_report(nullptr, r.data(), r.size());
+  r.pop_back();
+  return r;
+}
+
+bool maps_contain(const char *needle) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line))
+    if (line.find(needle) != std::string::npos) return true;
+  return false;
+}
+
+struct PrivateContext {
+  hurray_context *ctx = nullptr;
+  PrivateContext() {
+    hurray_context_create(&ctx, nullptr);
+    hurray_policy *p;
+    hurray_policy_create(&p, nullptr);
+    hurray_policy_allow_private_tag(p, 0xF0, 1, nullptr);
+    hurray_context_set_policy(ctx, p, nullptr);
+    hurray_policy_destroy(p);
+  }
+  ~PrivateContext() { hurray_context_destroy(ctx); }
+};
+
+}  // namespace
+
+TEST_CASE("a private plugin found through HURRAY_BACKEND_PATH serves its tag", "[loader][path]") {
+  PrivateContext pc;
+  int32_t n = 0;
+  hurray_error err;
+  REQUIRE(hurray_device_count(pc.ctx, 0xF0, &n, &err) == HURRAY_OK);
+  CHECK(n == 1);
+  hurray_backend_device_info info;
+  REQUIRE(hurray_device_info(pc.ctx, 0xF0, 0, &info, &err) == HURRAY_OK);
+  CHECK(std::string(info.name) == "example private device");
+  CHECK(hurray_device_info(pc.ctx, 0xF0, 1, &info, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
+
+  // allocate, write, hand off with an event, the consumer waits and releases
+  hurray_alloc_desc a = HURRAY_ALLOC_DESC_INIT;
+  a.byte_size = 4096;
+  a.alignment = 4096;
+  a.device_tag = 0xF0;
+  hurray_buffer *b;
+  REQUIRE(hurray_buffer_alloc(pc.ctx, &a, &b, &err) == HURRAY_OK);
+  std::memset(hurray_buffer_data(b), 0x42, 4096);
+  hurray_export_desc e = HURRAY_EXPORT_DESC_INIT;
+  REQUIRE(hurray_event_record(pc.ctx, 0xF0, 0, nullptr, &e, &err) == HURRAY_OK);
+  CHECK(e.sync_mode == HURRAY_SYNC_EVENT);
+  CHECK(e.sync_value == 1);
+  hurray_handoff h;
+  REQUIRE(hurray_buffer_export(b, &e, &h, &err) == HURRAY_OK);
+  hurray_buffer_unref(b);
+  hurray_policy *consumer;
+  hurray_policy_create(&consumer, nullptr);
+  hurray_policy_allow_private_tag(consumer, 0xF0, 1, nullptr);
+  CHECK(hurray_handoff_check(&h, consumer, &err) == HURRAY_OK);
+  CHECK(hurray_handoff_check(&h, nullptr, &err) == HURRAY_E_DEVICE_TAG);  // not agreed there
+  hurray_policy_destroy(consumer);
+  REQUIRE(hurray_handoff_acquire(pc.ctx, &h, nullptr, &err) == HURRAY_OK);
+  CHECK(h.release_event == nullptr);  // waited, then released exactly once
+  CHECK(static_cast<unsigned char *>(h.data)[4095] == 0x42);
+  REQUIRE(hurray_handoff_release(&h, &err) == HURRAY_OK);
+
+  const std::string r = report();
+  INFO(r);
+  CHECK(r.find("device_tag 0xF0") != std::string::npos);
+  CHECK(r.find("example private device") != std::string::npos);
+  CHECK(r.find("device_tag 0x00 CPU") != std::string::npos);
+}
+
+TEST_CASE("the default context refuses a private tag nobody agreed", "[loader][path]") {
+  hurray_alloc_desc a = HURRAY_ALLOC_DESC_INIT;
+  a.byte_size = 64;
+  a.device_tag = 0xF0;
+  hurray_buffer *b;
+  hurray_error err;
+  CHECK(hurray_buffer_alloc(nullptr, &a, &b, &err) == HURRAY_E_DEVICE_TAG);
+  CHECK(std::string(err.rule_id) == "BP-DEV-PRIVATE");
+}
+
+TEST_CASE("HURRAY_BACKENDS keeps a plugin from loading, and says so", "[loader][restrict]") {
+  PrivateContext pc;
+  int32_t n = -1;
+  hurray_error err;
+  CHECK(hurray_device_count(pc.ctx, 0xF0, &n, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
+  CHECK(n == 0);
+  CHECK(std::string(err.message).find("HURRAY_BACKENDS") != std::string::npos);
+  CHECK(hurray_device_count(pc.ctx, HURRAY_DEVICE_CPU, &n, &err) == HURRAY_OK);  // built in
+  CHECK(n == 1);
+}
+
+TEST_CASE("plugins with a wrong ABI are refused with the reason", "[loader][bad]") {
+  const std::string r = report();
+  INFO(r);
+  CHECK(r.find("plugin ABI version 99") != std::string::npos);
+  CHECK(r.find("function table of 16 bytes") != std::string::npos);
+  CHECK(r.find("no hurray_backend_entry symbol") != std::string::npos);
+  CHECK(r.find("a required function of the table is NULL") != std::string::npos);
+  int32_t n;
+  hurray_error err;
+  CHECK(hurray_device_count(nullptr, 0xF1, &n, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
+}
+
+TEST_CASE("a plugin whose probe fails makes its device unavailable, with the reason", "[loader][absent]") {
+  PrivateContext pc;
+  hurray_alloc_desc a = HURRAY_ALLOC_DESC_INIT;
+  a.byte_size = 64;
+  a.device_tag = 0xF0;
+  hurray_buffer *b;
+  hurray_error err;
+  CHECK(hurray_buffer_alloc(pc.ctx, &a, &b, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
+  CHECK(std::string(err.message).find("the device is switched off") != std::string::npos);
+}
+
+TEST_CASE("BP-PUT-DEVICE: an absent device is an error, never another device", "[loader][none]") {
+  hurray_alloc_desc a = HURRAY_ALLOC_DESC_INIT;
+  a.byte_size = 4096;
+  a.alignment = 4096;
+  hurray_buffer *b;
+  hurray_error err;
+  for (uint8_t tag : {HURRAY_DEVICE_CUDA, HURRAY_DEVICE_ROCM, HURRAY_DEVICE_LEVEL_ZERO}) {
+    a.device_tag = tag;
+    CHECK(hurray_buffer_alloc(nullptr, &a, &b, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
+    CHECK(std::string(err.message).find(hurray_device_tag_name(tag)) != std::string::npos);
+  }
+  a.device_tag = HURRAY_DEVICE_CPU;
+  a.device_ordinal = 1;  // the host has one CPU device
+  CHECK(hurray_buffer_alloc(nullptr, &a, &b, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
+  CHECK(std::string(err.rule_id) == "BP-PUT-DEVICE");
+}
+
+TEST_CASE("no vendor runtime is loaded until its device is used", "[loader][lazy]") {
+  hurray_alloc_desc a = HURRAY_ALLOC_DESC_INIT;
+  a.byte_size = 4096;
+  hurray_buffer *b;
+  REQUIRE(hurray_buffer_alloc(nullptr, &a, &b, nullptr) == HURRAY_OK);  // CPU only
+  hurray_buffer_unref(b);
+  for (const char *lib : {"libvulkan", "libOpenCL", "libcuda", "libamdhip64", "libze_loader",
+                          "libhurray-vulkan", "libhurray-opencl"})
+    CHECK_FALSE(maps_contain(lib));
+}

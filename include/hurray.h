@@ -624,6 +624,18 @@ HURRAY_API hurray_status hurray_buffer_get_handle(const hurray_buffer *buffer,
  *  buffer: do not close it), else -1. */
 HURRAY_API int hurray_buffer_fd(const hurray_buffer *buffer);
 
+/** \brief Copy n bytes from host memory into the buffer at `offset`, through
+ *  its backend (device memory included). Buffers the library did not
+ *  allocate must be host memory (CPU, not opaque). */
+HURRAY_API hurray_status hurray_buffer_copy_from_host(hurray_buffer *buffer,
+                                                      uint64_t offset,
+                                                      const void *src, uint64_t n,
+                                                      hurray_error *err);
+/** \brief Copy n bytes of the buffer at `offset` into host memory. */
+HURRAY_API hurray_status hurray_buffer_copy_to_host(const hurray_buffer *buffer,
+                                                    uint64_t offset, void *dst,
+                                                    uint64_t n, hurray_error *err);
+
 /** \brief Wrap and export in one call, for the common single-consumer case:
  *  the memory is freed when the consumer releases. Allocation-free once
  *  the library's record pools are warm. */

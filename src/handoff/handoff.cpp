@@ -684,6 +684,63 @@ HURRAY_API int hurray_buffer_fd(const hurray_buffer *buffer) {
   return static_cast<int>(reinterpret_cast<intptr_t>(buffer->alloc.plugin_data));
 }
 
+namespace {
+
+// The allocation to copy through: the buffer's own, or a host view of
+// wrapped host memory.
+hurray_status copy_target(const hurray_buffer *b, uint64_t offset, uint64_t n,
+                          Backend *be, hurray_backend_allocation *view, const char *what,
+                          hurray_error *err) {
+  if (!b)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s: buffer is NULL", what);
+  if (offset > b->handle.byte_size || n > b->handle.byte_size - offset)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "%s: %llu bytes at offset %llu do not fit in %llu", what,
+                static_cast<unsigned long long>(n), static_cast<unsigned long long>(offset),
+                static_cast<unsigned long long>(b->handle.byte_size));
+  if (b->backend_owned) {
+    *be = b->backend;
+    *view = b->alloc;
+    return HURRAY_OK;
+  }
+  if (b->handle.device_tag != HURRAY_DEVICE_CPU || (b->flags & HURRAY_HANDOFF_OPAQUE_DATA))
+    return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
+                "%s: a wrapped %s buffer is copied by its owner, not by libhurray", what,
+                hurray_device_tag_name(b->handle.device_tag));
+  *be = Backend{cpu_backend(), nullptr};
+  *view = hurray_backend_allocation{};
+  view->data = view->host = b->data;
+  view->byte_size = b->handle.byte_size;
+  return HURRAY_OK;
+}
+
+}  // namespace
+
+HURRAY_API hurray_status hurray_buffer_copy_from_host(hurray_buffer *buffer, uint64_t offset,
+                                                      const void *src, uint64_t n,
+                                                      hurray_error *err) {
+  Backend be;
+  hurray_backend_allocation view;
+  HURRAY_RETURN_NOT_OK(
+      copy_target(buffer, offset, n, &be, &view, "hurray_buffer_copy_from_host", err));
+  if (n && !src)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_buffer_copy_from_host: src is NULL");
+  return be.table->copy_from_host(be.state, &view, offset, src, n, err);
+}
+
+HURRAY_API hurray_status hurray_buffer_copy_to_host(const hurray_buffer *buffer, uint64_t offset,
+                                                    void *dst, uint64_t n, hurray_error *err) {
+  Backend be;
+  hurray_backend_allocation view;
+  HURRAY_RETURN_NOT_OK(
+      copy_target(buffer, offset, n, &be, &view, "hurray_buffer_copy_to_host", err));
+  if (n && !dst)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_buffer_copy_to_host: dst is NULL");
+  return be.table->copy_to_host(be.state, &view, offset, dst, n, err);
+}
+
 HURRAY_API hurray_status hurray_handoff_wrap(hurray_context *ctx, const hurray_buffer_desc *buffer,
                                              const hurray_export_desc *exp, hurray_handoff *out,
                                              hurray_error *err) {

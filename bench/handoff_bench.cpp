@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 namespace {
 
@@ -139,6 +140,41 @@ void BM_Validate1_Memcpy(benchmark::State &state) {
   }
 }
 BENCHMARK(BM_Validate1_Memcpy);
+
+// ---- a batch: 1M handles (16 MiB) validated in one call, against memcpy ----
+
+constexpr size_t kBatch = 1 << 20;
+
+std::vector<unsigned char> make_batch() {
+  std::vector<unsigned char> t(kBatch * HURRAY_HANDLE_SIZE);
+  for (size_t i = 0; i < kBatch; ++i) {
+    const hurray_buffer_handle h = {uint64_t(i) * 64, 4096, HURRAY_DEVICE_CUDA,
+                                    uint8_t(i % 3), HURRAY_MEMORY_STANDARD, 0};
+    hurray_handle_encode(&h, &t[i * HURRAY_HANDLE_SIZE], HURRAY_HANDLE_SIZE, nullptr);
+  }
+  return t;
+}
+
+void BM_Batch_Hurray(benchmark::State &state) {
+  const auto t = make_batch();
+  for (auto _ : state)
+    if (hurray_table_validate(t.data(), t.size(), nullptr, nullptr) != HURRAY_OK)
+      state.SkipWithError("batch invalid");
+  state.counters["ns_per_handle"] = benchmark::Counter(
+      double(kBatch), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_Batch_Hurray)->Unit(benchmark::kMicrosecond);
+
+void BM_Batch_Memcpy(benchmark::State &state) {
+  const auto t = make_batch();
+  std::vector<unsigned char> out(t.size());
+  for (auto _ : state) {
+    std::memcpy(out.data(), t.data(), t.size());
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+}
+BENCHMARK(BM_Batch_Memcpy)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

@@ -5,6 +5,10 @@
 #include <cstdio>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "inline.h"
 
 namespace hurray::detail {
@@ -97,6 +101,73 @@ bool walk_handle(const hurray_buffer_handle &h, const Policy &p, int64_t index,
 }
 
 void decode_at(const unsigned char *p, hurray_buffer_handle *h) noexcept { decode16(p, h); }
+
+// The batch fast path: true when every handle of the table passes the quick
+// rules and shares handle 0's device_tag and memory_class (BP-COLOC). Each
+// handle is two little-endian words; the loop has no branch on the data, so
+// the compiler vectorises it, and reads each byte once. False means "ask the
+// full walk", which then finds and reports the first error.
+bool fast_table_valid(const unsigned char *p, size_t n, const Policy &pol) noexcept {
+  hurray_buffer_handle first;
+  decode16(p, &first);
+  if (!fast_valid(first, pol)) return false;
+  if (n == 1) return true;
+  // word 1: bytes 8-11 alignment, 12 tag, 13 sync, 14 class, 15 reserved
+  const uint64_t fixed_mask = 0xFFFF00FF00000000ull;  // tag, class, reserved
+  const uint64_t fixed = uint64_t(first.device_tag) << 32 | uint64_t(first.memory_class) << 48;
+  // sync_mode may vary per handle, within what the first handle's device and
+  // the transport allow (fast_valid's rule)
+  const bool any_sync = first.device_tag != HURRAY_DEVICE_CPU &&
+                        pol.transport == HURRAY_TRANSPORT_IN_PROCESS;
+  const uint64_t max_sync = any_sync ? HURRAY_SYNC_CONSUMER_STREAM : HURRAY_SYNC_PRODUCER_SYNCED;
+  const uint64_t min_align = pol.needs_ipc_alignment() ? HURRAY_IPC_ALIGNMENT : HURRAY_MIN_ALIGNMENT;
+  uint64_t bad = 0;
+  size_t i = 1;
+#if defined(__SSE2__)
+  // Four handles at a time: transpose four 16-byte handles into lanes of
+  // size_lo, size_hi, alignment and meta (tag | sync << 8 | class << 16 |
+  // reserved << 24), then test the same rules as the scalar loop below on 32-bit
+  // lanes (SSE2 has no 64-bit compares).
+  const __m128i want_meta = _mm_set1_epi32(int(first.device_tag | uint32_t(first.memory_class) << 16));
+  const __m128i meta_mask = _mm_set1_epi32(int(0xFFFF00FFu));
+  const __m128i sync_limit = _mm_set1_epi32(int(max_sync));
+  const __m128i below_min = _mm_set1_epi32(int(~uint32_t(min_align - 1)));
+  const __m128i zero = _mm_setzero_si128(), ones = _mm_set1_epi32(-1);
+  __m128i acc = zero;  // all-ones lanes where a rule broke
+  for (; i + 4 <= n; i += 4) {
+    const auto *q = reinterpret_cast<const __m128i *>(p + 16 * i);
+    const __m128i h0 = _mm_loadu_si128(q), h1 = _mm_loadu_si128(q + 1);
+    const __m128i h2 = _mm_loadu_si128(q + 2), h3 = _mm_loadu_si128(q + 3);
+    const __m128i t0 = _mm_unpacklo_epi32(h0, h1), t1 = _mm_unpacklo_epi32(h2, h3);
+    const __m128i t2 = _mm_unpackhi_epi32(h0, h1), t3 = _mm_unpackhi_epi32(h2, h3);
+    const __m128i size_lo = _mm_unpacklo_epi64(t0, t1), size_hi = _mm_unpackhi_epi64(t0, t1);
+    const __m128i align = _mm_unpacklo_epi64(t2, t3), meta = _mm_unpackhi_epi64(t2, t3);
+    // BP-COLOC, BP-RESERVED: tag, class and reserved bytes as expected
+    acc = _mm_or_si128(acc, _mm_xor_si128(_mm_cmpeq_epi32(_mm_and_si128(meta, meta_mask), want_meta), ones));
+    // BP-SYNC-*: sync_mode within what the device and transport allow
+    acc = _mm_or_si128(acc, _mm_cmpgt_epi32(_mm_and_si128(_mm_srli_epi32(meta, 8), _mm_set1_epi32(0xFF)), sync_limit));
+    // BP-ALIGN-POW2: non-zero, one bit set
+    acc = _mm_or_si128(acc, _mm_cmpeq_epi32(align, zero));
+    acc = _mm_or_si128(acc, _mm_xor_si128(_mm_cmpeq_epi32(_mm_and_si128(align, _mm_add_epi32(align, ones)), zero), ones));
+    // BP-ALIGN-MIN / BP-ALIGN-IPC: a non-empty buffer's power of two is below the minimum
+    const __m128i empty = _mm_cmpeq_epi32(_mm_or_si128(size_lo, size_hi), zero);
+    const __m128i small = _mm_cmpeq_epi32(_mm_and_si128(align, below_min), zero);
+    acc = _mm_or_si128(acc, _mm_andnot_si128(empty, small));
+  }
+  bad |= uint64_t(_mm_movemask_epi8(acc));
+#endif
+  for (; i < n; ++i) {
+    const uint64_t size = load_le<uint64_t>(p + 16 * i);
+    const uint64_t w = load_le<uint64_t>(p + 16 * i + 8);
+    const uint64_t a = w & 0xFFFFFFFFu;
+    const uint64_t sync = (w >> 40) & 0xFF;
+    bad |= (w & fixed_mask) ^ fixed;                   // BP-COLOC, BP-RESERVED
+    bad |= uint64_t(sync > max_sync);                  // BP-SYNC-*
+    bad |= uint64_t(a == 0) | (a & (a - 1));           // BP-ALIGN-POW2
+    bad |= uint64_t(size != 0) & uint64_t(a < min_align);  // BP-ALIGN-MIN / -IPC
+  }
+  return bad == 0;
+}
 
 // Walk a whole table: BP-SIZE first, then every complete handle.
 template <class Sink>
@@ -317,11 +388,9 @@ HURRAY_API hurray_status hurray_table_validate(const void *bytes, size_t size,
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_table_validate: bytes is NULL");
   const Policy &p = resolve(policy);
-  if (size == HURRAY_HANDLE_SIZE) {  // one handle: the common case
-    hurray_buffer_handle h;
-    decode_at(static_cast<const unsigned char *>(bytes), &h);
-    if (fast_valid(h, p)) return HURRAY_OK;
-  }
+  if (size != 0 && size % HURRAY_HANDLE_SIZE == 0 &&
+      fast_table_valid(static_cast<const unsigned char *>(bytes), size / HURRAY_HANDLE_SIZE, p))
+    return HURRAY_OK;
   FirstError sink{p, size, err};
   walk_table(static_cast<const unsigned char *>(bytes), size, p, sink);
   return sink.status;

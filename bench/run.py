@@ -33,6 +33,25 @@ def fmt(ns):
     return f"{ns:.1f} ns" if ns < 1e4 else f"{ns / 1e3:.1f} us"
 
 
+def callgrind_counts(build_dir):
+    """Instructions per decode + validate of one handle, from callgrind."""
+    exe = os.path.join(build_dir, "bench", "hurray_count_validate")
+    totals = {}
+    for n in (10000, 20000):
+        out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                              exe, str(n)], capture_output=True, text=True)
+        for line in out.stderr.splitlines():
+            if "Collected :" in line:
+                totals[n] = int(line.split(":")[-1].strip())
+    if len(totals) != 2:
+        return "\nInstruction counts: valgrind not available.\n"
+    per_call = (totals[20000] - totals[10000]) / 10000
+    print(f"decode + validate of one handle: {per_call:.0f} instructions (callgrind)")
+    return ("\n## Instruction counts (callgrind: the same on any machine)\n\n"
+            "| path | instructions |\n|---|---|\n"
+            f"| hurray_handle_decode + hurray_handle_validate, one valid handle | {per_call:.0f} |\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build_dir")
@@ -58,6 +77,7 @@ def main():
         rows.append(f"| {what} | {fmt(med[ours])} | {base_desc} | {fmt(med[base])} | "
                     f"{r:.2f} | {machine} |")
         print(f"{what}: {fmt(med[ours])} vs {fmt(med[base])}, ratio {r:.2f}")
+    counts = callgrind_counts(o.build_dir)
     with open(o.out, "w") as f:
         f.write("# Performance\n\n"
                 "Written by `bench/run.py BUILD_DIR` (Google Benchmark, median of "
@@ -66,7 +86,7 @@ def main():
                 "over the baseline's (below 1: faster). Absolute times vary with the "
                 "machine; the ratio is what to compare.\n\n"
                 "| what | libhurray | baseline | baseline time | ratio | machine |\n"
-                "|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
+                "|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n" + counts)
     return 0
 
 

@@ -194,14 +194,14 @@ typedef enum hurray_severity {
  *  message:      NUL-terminated English sentence naming the rule ID.
  */
 typedef struct hurray_error {
-  int32_t status;
-  uint32_t rule;
-  int32_t severity;
-  int32_t reserved0;
-  int64_t buffer_index;
-  int64_t byte_offset;
-  char rule_id[HURRAY_ERROR_RULE_ID_SIZE];
-  char message[HURRAY_ERROR_MESSAGE_SIZE];
+  int32_t status;       /**< a hurray_status */
+  uint32_t rule;        /**< a hurray_rule; HURRAY_RULE_NONE if none applies */
+  int32_t severity;     /**< a hurray_severity */
+  int32_t reserved0;    /**< zero */
+  int64_t buffer_index; /**< index in the buffer table, -1 if none */
+  int64_t byte_offset;  /**< offset of the field at fault in the input, -1 if none */
+  char rule_id[HURRAY_ERROR_RULE_ID_SIZE];  /**< e.g. "BP-ALIGN-MIN", or "" */
+  char message[HURRAY_ERROR_MESSAGE_SIZE];  /**< English, starts with the rule ID */
 } hurray_error;
 
 /* ------------------------------------------------------------------------ */
@@ -506,18 +506,18 @@ typedef struct hurray_handoff hurray_handoff;
  *  private_data   the producer's; consumers leave it alone.
  *  reserved       zero. */
 struct hurray_handoff {
-  uint32_t version;
-  uint32_t flags;
-  uint8_t handle[HURRAY_HANDLE_SIZE];
-  int32_t device_ordinal;
-  uint32_t reserved0;
-  void *data;
-  void *sync_object;
-  uint64_t sync_value;
-  void (*release_event)(hurray_handoff *self);
-  void (*release)(hurray_handoff *self);
-  void *private_data;
-  uint64_t reserved[4];
+  uint32_t version;                   /**< HURRAY_HANDOFF_VERSION */
+  uint32_t flags;                     /**< HURRAY_HANDOFF_* bits */
+  uint8_t handle[HURRAY_HANDLE_SIZE]; /**< the 16 wire bytes */
+  int32_t device_ordinal;             /**< which device of the tag; 0 for CPU */
+  uint32_t reserved0;                 /**< zero */
+  void *data;           /**< base address, or an opaque handle (OPAQUE_DATA) */
+  void *sync_object;    /**< EVENT: the event; CONSUMER_STREAM: the stream */
+  uint64_t sync_value;  /**< EVENT: the value to wait for; else 0 */
+  void (*release_event)(hurray_handoff *self); /**< EVENT: release the event once */
+  void (*release)(hurray_handoff *self);       /**< release the buffer once */
+  void *private_data;   /**< the producer's */
+  uint64_t reserved[4]; /**< zero */
 };
 
 typedef char hurray_check_handoff_size_[sizeof(void *) != 8 ||
@@ -542,13 +542,13 @@ typedef void (*hurray_free_fn)(void *user, void *data);
  *  own sync mode. flags: HURRAY_HANDOFF_OPAQUE_DATA, HURRAY_HANDOFF_QPARAM. */
 typedef struct hurray_buffer_desc {
   uint32_t size; /**< sizeof(hurray_buffer_desc) */
-  uint32_t flags;
-  hurray_buffer_handle handle;
-  void *data;
-  int32_t device_ordinal;
-  uint32_t reserved0;
-  hurray_free_fn free_fn; /**< may be NULL: nothing to free */
-  void *free_user;
+  uint32_t flags;              /**< HURRAY_HANDOFF_OPAQUE_DATA, HURRAY_HANDOFF_QPARAM */
+  hurray_buffer_handle handle; /**< the buffer; sync_mode PRODUCER_SYNCED */
+  void *data;                  /**< base address, or opaque handle (OPAQUE_DATA) */
+  int32_t device_ordinal;      /**< which device of handle.device_tag */
+  uint32_t reserved0;          /**< zero */
+  hurray_free_fn free_fn;      /**< may be NULL: nothing to free */
+  void *free_user;             /**< passed to free_fn */
 } hurray_buffer_desc;
 #define HURRAY_BUFFER_DESC_INIT                                                \
   { (uint32_t)sizeof(hurray_buffer_desc), 0, {0, 0, 0, 0, 0, 0}, NULL, 0, 0,    \
@@ -562,11 +562,11 @@ typedef struct hurray_export_desc {
   uint32_t size; /**< sizeof(hurray_export_desc) */
   uint32_t flags; /**< HURRAY_HANDOFF_READ_ONLY */
   uint32_t sync_mode; /**< a hurray_sync_mode */
-  uint32_t reserved0;
-  void *sync_object;
-  uint64_t sync_value;
-  void (*event_free_fn)(void *user, void *event);
-  void *event_user;
+  uint32_t reserved0;   /**< zero */
+  void *sync_object;    /**< EVENT: the event; CONSUMER_STREAM: the consumer's stream */
+  uint64_t sync_value;  /**< EVENT: the value to wait for (timeline events) */
+  void (*event_free_fn)(void *user, void *event); /**< EVENT: frees the event, once */
+  void *event_user;     /**< passed to event_free_fn */
 } hurray_export_desc;
 #define HURRAY_EXPORT_DESC_INIT                                                \
   { (uint32_t)sizeof(hurray_export_desc), 0, 0, 0, NULL, 0, NULL, NULL }
@@ -580,14 +580,14 @@ typedef struct hurray_export_desc {
  *  (>= 4096 gives page-aligned memory); 0 means 64. */
 typedef struct hurray_alloc_desc {
   uint32_t size; /**< sizeof(hurray_alloc_desc) */
-  uint32_t flags;
-  uint64_t byte_size;
-  uint32_t alignment;
-  uint8_t device_tag;
-  uint8_t memory_class;
-  uint8_t reserved0[2];
-  int32_t device_ordinal;
-  uint32_t reserved1;
+  uint32_t flags;          /**< HURRAY_ALLOC_SHAREABLE */
+  uint64_t byte_size;      /**< bytes to allocate; 0: an empty buffer */
+  uint32_t alignment;      /**< power of two >= 64; 0 means 64 */
+  uint8_t device_tag;      /**< the device to allocate on */
+  uint8_t memory_class;    /**< the memory class to allocate */
+  uint8_t reserved0[2];    /**< zero */
+  int32_t device_ordinal;  /**< which device of the tag */
+  uint32_t reserved1;      /**< zero */
 } hurray_alloc_desc;
 #define HURRAY_ALLOC_DESC_INIT                                                 \
   { (uint32_t)sizeof(hurray_alloc_desc), 0, 0, 0, 0, 0, {0, 0}, 0, 0 }

@@ -54,10 +54,10 @@ typedef struct hurray_backend_allocation {
   uint32_t flags;        /**< HURRAY_HANDOFF_OPAQUE_DATA when data is a handle */
   int32_t device;        /**< device ordinal */
   uint8_t memory_class;  /**< as asked */
-  uint8_t reserved0[3];
+  uint8_t reserved0[3];  /**< zero */
   void *host;            /**< host-visible mapping of the memory, or NULL */
   void *plugin_data;     /**< the plugin's own */
-  uint64_t reserved[2];
+  uint64_t reserved[2];  /**< the plugin's own too */
 } hurray_backend_allocation;
 
 /** Capability bits of hurray_backend_device_info.ipc. */
@@ -71,7 +71,7 @@ typedef struct hurray_backend_device_info {
   uint32_t memory_classes;  /**< bit n set: memory class n can be allocated */
   uint32_t ipc;             /**< HURRAY_BACKEND_IPC_* bits */
   uint32_t min_alignment;   /**< alignment every allocation has at least */
-  uint32_t reserved0;
+  uint32_t reserved0;       /**< zero */
   char detail[256];         /**< free text: which memory types serve which class */
 } hurray_backend_device_info;
 
@@ -80,10 +80,10 @@ typedef struct hurray_backend_device_info {
  *  bytes carry an opaque vendor handle (CUDA's is 64 bytes). */
 typedef struct hurray_backend_ipc_handle {
   uint32_t kind; /**< plugin-defined, non-zero */
-  int32_t fd;
-  uint64_t byte_size;
-  uint64_t offset;
-  uint8_t bytes[64];
+  int32_t fd;         /**< descriptor to pass with SCM_RIGHTS, or -1 */
+  uint64_t byte_size; /**< size of the memory */
+  uint64_t offset;    /**< offset of the buffer in the exported object */
+  uint8_t bytes[64];  /**< opaque vendor handle */
 } hurray_backend_ipc_handle;
 
 /** \brief Native handles of a device, for producers and consumers that
@@ -92,7 +92,7 @@ typedef struct hurray_backend_ipc_handle {
  *  device, device, queue, queue family index; OpenCL: platform, device,
  *  context, command queue). */
 typedef struct hurray_backend_native {
-  void *handles[8];
+  void *handles[8]; /**< per backend; unused slots NULL */
 } hurray_backend_native;
 
 /** \brief The function table of a plugin, version 1. */
@@ -101,7 +101,7 @@ typedef struct hurray_backend_v1 {
   uint32_t size;        /**< sizeof(hurray_backend_v1) */
   const char *name;     /**< short name, e.g. "vulkan" */
   uint8_t device_tag;   /**< the tag this plugin serves */
-  uint8_t reserved0[7];
+  uint8_t reserved0[7]; /**< zero */
 
   /** Open the vendor runtime. On success *state is the plugin's state for
    *  every later call. HURRAY_E_DEVICE_UNAVAILABLE with the reason when the
@@ -129,6 +129,7 @@ typedef struct hurray_backend_v1 {
   hurray_status (*copy_to_host)(void *state, const hurray_backend_allocation *src,
                                 uint64_t offset, void *dst, uint64_t n,
                                 hurray_error *err);
+  /** The other direction. */
   hurray_status (*copy_from_host)(void *state, hurray_backend_allocation *dst,
                                   uint64_t offset, const void *src, uint64_t n,
                                   hurray_error *err);
@@ -154,14 +155,17 @@ typedef struct hurray_backend_v1 {
                                      const hurray_backend_allocation *allocation,
                                      hurray_backend_ipc_handle *out,
                                      hurray_error *err);
+  /** Map memory another process exported. */
   hurray_status (*ipc_import_memory)(void *state, int32_t device,
                                      const hurray_backend_ipc_handle *handle,
                                      uint8_t memory_class,
                                      hurray_backend_allocation *out,
                                      hurray_error *err);
+  /** Export an event for another process. */
   hurray_status (*ipc_export_event)(void *state, int32_t device, void *event,
                                     hurray_backend_ipc_handle *out,
                                     hurray_error *err);
+  /** Open an event another process exported. */
   hurray_status (*ipc_import_event)(void *state, int32_t device,
                                     const hurray_backend_ipc_handle *handle,
                                     void **event, hurray_error *err);

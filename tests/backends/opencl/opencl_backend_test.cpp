@@ -1,0 +1,705 @@
+// Tests of libhurray-opencl.so through its function table only. The plugin is
+// dlopened as libhurray's loader does it; OpenCL itself is reached through
+// dlsym on native handle [4] (this program links neither libOpenCL nor
+// libhurray). Without an OpenCL device, every test that needs one prints the
+// reason and exits with 77, which CTest reports as skipped.
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <CL/cl.h>
+#include <hurray_backend.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+namespace {
+
+constexpr int kSkipCode = 77;
+constexpr uint32_t kAlignments[] = {64, 256, 4096, 65536};
+
+bool is_aligned(const void *p, uint64_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
+bool is_pow2(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+const char *class_name(uint8_t mc) {
+  switch (mc) {
+    case HURRAY_MEMORY_STANDARD: return "STANDARD";
+    case HURRAY_MEMORY_HOST_PINNED: return "HOST_PINNED";
+    case HURRAY_MEMORY_UNIFIED: return "UNIFIED";
+    case HURRAY_MEMORY_PEER: return "PEER";
+    default: return mc >= HURRAY_MEMORY_PRIVATE_FIRST && mc <= HURRAY_MEMORY_PRIVATE_LAST ? "private" : "reserved";
+  }
+}
+
+// The plugin's table; the plugin stays loaded for the whole process.
+const hurray_backend_v1 *plugin() {
+  static void *handle = dlopen(HURRAY_OPENCL_PLUGIN, RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) FAIL("dlopen " HURRAY_OPENCL_PLUGIN ": " << dlerror());
+  auto entry = reinterpret_cast<hurray_backend_entry_fn>(dlsym(handle, HURRAY_BACKEND_ENTRY_SYMBOL));
+  REQUIRE(entry != nullptr);
+  const hurray_backend_v1 *table = entry();
+  REQUIRE(table != nullptr);
+  return table;
+}
+
+// A probed plugin; without a device the test is skipped (exit code 77).
+struct Probed {
+  const hurray_backend_v1 *b = plugin();
+  void *state = nullptr;
+
+  Probed() {
+    hurray_error err{};
+    const hurray_status st = b->probe(&state, &err);
+    if (st == HURRAY_E_DEVICE_UNAVAILABLE) {
+      std::printf("SKIPPED: no OpenCL device: %s\n", err.message);
+      std::fflush(stdout);
+      std::exit(kSkipCode);
+    }
+    INFO("probe: " << err.message);
+    REQUIRE(st == HURRAY_OK);
+    REQUIRE(state != nullptr);
+  }
+  ~Probed() { b->shutdown(state); }
+  Probed(const Probed &) = delete;
+  Probed &operator=(const Probed &) = delete;
+
+  int32_t count() const { return b->device_count(state); }
+  hurray_backend_device_info info(int32_t dev) const {
+    hurray_backend_device_info out{};
+    hurray_error err{};
+    INFO(err.message);
+    REQUIRE(b->device_info(state, dev, &out, &err) == HURRAY_OK);
+    return out;
+  }
+  hurray_backend_native native(int32_t dev) const {
+    hurray_backend_native out{};
+    hurray_error err{};
+    const hurray_status st = b->native(state, dev, &out, &err);
+    INFO(err.message);
+    REQUIRE(st == HURRAY_OK);
+    return out;
+  }
+  std::vector<uint8_t> classes(int32_t dev) const {
+    std::vector<uint8_t> out;
+    const uint32_t mask = info(dev).memory_classes;
+    for (uint8_t mc = 0; mc < 32; ++mc)
+      if (mask & (1u << mc)) out.push_back(mc);
+    return out;
+  }
+  hurray_backend_allocation alloc(int32_t dev, uint8_t mc, uint64_t size, uint32_t align) const {
+    hurray_backend_allocation a{};
+    hurray_error err{};
+    const hurray_status st = b->alloc(state, dev, mc, size, align, 0, &a, &err);
+    INFO(class_name(mc) << " " << size << " bytes aligned to " << align << ": " << err.message);
+    REQUIRE(st == HURRAY_OK);
+    return a;
+  }
+};
+
+// OpenCL functions for the tests, from the plugin's dlopen handle (native [4]).
+#define TEST_CL_FUNCTIONS(XX)          \
+  XX(clGetDeviceInfo)                  \
+  XX(clGetContextInfo)                 \
+  XX(clGetCommandQueueInfo)            \
+  XX(clGetEventInfo)                   \
+  XX(clCreateCommandQueueWithProperties) \
+  XX(clCreateCommandQueue)             \
+  XX(clReleaseCommandQueue)            \
+  XX(clCreateProgramWithSource)        \
+  XX(clBuildProgram)                   \
+  XX(clGetProgramBuildInfo)            \
+  XX(clReleaseProgram)                 \
+  XX(clCreateKernel)                   \
+  XX(clReleaseKernel)                  \
+  XX(clSetKernelArg)                   \
+  XX(clSetKernelArgSVMPointer)         \
+  XX(clEnqueueNDRangeKernel)           \
+  XX(clCreateUserEvent)                \
+  XX(clSetUserEventStatus)             \
+  XX(clReleaseEvent)                   \
+  XX(clFinish)
+
+struct Cl {
+#define TEST_CL_XX_(name) decltype(&::name) name = nullptr;
+  TEST_CL_FUNCTIONS(TEST_CL_XX_)
+#undef TEST_CL_XX_
+  explicit Cl(void *lib) {
+    REQUIRE(lib != nullptr);
+#define TEST_CL_XX_(name)                                             \
+  name = reinterpret_cast<decltype(&::name)>(dlsym(lib, #name));      \
+  INFO("dlsym " #name);                                               \
+  REQUIRE(name != nullptr);
+    TEST_CL_FUNCTIONS(TEST_CL_XX_)
+#undef TEST_CL_XX_
+  }
+};
+
+// Writes out[i] = i * 2654435761 + seed.
+constexpr const char *kKernelSource = R"CL(
+kernel void pattern(global uint *out, uint seed) {
+  size_t i = get_global_id(0);
+  out[i] = (uint)i * 2654435761u + seed;
+}
+)CL";
+
+uint32_t pattern_at(size_t i, uint32_t seed) {
+  return static_cast<uint32_t>(i) * 2654435761u + seed;
+}
+
+// The test's own program, kernel and command queue on a device: the queue is
+// not the plugin's default queue.
+struct KernelRig {
+  const Cl &cl;
+  cl_program program = nullptr;
+  cl_kernel kernel = nullptr;
+  cl_command_queue queue = nullptr;
+
+  KernelRig(const Cl &c, const hurray_backend_native &n) : cl(c) {
+    auto ctx = static_cast<cl_context>(n.handles[2]);
+    auto dev = static_cast<cl_device_id>(n.handles[1]);
+    cl_int e = CL_SUCCESS;
+    queue = cl.clCreateCommandQueueWithProperties(ctx, dev, nullptr, &e);
+    if (queue == nullptr) queue = cl.clCreateCommandQueue(ctx, dev, 0, &e);
+    REQUIRE(queue != nullptr);
+    REQUIRE(queue != static_cast<cl_command_queue>(n.handles[3]));
+    const char *source = kKernelSource;
+    program = cl.clCreateProgramWithSource(ctx, 1, &source, nullptr, &e);
+    REQUIRE(program != nullptr);
+    e = cl.clBuildProgram(program, 1, &dev, "", nullptr, nullptr);
+    if (e != CL_SUCCESS) {
+      char log[4096] = "";
+      cl.clGetProgramBuildInfo(program, dev, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, nullptr);
+      FAIL("clBuildProgram " << e << ": " << log);
+    }
+    kernel = cl.clCreateKernel(program, "pattern", &e);
+    REQUIRE(kernel != nullptr);
+  }
+  ~KernelRig() {
+    if (queue != nullptr) {
+      cl.clFinish(queue);
+      cl.clReleaseCommandQueue(queue);
+    }
+    if (kernel != nullptr) cl.clReleaseKernel(kernel);
+    if (program != nullptr) cl.clReleaseProgram(program);
+  }
+  KernelRig(const KernelRig &) = delete;
+  KernelRig &operator=(const KernelRig &) = delete;
+
+  // Enqueue the kernel over n elements, after `gate` (a user event) if given.
+  void run(size_t n, uint32_t seed, cl_event gate) {
+    REQUIRE(cl.clSetKernelArg(kernel, 1, sizeof seed, &seed) == CL_SUCCESS);
+    REQUIRE(cl.clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &n, nullptr, gate ? 1u : 0u,
+                                      gate ? &gate : nullptr, nullptr) == CL_SUCCESS);
+  }
+  cl_int status(cl_event ev) const {
+    cl_int st = CL_COMPLETE;
+    REQUIRE(cl.clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, nullptr) ==
+            CL_SUCCESS);
+    return st;
+  }
+};
+
+// A user event that opens on destruction too, so that no thread stays blocked
+// when a check fails.
+struct Gate {
+  const Cl &cl;
+  cl_event ev = nullptr;
+  Gate(const Cl &c, cl_context ctx) : cl(c) {
+    cl_int e = CL_SUCCESS;
+    ev = cl.clCreateUserEvent(ctx, &e);
+    REQUIRE(ev != nullptr);
+  }
+  void open() {
+    if (ev != nullptr) {
+      cl.clSetUserEventStatus(ev, CL_COMPLETE);
+      cl.clReleaseEvent(ev);
+      ev = nullptr;
+    }
+  }
+  ~Gate() { open(); }
+  Gate(const Gate &) = delete;
+  Gate &operator=(const Gate &) = delete;
+};
+
+struct AllocGuard {
+  const Probed &p;
+  hurray_backend_allocation a;
+  ~AllocGuard() { p.b->free(p.state, &a); }
+};
+
+constexpr auto kBlockedFor = std::chrono::milliseconds(200);
+
+}  // namespace
+
+TEST_CASE("opencl: entry table: version size device tag and functions") {
+  const hurray_backend_v1 *b = plugin();
+  CHECK(b->api_version == HURRAY_BACKEND_API_VERSION);
+  CHECK(b->size == sizeof(hurray_backend_v1));
+  CHECK(b->device_tag == HURRAY_DEVICE_OPENCL);
+  CHECK(std::string(b->name) == "opencl");
+  CHECK(b->probe != nullptr);
+  CHECK(b->shutdown != nullptr);
+  CHECK(b->device_count != nullptr);
+  CHECK(b->device_info != nullptr);
+  CHECK(b->alloc != nullptr);
+  CHECK(b->free != nullptr);
+  CHECK(b->copy_to_host != nullptr);
+  CHECK(b->copy_from_host != nullptr);
+  CHECK(b->classify != nullptr);
+  CHECK(b->event_record != nullptr);
+  CHECK(b->event_wait != nullptr);
+  CHECK(b->event_release != nullptr);
+  CHECK(b->native != nullptr);
+  // OpenCL has no IPC of memory or events.
+  CHECK(b->ipc_export_memory == nullptr);
+  CHECK(b->ipc_import_memory == nullptr);
+  CHECK(b->ipc_export_event == nullptr);
+  CHECK(b->ipc_import_event == nullptr);
+  for (void *r : b->reserved) CHECK(r == nullptr);
+  for (uint8_t r : b->reserved0) CHECK(r == 0);
+}
+
+TEST_CASE("opencl: probe: every device is described with its native handles") {
+  Probed p;
+  const int32_t n = p.count();
+  REQUIRE(n >= 1);
+  for (int32_t dev = 0; dev < n; ++dev) {
+    const hurray_backend_device_info info = p.info(dev);
+    std::printf("opencl device %d: name \"%s\", memory_classes 0x%x, ipc 0x%x, min_alignment %u\n"
+                "  detail: \"%s\"\n",
+                dev, info.name, info.memory_classes, info.ipc, info.min_alignment, info.detail);
+    std::fflush(stdout);
+    CHECK(std::strlen(info.name) > 0);
+    CHECK((info.memory_classes & (1u << HURRAY_MEMORY_STANDARD)) != 0);
+    CHECK((info.memory_classes & (1u << HURRAY_MEMORY_HOST_PINNED)) != 0);
+    CHECK((info.memory_classes & ~0x7u) == 0);  // never PEER, nothing else
+    CHECK(info.ipc == 0);
+    CHECK(is_pow2(info.min_alignment));
+    CHECK(info.min_alignment >= HURRAY_MIN_ALIGNMENT);
+    CHECK(std::string(info.detail).find("no IPC") != std::string::npos);
+
+    const hurray_backend_native nat = p.native(dev);
+    for (int i = 0; i < 5; ++i) CHECK(nat.handles[i] != nullptr);
+    for (int i = 5; i < 8; ++i) CHECK(nat.handles[i] == nullptr);
+    const Cl cl(nat.handles[4]);
+    auto platform = static_cast<cl_platform_id>(nat.handles[0]);
+    auto device = static_cast<cl_device_id>(nat.handles[1]);
+    auto context = static_cast<cl_context>(nat.handles[2]);
+    auto queue = static_cast<cl_command_queue>(nat.handles[3]);
+    cl_platform_id dev_platform = nullptr;
+    REQUIRE(cl.clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof dev_platform, &dev_platform,
+                               nullptr) == CL_SUCCESS);
+    CHECK(dev_platform == platform);
+    cl_device_id ctx_device = nullptr;
+    REQUIRE(cl.clGetContextInfo(context, CL_CONTEXT_DEVICES, sizeof ctx_device, &ctx_device,
+                                nullptr) == CL_SUCCESS);
+    CHECK(ctx_device == device);
+    cl_context q_context = nullptr;
+    cl_device_id q_device = nullptr;
+    cl_command_queue_properties q_props = 0;
+    REQUIRE(cl.clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof q_context, &q_context,
+                                     nullptr) == CL_SUCCESS);
+    REQUIRE(cl.clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof q_device, &q_device,
+                                     nullptr) == CL_SUCCESS);
+    REQUIRE(cl.clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof q_props, &q_props,
+                                     nullptr) == CL_SUCCESS);
+    CHECK(q_context == context);
+    CHECK(q_device == device);
+    CHECK((q_props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) == 0);  // in order
+
+    // The device's own figures agree with what the plugin reports.
+    cl_uint base_bits = 0;
+    REQUIRE(cl.clGetDeviceInfo(device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof base_bits,
+                               &base_bits, nullptr) == CL_SUCCESS);
+    CHECK(info.min_alignment >= base_bits / 8);
+    cl_device_svm_capabilities svm = 0;
+    cl.clGetDeviceInfo(device, CL_DEVICE_SVM_CAPABILITIES, sizeof svm, &svm, nullptr);
+    CHECK(((info.memory_classes >> HURRAY_MEMORY_UNIFIED) & 1u) ==
+          ((svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) != 0 ? 1u : 0u));
+  }
+
+  hurray_backend_device_info info{};
+  hurray_error err{};
+  CHECK(p.b->device_info(p.state, n, &info, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
+  CHECK(err.status == HURRAY_E_DEVICE_UNAVAILABLE);
+  CHECK(p.b->device_info(p.state, -1, &info, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
+  hurray_backend_native nat{};
+  CHECK(p.b->native(p.state, n, &nat, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
+}
+
+TEST_CASE("opencl: alloc: every served class at alignments 64 256 4096 65536") {
+  Probed p;
+  for (int32_t dev = 0; dev < p.count(); ++dev) {
+    const uint32_t min_alignment = p.info(dev).min_alignment;
+    for (uint8_t mc : p.classes(dev)) {
+      for (uint32_t align : kAlignments) {
+        for (uint64_t size : {uint64_t{1}, uint64_t{4099}, uint64_t{1} << 20}) {
+          INFO("device " << dev << ", " << class_name(mc) << ", " << size << " bytes, alignment "
+                         << align);
+          AllocGuard g{p, p.alloc(dev, mc, size, align)};
+          const hurray_backend_allocation &a = g.a;
+          CHECK(a.byte_size == size);
+          CHECK(a.device == dev);
+          CHECK(a.memory_class == mc);
+          CHECK(is_pow2(a.alignment));
+          CHECK(a.alignment >= align);
+          CHECK(a.alignment >= min_alignment);
+          REQUIRE(a.data != nullptr);
+          CHECK(a.plugin_data != nullptr);
+          int32_t cdev = -1;
+          uint8_t cmc = 0xFF;
+          hurray_error err{};
+          if (mc == HURRAY_MEMORY_STANDARD) {
+            CHECK(a.flags == HURRAY_HANDOFF_OPAQUE_DATA);  // a cl_mem
+            CHECK(a.host == nullptr);
+            CHECK(p.b->classify(p.state, a.data, &cdev, &cmc, &err) == HURRAY_E_UNSUPPORTED);
+          } else {
+            CHECK(a.flags == 0);
+            CHECK(a.host == a.data);
+            CHECK(is_aligned(a.data, align));
+            CHECK(is_aligned(a.data, a.alignment));
+            std::memset(a.host, 0xA5, static_cast<size_t>(size));  // host-visible: all of it
+            if (mc == HURRAY_MEMORY_UNIFIED) {
+              const auto *last = static_cast<const char *>(a.data) + size - 1;
+              REQUIRE(p.b->classify(p.state, a.data, &cdev, &cmc, &err) == HURRAY_OK);
+              CHECK(cdev == dev);
+              CHECK(cmc == HURRAY_MEMORY_UNIFIED);
+              cdev = -1;
+              REQUIRE(p.b->classify(p.state, last, &cdev, &cmc, &err) == HURRAY_OK);
+              CHECK(cdev == dev);
+            } else {
+              CHECK(p.b->classify(p.state, a.data, &cdev, &cmc, &err) == HURRAY_E_UNSUPPORTED);
+            }
+          }
+        }
+      }
+      // An empty buffer has no memory.
+      AllocGuard g{p, p.alloc(dev, mc, 0, 64)};
+      CHECK(g.a.data == nullptr);
+      CHECK(g.a.byte_size == 0);
+    }
+  }
+  int stack_value = 0;
+  hurray_error err{};
+  CHECK(p.b->classify(p.state, &stack_value, nullptr, nullptr, &err) == HURRAY_E_UNSUPPORTED);
+  CHECK(std::string(err.message).find("not fine-grained SVM") != std::string::npos);
+}
+
+TEST_CASE("opencl: copy: a 1 MiB round trip through every served class") {
+  Probed p;
+  constexpr uint64_t kSize = uint64_t{1} << 20;
+  std::vector<uint8_t> src(kSize), back(kSize);
+  for (size_t i = 0; i < kSize; ++i) src[i] = static_cast<uint8_t>(i * 131 + (i >> 11));
+  for (int32_t dev = 0; dev < p.count(); ++dev) {
+    for (uint8_t mc : p.classes(dev)) {
+      INFO("device " << dev << ", " << class_name(mc));
+      AllocGuard g{p, p.alloc(dev, mc, kSize, 4096)};
+      hurray_error err{};
+      REQUIRE(p.b->copy_from_host(p.state, &g.a, 0, src.data(), kSize, &err) == HURRAY_OK);
+      std::fill(back.begin(), back.end(), 0);
+      REQUIRE(p.b->copy_to_host(p.state, &g.a, 0, back.data(), kSize, &err) == HURRAY_OK);
+      CHECK(back == src);
+      if (g.a.host != nullptr) CHECK(std::memcmp(g.a.host, src.data(), kSize) == 0);
+
+      // A part, at an offset.
+      const std::vector<uint8_t> part(1000, 0x5C);
+      REQUIRE(p.b->copy_from_host(p.state, &g.a, 12345, part.data(), part.size(), &err) ==
+              HURRAY_OK);
+      std::vector<uint8_t> expect = src;
+      std::memcpy(expect.data() + 12345, part.data(), part.size());
+      REQUIRE(p.b->copy_to_host(p.state, &g.a, 0, back.data(), kSize, &err) == HURRAY_OK);
+      CHECK(back == expect);
+      std::vector<uint8_t> tail(100);
+      REQUIRE(p.b->copy_to_host(p.state, &g.a, kSize - 100, tail.data(), 100, &err) == HURRAY_OK);
+      CHECK(std::memcmp(tail.data(), expect.data() + kSize - 100, 100) == 0);
+
+      // Outside the allocation, and nothing at all.
+      CHECK(p.b->copy_to_host(p.state, &g.a, kSize - 10, back.data(), 11, &err) ==
+            HURRAY_E_INVALID_ARGUMENT);
+      CHECK(p.b->copy_from_host(p.state, &g.a, kSize + 1, src.data(), 0, &err) ==
+            HURRAY_E_INVALID_ARGUMENT);
+      CHECK(p.b->copy_to_host(p.state, &g.a, kSize, back.data(), 0, &err) == HURRAY_OK);
+    }
+  }
+}
+
+TEST_CASE("opencl: events: a kernel on another queue waited for on the default queue") {
+  Probed p;
+  for (int32_t dev = 0; dev < p.count(); ++dev) {
+    INFO("device " << dev);
+    const hurray_backend_native nat = p.native(dev);
+    const Cl cl(nat.handles[4]);
+    KernelRig rig(cl, nat);
+    constexpr size_t kCount = 1 << 18;  // 1 MiB of uint32
+    AllocGuard g{p, p.alloc(dev, HURRAY_MEMORY_STANDARD, kCount * 4, 4096)};
+    std::vector<uint32_t> out(kCount, 0xFFFFFFFFu);
+    hurray_error err{};
+    const std::vector<uint32_t> zeros(kCount, 0);
+    REQUIRE(p.b->copy_from_host(p.state, &g.a, 0, zeros.data(), kCount * 4, &err) == HURRAY_OK);
+
+    // The kernel waits for a gate the test opens later, so that the wait
+    // below is what orders the copy after it.
+    Gate gate(cl, static_cast<cl_context>(nat.handles[2]));
+    auto mem = static_cast<cl_mem>(g.a.data);
+    REQUIRE(cl.clSetKernelArg(rig.kernel, 0, sizeof mem, &mem) == CL_SUCCESS);
+    rig.run(kCount, 7u, gate.ev);
+    void *event = nullptr;
+    uint64_t value = 99;
+    REQUIRE(p.b->event_record(p.state, dev, rig.queue, &event, &value, &err) == HURRAY_OK);
+    REQUIRE(event != nullptr);
+    CHECK(value == 0);
+    CHECK(rig.status(static_cast<cl_event>(event)) != CL_COMPLETE);
+
+    // The default queue waits for the event; a copy on it waits too.
+    REQUIRE(p.b->event_wait(p.state, dev, event, 0, nat.handles[3], &err) == HURRAY_OK);
+    std::atomic<bool> done{false};
+    hurray_status copy_status = HURRAY_E_INTERNAL;
+    std::thread reader([&] {
+      copy_status = p.b->copy_to_host(p.state, &g.a, 0, out.data(), kCount * 4, nullptr);
+      done = true;
+    });
+    std::this_thread::sleep_for(kBlockedFor);
+    CHECK_FALSE(done.load());  // still behind the barrier
+    gate.open();
+    reader.join();
+    REQUIRE(copy_status == HURRAY_OK);
+    size_t wrong = 0;
+    for (size_t i = 0; i < kCount; ++i) wrong += out[i] != pattern_at(i, 7u);
+    CHECK(wrong == 0);
+    CHECK(rig.status(static_cast<cl_event>(event)) == CL_COMPLETE);
+    p.b->event_release(p.state, dev, event);
+  }
+}
+
+TEST_CASE("opencl: events: a wait on the host (stream NULL)") {
+  Probed p;
+  for (int32_t dev = 0; dev < p.count(); ++dev) {
+    INFO("device " << dev);
+    const hurray_backend_native nat = p.native(dev);
+    const Cl cl(nat.handles[4]);
+    KernelRig rig(cl, nat);
+    const auto served = p.classes(dev);
+    const bool unified =
+        std::find(served.begin(), served.end(), HURRAY_MEMORY_UNIFIED) != served.end();
+    const uint8_t mc = unified ? HURRAY_MEMORY_UNIFIED : HURRAY_MEMORY_STANDARD;
+    constexpr size_t kCount = 1 << 16;
+    AllocGuard g{p, p.alloc(dev, mc, kCount * 4, 4096)};
+    hurray_error err{};
+    if (unified) {
+      std::memset(g.a.host, 0, kCount * 4);
+      REQUIRE(cl.clSetKernelArgSVMPointer(rig.kernel, 0, g.a.data) == CL_SUCCESS);
+    } else {
+      auto mem = static_cast<cl_mem>(g.a.data);
+      REQUIRE(cl.clSetKernelArg(rig.kernel, 0, sizeof mem, &mem) == CL_SUCCESS);
+    }
+    Gate gate(cl, static_cast<cl_context>(nat.handles[2]));
+    rig.run(kCount, 1234u, gate.ev);
+    void *event = nullptr;
+    uint64_t value = 1;
+    REQUIRE(p.b->event_record(p.state, dev, rig.queue, &event, &value, &err) == HURRAY_OK);
+    CHECK(value == 0);
+
+    std::atomic<bool> done{false};
+    hurray_status wait_status = HURRAY_E_INTERNAL;
+    std::thread waiter([&] {
+      wait_status = p.b->event_wait(p.state, dev, event, 0, nullptr, nullptr);
+      done = true;
+    });
+    std::this_thread::sleep_for(kBlockedFor);
+    CHECK_FALSE(done.load());  // the host waits for the kernel
+    gate.open();
+    waiter.join();
+    REQUIRE(wait_status == HURRAY_OK);
+    CHECK(rig.status(static_cast<cl_event>(event)) == CL_COMPLETE);
+    std::vector<uint32_t> out(kCount);
+    if (unified) {
+      // Fine-grained SVM: the host reads the kernel's writes directly.
+      std::memcpy(out.data(), g.a.host, kCount * 4);
+    } else {
+      REQUIRE(p.b->copy_to_host(p.state, &g.a, 0, out.data(), kCount * 4, &err) == HURRAY_OK);
+    }
+    size_t wrong = 0;
+    for (size_t i = 0; i < kCount; ++i) wrong += out[i] != pattern_at(i, 1234u);
+    CHECK(wrong == 0);
+    p.b->event_release(p.state, dev, event);
+
+    // An event on the default queue (stream NULL), and what a wait refuses.
+    REQUIRE(p.b->event_record(p.state, dev, nullptr, &event, &value, &err) == HURRAY_OK);
+    CHECK(p.b->event_wait(p.state, dev, event, 1, nullptr, &err) == HURRAY_E_INVALID_ARGUMENT);
+    CHECK(std::string(err.message).find("binary") != std::string::npos);
+    CHECK(p.b->event_wait(p.state, dev, nullptr, 0, nullptr, &err) == HURRAY_E_INVALID_ARGUMENT);
+    REQUIRE(p.b->event_wait(p.state, dev, event, 0, nullptr, &err) == HURRAY_OK);
+    REQUIRE(p.b->event_wait(p.state, dev, event, 0, rig.queue, &err) == HURRAY_OK);
+    p.b->event_release(p.state, dev, event);
+  }
+}
+
+TEST_CASE("opencl: errors: an absent memory class is DEVICE_UNAVAILABLE and named") {
+  Probed p;
+  for (int32_t dev = 0; dev < p.count(); ++dev) {
+    const uint32_t served = p.info(dev).memory_classes;
+    for (uint8_t mc : {uint8_t{HURRAY_MEMORY_STANDARD}, uint8_t{HURRAY_MEMORY_HOST_PINNED},
+                       uint8_t{HURRAY_MEMORY_UNIFIED}, uint8_t{HURRAY_MEMORY_PEER}, uint8_t{0xF0}}) {
+      if (mc < 32 && (served & (1u << mc)) != 0) continue;
+      INFO("device " << dev << ", " << class_name(mc));
+      hurray_backend_allocation a{};
+      hurray_error err{};
+      CHECK(p.b->alloc(p.state, dev, mc, 4096, 4096, 0, &a, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
+      CHECK(err.status == HURRAY_E_DEVICE_UNAVAILABLE);
+      CHECK(std::string(err.message).find(class_name(mc)) != std::string::npos);
+      CHECK(a.data == nullptr);
+      CHECK(a.plugin_data == nullptr);
+      std::printf("absent class %s on device %d: %s\n", class_name(mc), dev, err.message);
+    }
+    // A device that does not exist.
+    hurray_backend_allocation a{};
+    hurray_error err{};
+    CHECK(p.b->alloc(p.state, p.count(), HURRAY_MEMORY_STANDARD, 64, 64, 0, &a, &err) ==
+          HURRAY_E_DEVICE_UNAVAILABLE);
+  }
+}
+
+TEST_CASE("opencl: errors: SHAREABLE memory is UNSUPPORTED") {
+  Probed p;
+  for (int32_t dev = 0; dev < p.count(); ++dev) {
+    for (uint8_t mc : p.classes(dev)) {
+      INFO("device " << dev << ", " << class_name(mc));
+      hurray_backend_allocation a{};
+      hurray_error err{};
+      CHECK(p.b->alloc(p.state, dev, mc, 4096, 4096, HURRAY_ALLOC_SHAREABLE, &a, &err) ==
+            HURRAY_E_UNSUPPORTED);
+      CHECK(err.status == HURRAY_E_UNSUPPORTED);
+      CHECK(std::string(err.message).find("SHAREABLE") != std::string::npos);
+      CHECK(a.plugin_data == nullptr);
+    }
+  }
+}
+
+TEST_CASE("opencl: errors: too large an allocation is OUT_OF_MEMORY and names the OpenCL error") {
+  Probed p;
+  for (int32_t dev = 0; dev < p.count(); ++dev) {
+    const hurray_backend_native nat = p.native(dev);
+    const Cl cl(nat.handles[4]);
+    cl_ulong max_alloc = 0;
+    REQUIRE(cl.clGetDeviceInfo(static_cast<cl_device_id>(nat.handles[1]),
+                               CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc,
+                               nullptr) == CL_SUCCESS);
+    for (uint8_t mc : p.classes(dev)) {
+      INFO("device " << dev << ", " << class_name(mc));
+      hurray_backend_allocation a{};
+      hurray_error err{};
+      CHECK(p.b->alloc(p.state, dev, mc, max_alloc + 1, 64, 0, &a, &err) ==
+            HURRAY_E_OUT_OF_MEMORY);
+      CHECK(err.status == HURRAY_E_OUT_OF_MEMORY);
+      const std::string msg = err.message;
+      std::printf("too large %s on device %d: %s\n", class_name(mc), dev, err.message);
+      if (mc == HURRAY_MEMORY_UNIFIED) {
+        CHECK(msg.rfind("[clSVMAlloc] ", 0) == 0);  // clSVMAlloc gives no error code
+      } else {
+        CHECK(msg.rfind("[clCreateBuffer] CL_INVALID_BUFFER_SIZE: ", 0) == 0);
+      }
+      CHECK(a.plugin_data == nullptr);
+    }
+  }
+}
+
+// Run by the next test in a child process, in the environment it chooses.
+TEST_CASE("opencl: child: probe and print the result", "[.child]") {
+  const hurray_backend_v1 *b = plugin();
+  void *state = nullptr;
+  hurray_error err{};
+  const hurray_status st = b->probe(&state, &err);
+  std::printf("probe-result status=%d message=%s\n", static_cast<int>(st),
+              st == HURRAY_OK ? "" : err.message);
+  std::fflush(stdout);
+  if (st == HURRAY_OK) b->shutdown(state);
+}
+
+TEST_CASE("opencl: probe: no OpenCL platform is DEVICE_UNAVAILABLE with the reason") {
+  // ocl-icd reads OCL_ICD_VENDORS once per process, so the probe runs in a
+  // child of this program with OCL_ICD_VENDORS pointing at an empty folder.
+  char dir[] = "/tmp/hurray-opencl-no-icd-XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  char exe[4096] = "";
+  const ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  REQUIRE(len > 0);
+  exe[len] = '\0';
+  const std::string cmd = std::string("OCL_ICD_VENDORS='") + dir + "' '" + exe +
+                          "' 'opencl: child: probe and print the result' 2>&1";
+  FILE *child = popen(cmd.c_str(), "r");
+  REQUIRE(child != nullptr);
+  std::string output;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, child) != nullptr) output += buf;
+  const int rc = pclose(child);
+  rmdir(dir);
+  INFO(output);
+  CHECK(rc == 0);
+  const size_t at = output.find("probe-result status=");
+  REQUIRE(at != std::string::npos);
+  const std::string line = output.substr(at, output.find('\n', at) - at);
+  std::printf("%s\n", line.c_str());
+  CHECK(line.find("status=10 ") != std::string::npos);  // HURRAY_E_DEVICE_UNAVAILABLE
+  void *lib = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib != nullptr) {
+    // ocl-icd's answer when it finds no driver.
+    CHECK(line.find("message=[clGetPlatformIDs] CL_PLATFORM_NOT_FOUND_KHR") != std::string::npos);
+    dlclose(lib);
+  } else {
+    CHECK(line.find("libOpenCL.so.1") != std::string::npos);  // dlerror's text
+  }
+}
+
+TEST_CASE("opencl: threads: alloc copy classify and free from several threads at once") {
+  Probed p;
+  constexpr int kThreads = 4, kRounds = 40;
+  std::vector<std::vector<uint8_t>> served;  // Catch's macros stay on this thread
+  for (int32_t dev = 0; dev < p.count(); ++dev) served.push_back(p.classes(dev));
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRounds; ++r) {
+        const int32_t dev = (t + r) % p.count();
+        const std::vector<uint8_t> &classes = served[static_cast<size_t>(dev)];
+        const uint8_t mc = classes[static_cast<size_t>(r) % classes.size()];
+        hurray_backend_allocation a{};
+        if (p.b->alloc(p.state, dev, mc, 65536, 4096, 0, &a, nullptr) != HURRAY_OK) {
+          ++failures;
+          continue;
+        }
+        uint8_t in[256], out[256];
+        std::memset(in, t * 16 + r, sizeof in);
+        if (p.b->copy_from_host(p.state, &a, 1024, in, sizeof in, nullptr) != HURRAY_OK ||
+            p.b->copy_to_host(p.state, &a, 1024, out, sizeof out, nullptr) != HURRAY_OK ||
+            std::memcmp(in, out, sizeof in) != 0)
+          ++failures;
+        int32_t cdev = -1;
+        uint8_t cmc = 0;
+        const hurray_status cs = p.b->classify(p.state, a.data, &cdev, &cmc, nullptr);
+        if (mc == HURRAY_MEMORY_UNIFIED ? cs != HURRAY_OK || cdev != dev
+                                        : cs != HURRAY_E_UNSUPPORTED)
+          ++failures;
+        p.b->free(p.state, &a);
+      }
+    });
+  }
+  for (std::thread &th : threads) th.join();
+  CHECK(failures.load() == 0);
+}
+
+TEST_CASE("opencl: shutdown: allocations still alive are freed with the state") {
+  Probed p;
+  for (uint8_t mc : p.classes(0)) {
+    hurray_backend_allocation a = p.alloc(0, mc, 8192, 4096);
+    CHECK(a.plugin_data != nullptr);  // left for shutdown()
+  }
+}

@@ -146,6 +146,32 @@ TEST_CASE("EVENT handoff: the consumer waits on the event, then reads", "[confor
   }
 }
 
+TEST_CASE("CONSUMER_STREAM handoff: another stream first waits for the declared one", "[conformance]") {
+  for (int32_t d = 0; d < device_count(); ++d) {
+    hurray_backend_native native;
+    hurray_error err;
+    if (hurray_device_native(g_ctx, g_tag, d, &native, &err) != HURRAY_OK || !native.handles[3]) {
+      // CPU and the example plugin have no streams of their own to declare
+      CHECK((g_tag == HURRAY_DEVICE_CPU || g_tag >= 0xF0));
+      continue;
+    }
+    INFO("device " << d);
+    hurray_buffer *b = alloc(d, HURRAY_MEMORY_STANDARD, 4096, 4096, &err);
+    REQUIRE(b != nullptr);
+    hurray_export_desc e = HURRAY_EXPORT_DESC_INIT;
+    e.sync_mode = HURRAY_SYNC_CONSUMER_STREAM;
+    e.sync_object = native.handles[3];  // the backend's default stream, declared
+    hurray_handoff h;
+    REQUIRE(hurray_buffer_export(b, &e, &h, &err) == HURRAY_OK);
+    CHECK(hurray_handoff_check(&h, g_policy, &err) == HURRAY_OK);
+    CHECK(hurray_handoff_acquire(g_ctx, &h, native.handles[3], &err) == HURRAY_OK);  // same stream
+    INFO(err.message);
+    CHECK(hurray_handoff_acquire(g_ctx, &h, nullptr, &err) == HURRAY_OK);  // the host waits first
+    REQUIRE(hurray_handoff_release(&h, &err) == HURRAY_OK);
+    hurray_buffer_unref(b);
+  }
+}
+
 int main(int argc, char **argv) {
   // --hurray-device=TAG selects the device tag; everything else is Catch's.
   std::vector<char *> args;

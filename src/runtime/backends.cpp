@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -59,10 +60,16 @@ struct TagState {
 class Registry {
  public:
   hurray_status get(uint8_t tag, Backend *out, hurray_error *err) {
+    // Once a tag's backend is ready it never changes: read it without the lock.
+    if (const Backend *ready = ready_[tag].load(std::memory_order_acquire)) {
+      *out = *ready;
+      return HURRAY_OK;
+    }
     std::lock_guard<std::mutex> lock(mu_);
     TagState &t = tags_[tag];
     if (!t.resolved) resolve(tag, t);
     if (t.backend.table) {
+      ready_[tag].store(&t.backend, std::memory_order_release);
       *out = t.backend;
       return HURRAY_OK;
     }
@@ -320,6 +327,7 @@ class Registry {
   std::string search_desc_;
   std::vector<std::unique_ptr<Plugin>> plugins_;
   TagState tags_[256];
+  std::atomic<const Backend *> ready_[256] = {};
 };
 
 Registry &registry() {

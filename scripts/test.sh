@@ -4,7 +4,9 @@
 #      consumers of the installed library;
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer: the whole suite again
 #      (less the ABI checks, which need the plain build);
-#   3. ThreadSanitizer: the concurrency tests (ctest -L concurrency).
+#   3. ThreadSanitizer: the concurrency tests (ctest -L concurrency);
+#   4. valgrind memcheck over the unit-test programs of stage 1: no error,
+#      no definite or indirect leak.
 # Installs missing Debian packages when run as root. .ci/run calls this.
 # Environment: HURRAY_BUILD_PREFIX (default build-test), JOBS (default nproc),
 # HURRAY_SANITIZERS=0 to run stage 1 only.
@@ -29,6 +31,23 @@ stage() {  # stage NAME CTEST_ARGS -- CMAKE_ARGS...
   ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 600 "${ctest_args[@]}"
 }
 
+memcheck() {
+  echo "=== [valgrind] memcheck of the unit-test programs"
+  local dir=$prefix/default/tests passed=0 failed=0 t
+  for t in hurray_core_tests hurray_handoff_tests "hurray_loader_tests [none],[lazy]" \
+           "hurray_conformance_tests --hurray-device=0x00"; do
+    # shellcheck disable=SC2086
+    if valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+        -q $dir/$t >"$prefix/valgrind.log" 2>&1; then
+      echo "valgrind: $t: clean"; passed=$((passed + 1))
+    else
+      echo "valgrind: $t: FAILED"; cat "$prefix/valgrind.log"; failed=$((failed + 1))
+    fi
+  done
+  echo "valgrind: $passed passed, $failed failed"
+  [[ $failed == 0 ]]
+}
+
 stage default -- -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHURRAY_ABI_CHECKS=ON
 if [[ ${HURRAY_SANITIZERS:-1} != 0 ]]; then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
@@ -37,5 +56,6 @@ if [[ ${HURRAY_SANITIZERS:-1} != 0 ]]; then
   export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
   stage tsan -L concurrency -- -DCMAKE_BUILD_TYPE=Debug -DHURRAY_ABI_CHECKS=OFF \
     -DHURRAY_SANITIZE=thread
+  memcheck
 fi
 echo "=== all stages passed"

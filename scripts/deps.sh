@@ -9,6 +9,7 @@ declare -A PROFILE=(
   [test]="cmake make g++ pkg-config catch2 python3 binutils abigail-tools libffi-dev libbenchmark-dev doxygen valgrind"
   [vulkan]="libvulkan-dev mesa-vulkan-drivers glslang-tools vulkan-tools"
   [opencl]="ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo"
+  [gpu]="libamdhip64-dev libze-dev libze1"
 )
 
 want=()

@@ -257,7 +257,8 @@ typedef enum hurray_transport {
   HURRAY_TRANSPORT_IN_PROCESS = 0,
   HURRAY_TRANSPORT_IPC = 1,
   HURRAY_TRANSPORT_RDMA = 2,
-  HURRAY_TRANSPORT_CROSS_MACHINE = 3
+  HURRAY_TRANSPORT_CROSS_MACHINE = 3,
+  HURRAY_TRANSPORT_FORCE_32BIT_ = 0x7fffffff /**< any int is a valid value to pass */
 } hurray_transport;
 
 /** \brief The decoded fields of one 16-byte handle, in wire order.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the Debian packages a command needs, when they are missing.
-# Usage: scripts/deps.sh PROFILE...   (profiles: build, test)
+# Usage: scripts/deps.sh PROFILE...   (profiles: build, test, vulkan, opencl, gpu, fuzz)
 # As root it runs apt-get itself; otherwise it prints the command to run.
 set -euo pipefail
 
@@ -10,6 +10,7 @@ declare -A PROFILE=(
   [vulkan]="libvulkan-dev mesa-vulkan-drivers glslang-tools vulkan-tools"
   [opencl]="ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo"
   [gpu]="libamdhip64-dev libze-dev libze1"
+  [fuzz]="clang-14 libclang-rt-14-dev"
 )
 
 want=()

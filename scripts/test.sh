@@ -6,13 +6,15 @@
 #      (less the ABI checks, which need the plain build);
 #   3. ThreadSanitizer: the concurrency tests (ctest -L concurrency);
 #   4. valgrind memcheck over the unit-test programs of stage 1: no error,
-#      no definite or indirect leak.
+#      no definite or indirect leak;
+#   5. libFuzzer (clang-14): each fuzz target for HURRAY_FUZZ_SECONDS (default
+#      60) on its seed corpus (scripts/fuzz.sh).
 # Installs missing Debian packages when run as root. .ci/run calls this.
 # Environment: HURRAY_BUILD_PREFIX (default build-test), JOBS (default nproc),
 # HURRAY_SANITIZERS=0 to run stage 1 only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh test vulkan opencl gpu
+scripts/deps.sh test vulkan opencl gpu fuzz
 # PoCL and Mesa keep kernel and shader caches: somewhere private and temporary.
 export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$(mktemp -d)}
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$(mktemp -d)}
@@ -51,11 +53,13 @@ memcheck() {
 stage default -- -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHURRAY_ABI_CHECKS=ON
 if [[ ${HURRAY_SANITIZERS:-1} != 0 ]]; then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
-  stage asan-ubsan -- -DCMAKE_BUILD_TYPE=Debug -DHURRAY_ABI_CHECKS=OFF \
+  stage asan-ubsan -- -DCMAKE_BUILD_TYPE=Debug -DHURRAY_ABI_CHECKS=OFF -DHURRAY_FUZZ=ON \
     "-DHURRAY_SANITIZE=address,undefined"
   export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
   stage tsan -L concurrency -- -DCMAKE_BUILD_TYPE=Debug -DHURRAY_ABI_CHECKS=OFF \
     -DHURRAY_SANITIZE=thread
   memcheck
+  echo "=== [fuzz] libFuzzer, ${HURRAY_FUZZ_SECONDS:-60} s per target"
+  HURRAY_FUZZ_BUILD=$prefix/fuzz scripts/fuzz.sh "${HURRAY_FUZZ_SECONDS:-60}"
 fi
 echo "=== all stages passed"

@@ -31,6 +31,8 @@ HURRAY_API hurray_status hurray_policy_set_transport(hurray_policy *policy,
     case HURRAY_TRANSPORT_CROSS_MACHINE:
       policy->transport = transport;
       return HURRAY_OK;
+    default:
+      break;
   }
   return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
               "hurray_policy_set_transport: unknown transport %d",

@@ -1,0 +1,276 @@
+#!/usr/bin/env python3
+"""Write the seed corpus of the fuzz targets: tests/fuzz/corpus/<target>/.
+
+Every file is named after what it holds, and the script owns the whole
+corpus: it rewrites the three directories from scratch, so running it again
+gives the same files. `--check` only compares and exits 1 on a difference.
+
+The byte layouts are those documented at the top of each fuzz_*.cpp.
+"""
+import argparse
+import os
+import shutil
+import struct
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# Wire values (include/hurray.h).
+CPU, CUDA, ROCM, METAL, VULKAN, WEBGPU, HEXAGON, LEVEL_ZERO, OPENCL = range(9)
+TAG_NAMES = ["cpu", "cuda", "rocm", "metal", "vulkan", "webgpu", "hexagon",
+             "level-zero", "opencl"]
+STANDARD, HOST_PINNED, UNIFIED, PEER = range(4)
+PRODUCER_SYNCED, EVENT, CONSUMER_STREAM = range(3)
+IN_PROCESS, IPC, RDMA, CROSS_MACHINE = range(4)
+WARNINGS_AS_ERRORS = 0x04
+SET_IPC_SYNC = 0x80
+
+
+def handle(size=4096, align=64, tag=CPU, sync=PRODUCER_SYNCED, mc=STANDARD, reserved=0):
+    return struct.pack("<QIBBBB", size, align, tag, sync, mc, reserved)
+
+
+def good_alignment(tag):
+    # what no rule or SHOULD complains about in-process
+    if tag in (CUDA, ROCM, METAL, VULKAN, WEBGPU, LEVEL_ZERO, OPENCL):
+        return 4096
+    if tag == HEXAGON:
+        return 128
+    return 64
+
+
+# ---------------------------------------------------------------- fuzz_handle
+def fuzz_handle_seeds():
+    """4 policy bytes (transport|flags, private tag, ipc tag, ipc flags|cap),
+    then the table."""
+    seeds = {}
+
+    def add(name, table, transport=IN_PROCESS, flags=0, private=0, ipc_tag=0, ipc=0):
+        seeds[name] = bytes([transport | flags, private, ipc_tag, ipc]) + table
+
+    # a valid handle for every device tag, and every valid memory class
+    valid_classes = {CPU: [STANDARD], CUDA: [0, 1, 2, 3], ROCM: [0, 1, 2, 3],
+                     METAL: [0, 1, 2], VULKAN: [0, 1, 2], WEBGPU: [0],
+                     HEXAGON: [0, 2], LEVEL_ZERO: [0, 1, 2, 3], OPENCL: [0, 1, 2]}
+    for tag, name in enumerate(TAG_NAMES):
+        for mc in valid_classes[tag]:
+            add(f"valid-{name}-mc{mc}", handle(tag=tag, mc=mc, align=good_alignment(tag)))
+    add("valid-private-f0-agreed", handle(tag=0xF0), private=0xF0)
+    add("valid-private-fe-private-class", handle(tag=0xFE, mc=0xF3), private=0xFE)
+    add("valid-empty-align-1", handle(size=0, align=1))  # BP-ALIGN-EMPTY
+    add("valid-cuda-event", handle(tag=CUDA, sync=EVENT, align=4096))
+    add("valid-rocm-stream", handle(tag=ROCM, sync=CONSUMER_STREAM, align=4096))
+    add("valid-ipc-cuda-event", handle(tag=CUDA, sync=EVENT, align=4096), transport=IPC)
+    add("valid-ipc-opencl-event-declared", handle(tag=OPENCL, sync=EVENT, align=4096),
+        transport=IPC, ipc_tag=OPENCL, ipc=SET_IPC_SYNC | 1)
+    add("valid-ipc-vulkan-stream-declared", handle(tag=VULKAN, sync=CONSUMER_STREAM, align=8192),
+        transport=IPC, ipc_tag=VULKAN, ipc=SET_IPC_SYNC | 3)
+    add("valid-rdma-cpu-4096", handle(align=4096), transport=RDMA)
+    add("valid-cross-machine-cpu", handle(), transport=CROSS_MACHINE)
+    add("valid-strict-cuda-page", handle(tag=CUDA, align=4096), flags=WARNINGS_AS_ERRORS)
+
+    # every byte-level rule broken once
+    add("BP-SIZE-empty", b"")
+    add("BP-SIZE-15-bytes", handle()[:15])
+    add("BP-SIZE-17-bytes", handle() + b"\x00")
+    add("BP-RESERVED", handle(reserved=1))
+    add("BP-ALIGN-POW2", handle(align=96))
+    add("BP-ALIGN-POW2-zero-empty", handle(size=0, align=0))  # D2
+    add("BP-ALIGN-MIN", handle(align=32))
+    add("BP-ALIGN-IPC", handle(align=64), transport=IPC)
+    add("BP-ALIGN-IPC-rdma", handle(align=64), transport=RDMA)
+    add("BP-ALIGN-GPU-PAGE-warning", handle(tag=CUDA, align=256))
+    add("BP-ALIGN-GPU-PAGE-strict", handle(tag=CUDA, align=256), flags=WARNINGS_AS_ERRORS)
+    add("BP-ALIGN-HEXAGON-warning", handle(tag=HEXAGON, align=64))
+    add("BP-ALIGN-HEXAGON-strict", handle(tag=HEXAGON, align=64), flags=WARNINGS_AS_ERRORS)
+    add("BP-DEV-INVALID", handle(tag=0xFF))
+    add("BP-DEV-RESERVED", handle(tag=0x09))
+    add("BP-DEV-PRIVATE", handle(tag=0xF5))
+    add("BP-MC-INVALID", handle(tag=CUDA, mc=0x04, align=4096))
+    add("BP-MC-INVALID-ff", handle(mc=0xFF))
+    add("BP-MC-PAIR", handle(mc=HOST_PINNED))
+    add("BP-MC-PAIR-private-class-named-tag", handle(tag=CUDA, mc=0xF0, align=4096))
+    add("BP-COLOC-tag", handle(tag=CUDA, align=4096) + handle(tag=ROCM, align=4096))
+    add("BP-COLOC-class", handle(tag=CUDA, align=4096) + handle(tag=CUDA, mc=UNIFIED, align=4096))
+    add("BP-SYNC-VALUE", handle(tag=CUDA, sync=3, align=4096))
+    add("BP-SYNC-CPU", handle(sync=EVENT))
+    add("BP-SYNC-NET", handle(tag=CUDA, sync=EVENT, align=4096), transport=CROSS_MACHINE)
+    add("BP-SYNC-NET-rdma", handle(tag=CUDA, sync=CONSUMER_STREAM, align=4096), transport=RDMA)
+    add("BP-SYNC-IPC", handle(tag=OPENCL, sync=EVENT, align=4096), transport=IPC)
+    add("BP-SYNC-IPC-stream", handle(tag=CUDA, sync=CONSUMER_STREAM, align=4096), transport=IPC)
+    add("BP-SYNC-IPC-cpu", handle(sync=EVENT, align=4096), transport=IPC)
+    add("several-faults-rdma", handle(size=100, align=48, tag=CPU, sync=1, mc=1, reserved=1),
+        transport=RDMA)
+
+    # truncated and multi-handle tables
+    three = handle(tag=CUDA, align=4096) + handle(size=128, tag=CUDA, align=4096) * 2
+    add("table-3-valid", three)
+    add("table-3-truncated-1", three[:-1])
+    add("table-3-truncated-to-1.5", three[:24])
+    add("table-3-plus-5", three + b"\x01\x02\x03\x04\x05")
+    add("table-4-coloc-at-2", handle(tag=VULKAN, align=4096) * 2
+        + handle(tag=METAL, align=4096) + handle(tag=VULKAN, align=4096))
+    add("table-4-handle-0-differs", handle(tag=ROCM, align=4096) + handle(tag=CUDA, align=4096) * 3)
+    add("table-8-empty-qparams", handle(tag=LEVEL_ZERO, align=4096)
+        + handle(size=0, align=1, tag=LEVEL_ZERO) * 7)
+
+    # policy setters that must refuse
+    add("policy-allow-named-tag-refused", handle(tag=CUDA, align=4096), private=CUDA)
+    add("policy-allow-invalid-tag-refused", handle(tag=0xFF), private=0xFF)
+    add("policy-ipc-unknown-flag-refused", handle(tag=CUDA, align=4096), transport=IPC,
+        ipc_tag=CUDA, ipc=SET_IPC_SYNC | 4)
+    add("policy-ipc-cpu-refused", handle(), transport=IPC, ipc_tag=CPU, ipc=SET_IPC_SYNC | 1)
+    add("policy-ipc-reserved-tag-refused", handle(), transport=IPC, ipc_tag=0x20,
+        ipc=SET_IPC_SYNC | 1)
+    add("policy-ipc-withdraw-cuda-events", handle(tag=CUDA, sync=EVENT, align=4096),
+        transport=IPC, ipc_tag=CUDA, ipc=SET_IPC_SYNC | 0)
+    add("policy-small-capacity-3", handle(size=100, align=48, sync=1, mc=1, reserved=1),
+        transport=RDMA, ipc=0x30)
+
+    # Regression, found by libFuzzer on its second input: byte 0 = 0x0A asks
+    # for the out-of-range transport 4, which a C caller may pass; libhurray
+    # loads it as a hurray_transport, undefined behaviour in C++ (UBSan:
+    # "load of value 4, which is not a valid value for type
+    # 'hurray_transport'" in hurray_policy_set_transport).
+    seeds["regression-out-of-range-transport"] = b"\x0a"
+    return seeds
+
+
+# -------------------------------------------------------- fuzz_table_property
+def fuzz_table_property_seeds():
+    """b0 transport|strict<<2|change<<3, b1 tag selector, b2 class selector,
+    b3 count-1, b4 IPC capabilities, 10 bytes per handle, then the change."""
+    seeds = {}
+
+    def gen(name, tag_sel, n, change, transport=IN_PROCESS, strict=False, mc_sel=0,
+            caps=0, sizes=None, change_bytes=b""):
+        b0 = transport | (WARNINGS_AS_ERRORS if strict else 0) | (change << 3)
+        out = bytes([b0, tag_sel, mc_sel, n - 1, caps])
+        for i in range(n):
+            size = (sizes[i] if sizes else 4096 * (i + 1))
+            empty = 0x80 if size == 0 else 0
+            out += struct.pack("<QBB", max(size, 1), i * 3, empty | i)
+        seeds[name] = out + change_bytes
+
+    def byte_change(pos, value):
+        return struct.pack("<HB", pos, value)
+
+    # every tag (9 named, 3 private), one field changed each time
+    fields = [("size", 3), ("align", 9), ("tag", 12), ("sync", 13), ("class", 14),
+              ("reserved", 15)]
+    tag_sels = list(range(9)) + [9, 16, 23]  # 0xF0, 0xF7, 0xFE
+    for k, sel in enumerate(tag_sels):
+        fname, off = fields[k % len(fields)]
+        handle_index = k % 3
+        name = TAG_NAMES[sel] if sel < 9 else "private-%02x" % (0xF0 + sel - 9)
+        gen(f"{name}-change-{fname}-of-handle-{handle_index}", sel, 3, k % 6,
+            mc_sel=k, change_bytes=byte_change(16 * handle_index + off, 0xFF))
+    # the values the spec rejects on their own
+    gen("reserved-tag", CUDA, 2, 0, change_bytes=byte_change(12, 0x42))
+    gen("unagreed-private-tag", CPU, 2, 0, change_bytes=byte_change(16 + 12, 0xF3))
+    gen("sync-value-3", ROCM, 1, 0, change_bytes=byte_change(13, 3))
+    gen("class-reserved", VULKAN, 1, 0, change_bytes=byte_change(14, 0x10))
+    gen("align-not-pow2", CPU, 1, 0, change_bytes=byte_change(8, 0x41))
+    gen("empty-becomes-nonempty", HEXAGON, 2, 0, sizes=[0, 0],
+        change_bytes=byte_change(16 + 2, 1))
+    gen("handle-0-class-differs", CUDA, 4, 0, mc_sel=1, change_bytes=byte_change(14, 2))
+    # transports and SHOULDs as errors
+    gen("ipc-cuda-events", CUDA, 3, 1, transport=IPC, change_bytes=byte_change(13, 2))
+    gen("ipc-opencl-declared-streams", OPENCL, 2, 2, transport=IPC, caps=0x80 | 2,
+        change_bytes=byte_change(16 + 13, 1))
+    gen("rdma-level-zero", LEVEL_ZERO, 2, 3, transport=RDMA, change_bytes=byte_change(9, 0))
+    gen("cross-machine-webgpu", WEBGPU, 2, 4, transport=CROSS_MACHINE,
+        change_bytes=byte_change(13, 1))
+    gen("strict-hexagon", HEXAGON, 3, 5, strict=True, change_bytes=byte_change(8, 0x40))
+    gen("strict-metal-page", METAL, 2, 0, strict=True, change_bytes=byte_change(16 + 12, 6))
+    # truncation (P3) and appending (P4)
+    gen("truncate-1-byte", CUDA, 3, 6, change_bytes=struct.pack("<H", 0))
+    gen("truncate-whole-handle", ROCM, 3, 6, change_bytes=struct.pack("<H", 15))
+    gen("truncate-to-empty", CPU, 1, 6, change_bytes=struct.pack("<H", 15))
+    gen("append-5-bytes", VULKAN, 2, 7, change_bytes=bytes([4]) + b"\x11" * 5)
+    gen("append-whole-handle", CUDA, 2, 7, change_bytes=bytes([15]) + handle(tag=ROCM))
+    gen("append-20-bytes", CPU, 1, 7, change_bytes=bytes([19]) + handle() + b"\x00" * 4)
+    return seeds
+
+
+# --------------------------------------------------------- fuzz_inspect_input
+def fuzz_inspect_input_seeds():
+    """The text hurray-inspect's --hex gets."""
+    hx = lambda b: b.hex().encode()
+    one = handle()
+    return {
+        "valid-one-handle": hx(one),
+        "valid-upper-case": hx(one).upper(),
+        "valid-spaces": b"00100000 00000000 40000000 00000000",
+        "valid-newlines-tabs": b"00100000\t00000000\n 40000000\r\n00000000\n",
+        "valid-vertical-tab-form-feed": b"0010\v0000\f00000000",
+        "valid-three-handles": hx(handle(tag=CUDA, align=4096) * 3),
+        "valid-empty": b"",
+        "valid-only-whitespace": b" \t\n\r\v\f",
+        "valid-mixed-case": b"aBcDeF0123456789",
+        "odd-digits": b"001",
+        "odd-digits-after-space": b"00 1",
+        "not-hex-z": b"00zz",
+        "not-hex-0x-prefix": b"0x0010",
+        "not-hex-nul": b"00\x0000",
+        "not-hex-high-byte": b"00\xff00",
+        "not-hex-dash": b"00-10",
+        "raw-handle-bytes": one,
+        "hex-of-hex-text": hx(hx(one)),
+    }
+
+
+TARGETS = {
+    "fuzz_handle": fuzz_handle_seeds,
+    "fuzz_table_property": fuzz_table_property_seeds,
+    "fuzz_inspect_input": fuzz_inspect_input_seeds,
+}
+
+
+def write(root):
+    for target, make in TARGETS.items():
+        d = os.path.join(root, target)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        for name, data in sorted(make().items()):
+            with open(os.path.join(d, name), "wb") as f:
+                f.write(data)
+
+
+def listing(root):
+    out = {}
+    for target in TARGETS:
+        d = os.path.join(root, target)
+        if os.path.isdir(d):
+            for name in os.listdir(d):
+                with open(os.path.join(d, name), "rb") as f:
+                    out[(target, name)] = f.read()
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=os.path.join(HERE, "corpus"), help="corpus root")
+    ap.add_argument("--check", action="store_true",
+                    help="compare with the corpus on disk instead of writing it")
+    args = ap.parse_args()
+    if not args.check:
+        write(args.out)
+        for target in TARGETS:
+            print(f"{target}: {len(os.listdir(os.path.join(args.out, target)))} seeds")
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        write(tmp)
+        want, have = listing(tmp), listing(args.out)
+    if want == have:
+        print("corpus is up to date")
+        return 0
+    for key in sorted(set(want) | set(have)):
+        if want.get(key) != have.get(key):
+            print("differs: %s/%s" % key, file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

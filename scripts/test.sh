@@ -21,6 +21,11 @@ export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$(mktemp -d)}
 
 prefix=${HURRAY_BUILD_PREFIX:-build-test}
 jobs=${JOBS:-$(nproc)}
+# The Level Zero loader's null driver: the stand-in GPU of the level-zero
+# tests (built once from Debian's level-zero source package).
+ze_null_dir=$(realpath -m "$prefix/ze-null")
+scripts/build-ze-null.sh "$ze_null_dir" ||
+  echo "test.sh: no Level Zero null driver: its stand-in tests are not registered"
 
 stage() {  # stage NAME CTEST_ARGS -- CMAKE_ARGS...
   local name=$1 dir=$prefix/$1; shift
@@ -28,7 +33,8 @@ stage() {  # stage NAME CTEST_ARGS -- CMAKE_ARGS...
   while [[ $1 != -- ]]; do ctest_args+=("$1"); shift; done
   shift
   echo "=== [$name] configure, build, test"
-  cmake -S . -B "$dir" -DHURRAY_WERROR=ON -DHURRAY_BUILD_TESTS=ON "$@" >/dev/null
+  cmake -S . -B "$dir" -DHURRAY_WERROR=ON -DHURRAY_BUILD_TESTS=ON \
+    "-DHURRAY_ZE_NULL_DIR=$ze_null_dir" "$@" >/dev/null
   cmake --build "$dir" -j "$jobs"
   ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 600 "${ctest_args[@]}"
 }

@@ -1,0 +1,863 @@
+// Tests of libhurray-level-zero.so through its function table only. The
+// plugin is dlopened as libhurray's loader does it; Level Zero itself is
+// reached through dlsym on native handle [4] (this program links neither
+// libze_loader nor libhurray).
+//
+// Three kinds of test cases:
+//  - "level-zero: ..." without a device: the table, probe's answer on this
+//    machine, probe with no driver at all (in a child process), calls
+//    without a state. They always run.
+//  - "level-zero: ..." with a device: each prints the reason and exits with
+//    77 where probe finds no Level Zero GPU, which CTest reports as skipped
+//    (never as passed).
+//  - "level-zero (stand-in: loader null driver): ..." (hidden, tag
+//    [standin]): run only by CTest, with ZE_ENABLE_NULL_DRIVER=1 and the
+//    null driver built by scripts/build-ze-null.sh on LD_LIBRARY_PATH, once
+//    plainly and once more under the loader's parameter validation layer. The loader's null driver
+//    answers success with dummy handles and copies nothing, so these check
+//    the plugin's call sequence and error handling, never data; the pointers
+//    it returns are never dereferenced.
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <hurray_backend.h>
+#include <level_zero/ze_api.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+namespace {
+
+constexpr int kSkipCode = 77;
+constexpr uint32_t kAlignments[] = {64, 256, 4096, 65536};
+
+bool is_aligned(const void *p, uint64_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
+bool starts_with(const std::string &s, const char *prefix) { return s.rfind(prefix, 0) == 0; }
+bool contains(const std::string &s, const char *part) { return s.find(part) != std::string::npos; }
+
+const char *class_name(uint8_t mc) {
+  switch (mc) {
+    case HURRAY_MEMORY_STANDARD: return "STANDARD";
+    case HURRAY_MEMORY_HOST_PINNED: return "HOST_PINNED";
+    case HURRAY_MEMORY_UNIFIED: return "UNIFIED";
+    case HURRAY_MEMORY_PEER: return "PEER";
+    default: return "other";
+  }
+}
+
+// The plugin's table; the plugin stays loaded for the whole process.
+const hurray_backend_v1 *plugin() {
+  static void *handle = dlopen(HURRAY_LEVEL_ZERO_PLUGIN, RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) FAIL("dlopen " HURRAY_LEVEL_ZERO_PLUGIN ": " << dlerror());
+  auto entry = reinterpret_cast<hurray_backend_entry_fn>(dlsym(handle, HURRAY_BACKEND_ENTRY_SYMBOL));
+  REQUIRE(entry != nullptr);
+  const hurray_backend_v1 *table = entry();
+  REQUIRE(table != nullptr);
+  return table;
+}
+
+// A probed plugin.
+struct Probed {
+  const hurray_backend_v1 *b = plugin();
+  void *state = nullptr;
+
+  // standin == false: without a device the test is skipped (exit code 77).
+  // standin == true: the loader's null driver must be what probe finds.
+  explicit Probed(bool standin = false) {
+    if (standin) {
+      const char *env = std::getenv("ZE_ENABLE_NULL_DRIVER");
+      INFO("stand-in tests run with ZE_ENABLE_NULL_DRIVER=1 and libze_null.so.1 on "
+           "LD_LIBRARY_PATH (CTest sets both; see tests/backends/level-zero/CMakeLists.txt)");
+      REQUIRE(env != nullptr);
+      REQUIRE(std::string(env) == "1");
+    }
+    hurray_error err{};
+    const hurray_status st = b->probe(&state, &err);
+    if (st == HURRAY_E_DEVICE_UNAVAILABLE && !standin) {
+      std::printf("SKIPPED: no Level Zero device: %s\n", err.message);
+      std::fflush(stdout);
+      std::exit(kSkipCode);
+    }
+    INFO("probe: " << err.message);
+    REQUIRE(st == HURRAY_OK);
+    REQUIRE(state != nullptr);
+    if (standin) {
+      REQUIRE(count() == 1);
+      REQUIRE(std::string(info(0).name) == "Null Device");  // the null driver's device
+    }
+  }
+  ~Probed() { b->shutdown(state); }
+  Probed(const Probed &) = delete;
+  Probed &operator=(const Probed &) = delete;
+
+  int32_t count() const { return b->device_count(state); }
+  hurray_backend_device_info info(int32_t dev) const {
+    hurray_backend_device_info out{};
+    hurray_error err{};
+    const hurray_status st = b->device_info(state, dev, &out, &err);
+    INFO(err.message);
+    REQUIRE(st == HURRAY_OK);
+    return out;
+  }
+  hurray_backend_native native(int32_t dev) const {
+    hurray_backend_native out{};
+    hurray_error err{};
+    const hurray_status st = b->native(state, dev, &out, &err);
+    INFO(err.message);
+    REQUIRE(st == HURRAY_OK);
+    return out;
+  }
+  std::vector<uint8_t> classes(int32_t dev) const {
+    std::vector<uint8_t> out;
+    const uint32_t mask = info(dev).memory_classes;
+    for (uint8_t mc = 0; mc < 32; ++mc)
+      if (mask & (1u << mc)) out.push_back(mc);
+    return out;
+  }
+  hurray_backend_allocation alloc(int32_t dev, uint8_t mc, uint64_t size, uint32_t align) const {
+    hurray_backend_allocation a{};
+    hurray_error err{};
+    const hurray_status st = b->alloc(state, dev, mc, size, align, 0, &a, &err);
+    INFO(class_name(mc) << " " << size << " bytes aligned to " << align << ": " << err.message);
+    REQUIRE(st == HURRAY_OK);
+    return a;
+  }
+  void *record(int32_t dev, void *stream) const {
+    void *ev = nullptr;
+    uint64_t value = 99;
+    hurray_error err{};
+    const hurray_status st = b->event_record(state, dev, stream, &ev, &value, &err);
+    INFO(err.message);
+    REQUIRE(st == HURRAY_OK);
+    REQUIRE(ev != nullptr);
+    CHECK(value == 0);
+    return ev;
+  }
+};
+
+// Level Zero functions for the tests, from the plugin's dlopen handle (native [4]).
+#define TEST_ZE_FUNCTIONS(XX)        \
+  XX(zeDeviceGetProperties)          \
+  XX(zeCommandListCreateImmediate)   \
+  XX(zeCommandListDestroy)           \
+  XX(zeCommandListAppendMemoryCopy)  \
+  XX(zeMemAllocDevice)               \
+  XX(zeMemFree)                      \
+  XX(zeEventQueryStatus)
+
+struct Ze {
+#define TEST_ZE_XX_(name) decltype(&::name) name = nullptr;
+  TEST_ZE_FUNCTIONS(TEST_ZE_XX_)
+#undef TEST_ZE_XX_
+  explicit Ze(void *lib) {
+    REQUIRE(lib != nullptr);
+#define TEST_ZE_XX_(name)                                           \
+  name = reinterpret_cast<decltype(&::name)>(dlsym(lib, #name));    \
+  INFO("dlsym " #name);                                             \
+  REQUIRE(name != nullptr);
+    TEST_ZE_FUNCTIONS(TEST_ZE_XX_)
+#undef TEST_ZE_XX_
+  }
+};
+
+std::vector<uint8_t> pattern(size_t n, unsigned seed) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>((i * 131 + seed) ^ (i >> 9));
+  return v;
+}
+
+}  // namespace
+
+// ===========================================================================
+// Without a device
+// ===========================================================================
+
+TEST_CASE("level-zero: entry table: version size device tag and functions") {
+  const hurray_backend_v1 *b = plugin();
+  CHECK(b->api_version == HURRAY_BACKEND_API_VERSION);
+  CHECK(b->size == sizeof(hurray_backend_v1));
+  CHECK(b->device_tag == HURRAY_DEVICE_LEVEL_ZERO);
+  CHECK(std::string(b->name) == "level-zero");
+  CHECK(b->probe != nullptr);
+  CHECK(b->shutdown != nullptr);
+  CHECK(b->device_count != nullptr);
+  CHECK(b->device_info != nullptr);
+  CHECK(b->alloc != nullptr);
+  CHECK(b->free != nullptr);
+  CHECK(b->copy_to_host != nullptr);
+  CHECK(b->copy_from_host != nullptr);
+  CHECK(b->classify != nullptr);
+  CHECK(b->event_record != nullptr);
+  CHECK(b->event_wait != nullptr);
+  CHECK(b->event_release != nullptr);
+  CHECK(b->ipc_export_memory != nullptr);
+  CHECK(b->ipc_import_memory != nullptr);
+  CHECK(b->ipc_export_event != nullptr);
+  CHECK(b->ipc_import_event != nullptr);
+  CHECK(b->native != nullptr);
+  for (void *r : b->reserved) CHECK(r == nullptr);
+  for (uint8_t r : b->reserved0) CHECK(r == 0);
+}
+
+TEST_CASE("level-zero: probe: this machine's answer is a device or DEVICE_UNAVAILABLE with a named reason") {
+  const hurray_backend_v1 *b = plugin();
+  void *state = nullptr;
+  hurray_error err{};
+  const hurray_status st = b->probe(&state, &err);
+  std::printf("level-zero probe on this machine: status %d, message \"%s\"\n",
+              static_cast<int>(st), st == HURRAY_OK ? "" : err.message);
+  std::fflush(stdout);
+  if (st == HURRAY_OK) {
+    CHECK(b->device_count(state) >= 1);
+    b->shutdown(state);
+    return;
+  }
+  REQUIRE(st == HURRAY_E_DEVICE_UNAVAILABLE);
+  CHECK(state == nullptr);
+  CHECK(err.status == HURRAY_E_DEVICE_UNAVAILABLE);
+  CHECK(err.rule == HURRAY_RULE_NONE);
+  const std::string msg = err.message;
+  // The loader is missing (dlerror), or a Level Zero call names its result.
+  CHECK((contains(msg, "libze_loader.so.1") || starts_with(msg, "[zeInit] ZE_RESULT_") ||
+         starts_with(msg, "[zeDriverGet] ") || starts_with(msg, "level-zero: no usable")));
+  // A second probe answers the same (nothing was left half-open).
+  hurray_error again{};
+  CHECK(b->probe(&state, &again) == HURRAY_E_DEVICE_UNAVAILABLE);
+  CHECK(std::string(again.message) == msg);
+}
+
+// Run by the next test in a child process, in the environment it chooses.
+TEST_CASE("level-zero: child: probe and print the result", "[.child]") {
+  const hurray_backend_v1 *b = plugin();
+  void *state = nullptr;
+  hurray_error err{};
+  const hurray_status st = b->probe(&state, &err);
+  std::printf("probe-result status=%d message=%s\n", static_cast<int>(st),
+              st == HURRAY_OK ? "" : err.message);
+  std::fflush(stdout);
+  if (st == HURRAY_OK) b->shutdown(state);
+}
+
+TEST_CASE("level-zero: probe: no driver is DEVICE_UNAVAILABLE with the zeInit result by name") {
+  // The loader reads ZE_ENABLE_ALT_DRIVERS (its list of driver libraries) at
+  // zeInit: a child of this program probes with a list naming no real file,
+  // and without the null driver, on any machine.
+  char exe[4096] = "";
+  const ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  REQUIRE(len > 0);
+  exe[len] = '\0';
+  const std::string cmd =
+      std::string("env -u ZE_ENABLE_NULL_DRIVER "
+                  "ZE_ENABLE_ALT_DRIVERS=/nonexistent/libze_hurray_no_driver.so.1 '") +
+      exe + "' 'level-zero: child: probe and print the result' 2>&1";
+  FILE *child = popen(cmd.c_str(), "r");
+  REQUIRE(child != nullptr);
+  std::string output;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, child) != nullptr) output += buf;
+  const int rc = pclose(child);
+  INFO(output);
+  CHECK(rc == 0);
+  const size_t at = output.find("probe-result status=");
+  REQUIRE(at != std::string::npos);
+  const std::string line = output.substr(at, output.find('\n', at) - at);
+  std::printf("%s\n", line.c_str());
+  CHECK(contains(line, "status=10 "));  // HURRAY_E_DEVICE_UNAVAILABLE
+  void *lib = dlopen("libze_loader.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib != nullptr) {
+    // What the loader answers when no driver loads.
+    CHECK(contains(line, "message=[zeInit] ZE_RESULT_ERROR_UNINITIALIZED: "));
+    dlclose(lib);
+  } else {
+    CHECK(contains(line, "libze_loader.so.1"));  // dlerror's text
+  }
+}
+
+TEST_CASE("level-zero: errors: calls without a probed state fail cleanly") {
+  const hurray_backend_v1 *b = plugin();
+  hurray_error err{};
+  CHECK(b->probe(nullptr, &err) == HURRAY_E_INVALID_ARGUMENT);
+  CHECK(b->device_count(nullptr) == 0);
+  hurray_backend_device_info info{};
+  CHECK(b->device_info(nullptr, 0, &info, &err) == HURRAY_E_INVALID_ARGUMENT);
+  CHECK(contains(err.message, "probe first"));
+  hurray_backend_allocation a{};
+  CHECK(b->alloc(nullptr, 0, HURRAY_MEMORY_STANDARD, 64, 64, 0, &a, &err) ==
+        HURRAY_E_INVALID_ARGUMENT);
+  uint8_t host[8] = {};
+  CHECK(b->copy_to_host(nullptr, &a, 0, host, sizeof host, &err) == HURRAY_E_INVALID_ARGUMENT);
+  CHECK(b->copy_from_host(nullptr, &a, 0, host, sizeof host, &err) == HURRAY_E_INVALID_ARGUMENT);
+  int32_t dev = -1;
+  uint8_t mc = 0;
+  CHECK(b->classify(nullptr, host, &dev, &mc, &err) == HURRAY_E_INVALID_ARGUMENT);
+  void *ev = nullptr;
+  uint64_t value = 0;
+  CHECK(b->event_record(nullptr, 0, nullptr, &ev, &value, &err) == HURRAY_E_INVALID_ARGUMENT);
+  CHECK(b->event_wait(nullptr, 0, host, 0, nullptr, &err) == HURRAY_E_INVALID_ARGUMENT);
+  hurray_backend_native nat{};
+  CHECK(b->native(nullptr, 0, &nat, &err) == HURRAY_E_INVALID_ARGUMENT);
+  hurray_backend_ipc_handle ih{};
+  CHECK(b->ipc_export_memory(nullptr, &a, &ih, &err) == HURRAY_E_INVALID_ARGUMENT);
+  CHECK(b->ipc_import_memory(nullptr, 0, &ih, 0, &a, &err) == HURRAY_E_INVALID_ARGUMENT);
+  CHECK(b->ipc_export_event(nullptr, 0, host, &ih, &err) == HURRAY_E_INVALID_ARGUMENT);
+  CHECK(b->ipc_import_event(nullptr, 0, &ih, &ev, &err) == HURRAY_E_INVALID_ARGUMENT);
+  // No-ops, and err may be NULL.
+  b->free(nullptr, &a);
+  b->event_release(nullptr, 0, host);
+  b->shutdown(nullptr);
+  CHECK(b->alloc(nullptr, 0, HURRAY_MEMORY_STANDARD, 64, 64, 0, &a, nullptr) ==
+        HURRAY_E_INVALID_ARGUMENT);
+}
+
+// ===========================================================================
+// With a Level Zero GPU (skipped, exit 77, without one)
+// ===========================================================================
+
+TEST_CASE("level-zero: probe: every device is described with its native handles") {
+  Probed p;
+  const int32_t n = p.count();
+  REQUIRE(n >= 1);
+  for (int32_t dev = 0; dev < n; ++dev) {
+    const hurray_backend_device_info info = p.info(dev);
+    std::printf("level-zero device %d: name \"%s\", memory_classes 0x%x, ipc 0x%x, "
+                "min_alignment %u\n  detail: \"%s\"\n",
+                dev, info.name, info.memory_classes, info.ipc, info.min_alignment, info.detail);
+    std::fflush(stdout);
+    CHECK(std::strlen(info.name) > 0);
+    CHECK((info.memory_classes & (1u << HURRAY_MEMORY_STANDARD)) != 0);
+    CHECK((info.memory_classes & (1u << HURRAY_MEMORY_HOST_PINNED)) != 0);
+    CHECK((info.memory_classes & ~0xFu) == 0);
+    CHECK((info.ipc & ~(HURRAY_BACKEND_IPC_MEMORY | HURRAY_BACKEND_IPC_EVENTS)) == 0);
+    CHECK(info.min_alignment == HURRAY_MIN_ALIGNMENT);
+    CHECK(contains(info.detail, "zeMemAllocDevice"));
+
+    const hurray_backend_native nat = p.native(dev);
+    for (int i = 0; i < 5; ++i) CHECK(nat.handles[i] != nullptr);
+    for (int i = 6; i < 8; ++i) CHECK(nat.handles[i] == nullptr);
+    const Ze ze(nat.handles[4]);
+    ze_device_properties_t props{};
+    props.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+    REQUIRE(ze.zeDeviceGetProperties(static_cast<ze_device_handle_t>(nat.handles[1]), &props) ==
+            ZE_RESULT_SUCCESS);
+    CHECK(std::string(props.name) == info.name);
+  }
+  hurray_backend_device_info info{};
+  hurray_error err{};
+  CHECK(p.b->device_info(p.state, n, &info, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
+  CHECK(p.b->device_info(p.state, -1, &info, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
+}
+
+TEST_CASE("level-zero: alloc: every served class at alignments 64 256 4096 65536, classified") {
+  Probed p;
+  for (int32_t dev = 0; dev < p.count(); ++dev) {
+    for (uint8_t mc : p.classes(dev)) {
+      for (uint32_t align : kAlignments) {
+        INFO("device " << dev << " " << class_name(mc) << " aligned to " << align);
+        hurray_backend_allocation a = p.alloc(dev, mc, 65536 + 123, align);
+        CHECK(a.byte_size == 65536 + 123);
+        CHECK(a.alignment == align);
+        CHECK(a.flags == 0);  // device addresses, never opaque
+        CHECK(a.device == dev);
+        CHECK(a.memory_class == mc);
+        REQUIRE(a.data != nullptr);
+        CHECK(is_aligned(a.data, align));
+        if (mc == HURRAY_MEMORY_STANDARD || mc == HURRAY_MEMORY_PEER) {
+          CHECK(a.host == nullptr);
+        } else {
+          CHECK(a.host == a.data);
+        }
+        int32_t cdev = -1;
+        uint8_t cmc = 0xFF;
+        hurray_error err{};
+        const hurray_status cs = p.b->classify(p.state, a.data, &cdev, &cmc, &err);
+        INFO(err.message);
+        CHECK(cs == HURRAY_OK);
+        CHECK(cdev == dev);
+        CHECK(cmc == mc);
+        // Inside the allocation too.
+        CHECK(p.b->classify(p.state, static_cast<char *>(a.data) + 65536, &cdev, &cmc, &err) ==
+              HURRAY_OK);
+        CHECK(cmc == mc);
+        p.b->free(p.state, &a);
+        CHECK(a.plugin_data == nullptr);
+      }
+    }
+  }
+  // A pointer Level Zero did not allocate.
+  int on_stack = 0;
+  int32_t cdev = -1;
+  uint8_t cmc = 0;
+  hurray_error err{};
+  CHECK(p.b->classify(p.state, &on_stack, &cdev, &cmc, &err) == HURRAY_E_INVALID_ARGUMENT);
+  CHECK(starts_with(err.message, "[zeMemGetAllocProperties] ZE_MEMORY_TYPE_UNKNOWN"));
+}
+
+TEST_CASE("level-zero: copy: a 1 MiB round trip through every served class") {
+  Probed p;
+  const size_t n = 1 << 20;
+  for (int32_t dev = 0; dev < p.count(); ++dev) {
+    for (uint8_t mc : p.classes(dev)) {
+      INFO("device " << dev << " " << class_name(mc));
+      hurray_backend_allocation a = p.alloc(dev, mc, n, 4096);
+      const std::vector<uint8_t> in = pattern(n, mc + 7u * static_cast<unsigned>(dev));
+      hurray_error err{};
+      REQUIRE(p.b->copy_from_host(p.state, &a, 0, in.data(), n, &err) == HURRAY_OK);
+      std::vector<uint8_t> out(n, 0);
+      REQUIRE(p.b->copy_to_host(p.state, &a, 0, out.data(), n, &err) == HURRAY_OK);
+      CHECK(out == in);
+      REQUIRE(p.b->copy_to_host(p.state, &a, 4000, out.data(), 100, &err) == HURRAY_OK);
+      CHECK(std::memcmp(out.data(), in.data() + 4000, 100) == 0);
+      CHECK(p.b->copy_to_host(p.state, &a, n - 10, out.data(), 11, &err) ==
+            HURRAY_E_INVALID_ARGUMENT);
+      p.b->free(p.state, &a);
+    }
+  }
+}
+
+TEST_CASE("level-zero: events: a copy on another list waited for on the plugin's list") {
+  Probed p;
+  for (int32_t dev = 0; dev < p.count(); ++dev) {
+    INFO("device " << dev);
+    const hurray_backend_native nat = p.native(dev);
+    const Ze ze(nat.handles[4]);
+    auto context = static_cast<ze_context_handle_t>(nat.handles[2]);
+    auto device = static_cast<ze_device_handle_t>(nat.handles[1]);
+    ze_command_queue_desc_t qd{};
+    qd.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC;
+    qd.ordinal = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(nat.handles[5]));
+    qd.mode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS;
+    ze_command_list_handle_t other = nullptr;
+    REQUIRE(ze.zeCommandListCreateImmediate(context, device, &qd, &other) == ZE_RESULT_SUCCESS);
+    REQUIRE(other != static_cast<ze_command_list_handle_t>(nat.handles[3]));
+
+    const size_t n = 4 << 20;
+    hurray_backend_allocation a = p.alloc(dev, HURRAY_MEMORY_STANDARD, n, 4096);
+    const std::vector<uint8_t> in = pattern(n, 42);
+    // The test's own list fills the buffer; the event follows that copy.
+    REQUIRE(ze.zeCommandListAppendMemoryCopy(other, a.data, in.data(), n, nullptr, 0, nullptr) ==
+            ZE_RESULT_SUCCESS);
+    void *ev = p.record(dev, other);
+    hurray_error err{};
+    // The plugin's list waits for it, then its copy reads the buffer.
+    REQUIRE(p.b->event_wait(p.state, dev, ev, 0, nat.handles[3], &err) == HURRAY_OK);
+    std::vector<uint8_t> out(n, 0);
+    REQUIRE(p.b->copy_to_host(p.state, &a, 0, out.data(), n, &err) == HURRAY_OK);
+    CHECK(out == in);
+    CHECK(ze.zeEventQueryStatus(static_cast<ze_event_handle_t>(ev)) == ZE_RESULT_SUCCESS);
+    p.b->event_release(p.state, dev, ev);
+    p.b->free(p.state, &a);
+    ze.zeCommandListDestroy(other);
+  }
+}
+
+TEST_CASE("level-zero: events: host waits, reuse after release, and more events than one pool") {
+  Probed p;
+  hurray_error err{};
+  for (int32_t dev = 0; dev < p.count(); ++dev) {
+    const hurray_backend_native nat = p.native(dev);
+    const Ze ze(nat.handles[4]);
+    std::vector<void *> events;
+    for (int i = 0; i < 150; ++i) events.push_back(p.record(dev, i % 2 ? nat.handles[3] : nullptr));
+    CHECK(std::set<void *>(events.begin(), events.end()).size() == events.size());
+    for (void *ev : events) {
+      REQUIRE(p.b->event_wait(p.state, dev, ev, 0, nullptr, &err) == HURRAY_OK);
+      CHECK(ze.zeEventQueryStatus(static_cast<ze_event_handle_t>(ev)) == ZE_RESULT_SUCCESS);
+    }
+    for (void *ev : events) p.b->event_release(p.state, dev, ev);
+    // Released events come back reset.
+    void *again = p.record(dev, nullptr);
+    CHECK(std::set<void *>(events.begin(), events.end()).count(again) == 1);
+    REQUIRE(p.b->event_wait(p.state, dev, again, 0, nullptr, &err) == HURRAY_OK);
+    CHECK(p.b->event_wait(p.state, dev, again, 1, nullptr, &err) == HURRAY_E_INVALID_ARGUMENT);
+    p.b->event_release(p.state, dev, again);
+  }
+}
+
+TEST_CASE("level-zero: errors: an absent memory class is DEVICE_UNAVAILABLE and named") {
+  Probed p;
+  for (int32_t dev = 0; dev < p.count(); ++dev) {
+    const uint32_t served = p.info(dev).memory_classes;
+    for (uint8_t mc = 0; mc <= HURRAY_MEMORY_PEER; ++mc) {
+      if (served & (1u << mc)) continue;
+      hurray_backend_allocation a{};
+      hurray_error err{};
+      CHECK(p.b->alloc(p.state, dev, mc, 4096, 4096, 0, &a, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
+      std::printf("device %d, %s: %s\n", dev, class_name(mc), err.message);
+      CHECK(contains(err.message, class_name(mc)));
+      CHECK(a.data == nullptr);
+    }
+    hurray_backend_allocation a{};
+    hurray_error err{};
+    CHECK(p.b->alloc(p.state, dev, 0x04, 4096, 4096, 0, &a, &err) == HURRAY_E_MEMORY_CLASS);
+  }
+}
+
+TEST_CASE("level-zero: errors: too large an allocation is OUT_OF_MEMORY and names the result") {
+  Probed p;
+  for (int32_t dev = 0; dev < p.count(); ++dev) {
+    hurray_backend_allocation a{};
+    hurray_error err{};
+    CHECK(p.b->alloc(p.state, dev, HURRAY_MEMORY_STANDARD, 1ull << 50, 4096, 0, &a, &err) ==
+          HURRAY_E_OUT_OF_MEMORY);
+    std::printf("too large on device %d: %s\n", dev, err.message);
+    CHECK(starts_with(err.message, "[zeMemAllocDevice] ZE_RESULT_ERROR_"));
+    CHECK(a.plugin_data == nullptr);
+  }
+}
+
+TEST_CASE("level-zero: ipc: export as the driver reports, with a dma-buf fd or none") {
+  Probed p;
+  for (int32_t dev = 0; dev < p.count(); ++dev) {
+    const hurray_backend_device_info info = p.info(dev);
+    hurray_backend_allocation a = p.alloc(dev, HURRAY_MEMORY_STANDARD, 1 << 16, 4096);
+    hurray_backend_ipc_handle h{};
+    hurray_error err{};
+    const hurray_status st = p.b->ipc_export_memory(p.state, &a, &h, &err);
+    INFO(err.message);
+    if (info.ipc & HURRAY_BACKEND_IPC_MEMORY) {
+      REQUIRE(st == HURRAY_OK);
+      CHECK(h.kind != 0);
+      CHECK(h.byte_size == a.byte_size);
+      if (h.fd >= 0) close(h.fd);  // ours to close
+    } else {
+      CHECK(st == HURRAY_E_UNSUPPORTED);
+      CHECK(contains(err.message, "zeDriverGetIpcProperties"));
+    }
+    void *ev = p.record(dev, nullptr);
+    const hurray_status es = p.b->ipc_export_event(p.state, dev, ev, &h, &err);
+    if (info.ipc & HURRAY_BACKEND_IPC_EVENTS) {
+      CHECK(es == HURRAY_OK);
+      if (es == HURRAY_OK && h.fd >= 0) close(h.fd);
+    } else {
+      CHECK(es == HURRAY_E_UNSUPPORTED);
+    }
+    REQUIRE(p.b->event_wait(p.state, dev, ev, 0, nullptr, &err) == HURRAY_OK);
+    p.b->event_release(p.state, dev, ev);
+    p.b->free(p.state, &a);
+  }
+}
+
+TEST_CASE("level-zero: threads: alloc copy classify and free from several threads at once") {
+  Probed p;
+  constexpr int kThreads = 4, kRounds = 40;
+  std::vector<std::vector<uint8_t>> served;  // Catch's macros stay on this thread
+  for (int32_t dev = 0; dev < p.count(); ++dev) served.push_back(p.classes(dev));
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRounds; ++r) {
+        const int32_t dev = (t + r) % p.count();
+        const std::vector<uint8_t> &classes = served[static_cast<size_t>(dev)];
+        const uint8_t mc = classes[static_cast<size_t>(r) % classes.size()];
+        hurray_backend_allocation a{};
+        if (p.b->alloc(p.state, dev, mc, 65536, 4096, 0, &a, nullptr) != HURRAY_OK) {
+          ++failures;
+          continue;
+        }
+        uint8_t in[256], out[256];
+        std::memset(in, t * 16 + r, sizeof in);
+        if (p.b->copy_from_host(p.state, &a, 1024, in, sizeof in, nullptr) != HURRAY_OK ||
+            p.b->copy_to_host(p.state, &a, 1024, out, sizeof out, nullptr) != HURRAY_OK ||
+            std::memcmp(in, out, sizeof in) != 0)
+          ++failures;
+        int32_t cdev = -1;
+        uint8_t cmc = 0xFF;
+        if (p.b->classify(p.state, a.data, &cdev, &cmc, nullptr) != HURRAY_OK || cdev != dev ||
+            cmc != mc)
+          ++failures;
+        void *ev = nullptr;
+        uint64_t value = 0;
+        if (p.b->event_record(p.state, dev, nullptr, &ev, &value, nullptr) != HURRAY_OK ||
+            p.b->event_wait(p.state, dev, ev, 0, nullptr, nullptr) != HURRAY_OK)
+          ++failures;
+        if (ev != nullptr) p.b->event_release(p.state, dev, ev);
+        p.b->free(p.state, &a);
+      }
+    });
+  }
+  for (std::thread &th : threads) th.join();
+  CHECK(failures.load() == 0);
+}
+
+TEST_CASE("level-zero: shutdown: allocations and events still alive are freed with the state") {
+  Probed p;
+  for (uint8_t mc : p.classes(0)) {
+    hurray_backend_allocation a = p.alloc(0, mc, 8192, 4096);
+    CHECK(a.plugin_data != nullptr);  // left for shutdown()
+  }
+  (void)p.record(0, nullptr);  // never released: shutdown() destroys it
+}
+
+// ===========================================================================
+// Stand-in: the Level Zero loader's null driver (hidden; see the top)
+// ===========================================================================
+
+TEST_CASE("level-zero (stand-in: loader null driver): probe finds the null driver's one device, described, with native handles",
+          "[.][standin]") {
+  Probed p(true);
+  const hurray_backend_device_info info = p.info(0);
+  std::printf("stand-in device 0: name \"%s\", memory_classes 0x%x, ipc 0x%x, min_alignment %u\n"
+              "  detail: \"%s\"\n",
+              info.name, info.memory_classes, info.ipc, info.min_alignment, info.detail);
+  std::fflush(stdout);
+  // The null driver reports no shared-allocation access, one device (no
+  // peer) and no IPC property: STANDARD and HOST_PINNED only, no IPC.
+  CHECK(info.memory_classes ==
+        ((1u << HURRAY_MEMORY_STANDARD) | (1u << HURRAY_MEMORY_HOST_PINNED)));
+  CHECK(info.ipc == 0);
+  CHECK(info.min_alignment == HURRAY_MIN_ALIGNMENT);
+  CHECK(contains(info.detail, "UNIFIED none"));
+  CHECK(contains(info.detail, "PEER none"));
+  CHECK(contains(info.detail, "IPC memory no, events no"));
+  const hurray_backend_native nat = p.native(0);
+  for (int i = 0; i < 5; ++i) CHECK(nat.handles[i] != nullptr);  // dummy handles, but set
+  CHECK(nat.handles[5] == nullptr);  // queue group ordinal 0
+  for (int i = 6; i < 8; ++i) CHECK(nat.handles[i] == nullptr);
+  CHECK(dlsym(nat.handles[4], "zeInit") != nullptr);  // the loader the plugin opened
+  hurray_error err{};
+  hurray_backend_native none{};
+  CHECK(p.b->native(p.state, 1, &none, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
+  CHECK(p.b->native(p.state, 0, nullptr, &err) == HURRAY_E_INVALID_ARGUMENT);
+}
+
+TEST_CASE("level-zero (stand-in: loader null driver): alloc STANDARD and HOST_PINNED at 64..65536: aligned addresses, never touched",
+          "[.][standin]") {
+  Probed p(true);
+  for (uint8_t mc : {HURRAY_MEMORY_STANDARD, HURRAY_MEMORY_HOST_PINNED}) {
+    for (uint32_t align : kAlignments) {
+      INFO(class_name(mc) << " aligned to " << align);
+      // The null driver ignores the alignment it is given: the plugin checks
+      // the pointer and places the buffer inside a larger allocation.
+      hurray_backend_allocation a = p.alloc(0, static_cast<uint8_t>(mc), 65536 + 123, align);
+      CHECK(a.byte_size == 65536 + 123);
+      CHECK(a.alignment == align);
+      CHECK(a.flags == 0);
+      CHECK(a.device == 0);
+      CHECK(a.memory_class == mc);
+      REQUIRE(a.data != nullptr);
+      CHECK(is_aligned(a.data, align));
+      CHECK(a.host == (mc == HURRAY_MEMORY_STANDARD ? nullptr : a.data));
+      CHECK(a.plugin_data != nullptr);
+      p.b->free(p.state, &a);
+      CHECK(a.plugin_data == nullptr);
+      CHECK(a.data == nullptr);
+    }
+  }
+  // 0 means 64; an empty buffer has no memory.
+  hurray_backend_allocation a = p.alloc(0, HURRAY_MEMORY_STANDARD, 100, 0);
+  CHECK(a.alignment == HURRAY_MIN_ALIGNMENT);
+  CHECK(is_aligned(a.data, HURRAY_MIN_ALIGNMENT));
+  p.b->free(p.state, &a);
+  hurray_backend_allocation e = p.alloc(0, HURRAY_MEMORY_HOST_PINNED, 0, 4096);
+  CHECK(e.data == nullptr);
+  CHECK(e.byte_size == 0);
+  p.b->free(p.state, &e);
+}
+
+TEST_CASE("level-zero (stand-in: loader null driver): refused allocations name their reason", "[.][standin]") {
+  Probed p(true);
+  hurray_backend_allocation a{};
+  hurray_error err{};
+  CHECK(p.b->alloc(p.state, 0, HURRAY_MEMORY_UNIFIED, 4096, 4096, 0, &a, &err) ==
+        HURRAY_E_DEVICE_UNAVAILABLE);
+  CHECK(contains(err.message, "UNIFIED"));
+  CHECK(contains(err.message, "sharedSingleDeviceAllocCapabilities 0x0"));
+  CHECK(p.b->alloc(p.state, 0, HURRAY_MEMORY_PEER, 4096, 4096, 0, &a, &err) ==
+        HURRAY_E_DEVICE_UNAVAILABLE);
+  CHECK(contains(err.message, "PEER"));
+  CHECK(contains(err.message, "no peer device"));
+  CHECK(p.b->alloc(p.state, 0, 0x04, 4096, 4096, 0, &a, &err) == HURRAY_E_MEMORY_CLASS);
+  CHECK(p.b->alloc(p.state, 0, 0xF0, 4096, 4096, 0, &a, &err) == HURRAY_E_MEMORY_CLASS);
+  CHECK(p.b->alloc(p.state, 0, HURRAY_MEMORY_STANDARD, 4096, 4096, HURRAY_ALLOC_SHAREABLE, &a,
+                   &err) == HURRAY_E_UNSUPPORTED);
+  CHECK(contains(err.message, "ZE_IPC_PROPERTY_FLAG_MEMORY"));
+  CHECK(p.b->alloc(p.state, 0, HURRAY_MEMORY_HOST_PINNED, 4096, 4096, HURRAY_ALLOC_SHAREABLE, &a,
+                   &err) == HURRAY_E_UNSUPPORTED);
+  CHECK(contains(err.message, "device allocations only"));
+  CHECK(p.b->alloc(p.state, 0, HURRAY_MEMORY_STANDARD, 4096, 4096, 0x80, &a, &err) ==
+        HURRAY_E_INVALID_ARGUMENT);
+  CHECK(p.b->alloc(p.state, 0, HURRAY_MEMORY_STANDARD, 4096, 96, 0, &a, &err) ==
+        HURRAY_E_INVALID_ARGUMENT);
+  CHECK(p.b->alloc(p.state, 1, HURRAY_MEMORY_STANDARD, 4096, 4096, 0, &a, &err) ==
+        HURRAY_E_DEVICE_UNAVAILABLE);
+  CHECK(contains(err.message, "no device 1"));
+  CHECK(p.b->alloc(p.state, 0, HURRAY_MEMORY_STANDARD, UINT64_MAX, 4096, 0, &a, &err) ==
+        HURRAY_E_OUT_OF_MEMORY);
+  CHECK(a.data == nullptr);
+  CHECK(a.plugin_data == nullptr);
+}
+
+TEST_CASE("level-zero (stand-in: loader null driver): copies run on the plugin's list and check their range", "[.][standin]") {
+  Probed p(true);
+  for (uint8_t mc : {HURRAY_MEMORY_STANDARD, HURRAY_MEMORY_HOST_PINNED}) {
+    INFO(class_name(mc));
+    hurray_backend_allocation a = p.alloc(0, static_cast<uint8_t>(mc), 1 << 16, 4096);
+    std::vector<uint8_t> host(1 << 16, 7);
+    hurray_error err{};
+    // Barrier, copy with the copy event, host synchronize, reset: all succeed
+    // (the null driver copies nothing, so no data is compared).
+    CHECK(p.b->copy_from_host(p.state, &a, 0, host.data(), host.size(), &err) == HURRAY_OK);
+    CHECK(p.b->copy_to_host(p.state, &a, 0, host.data(), host.size(), &err) == HURRAY_OK);
+    CHECK(p.b->copy_to_host(p.state, &a, 100, host.data(), 50, &err) == HURRAY_OK);
+    CHECK(p.b->copy_to_host(p.state, &a, 0, nullptr, 0, &err) == HURRAY_OK);  // empty
+    CHECK(p.b->copy_to_host(p.state, &a, (1 << 16) - 10, host.data(), 11, &err) ==
+          HURRAY_E_INVALID_ARGUMENT);
+    CHECK(contains(err.message, "do not fit"));
+    CHECK(p.b->copy_from_host(p.state, &a, 0, nullptr, 10, &err) == HURRAY_E_INVALID_ARGUMENT);
+    CHECK(p.b->copy_from_host(p.state, &a, UINT64_MAX, host.data(), 2, &err) ==
+          HURRAY_E_INVALID_ARGUMENT);
+    p.b->free(p.state, &a);
+    CHECK(p.b->copy_to_host(p.state, &a, 0, host.data(), 1, &err) == HURRAY_E_INVALID_ARGUMENT);
+  }
+}
+
+TEST_CASE("level-zero (stand-in: loader null driver): classify asks zeMemGetAllocProperties, which knows no pointer here",
+          "[.][standin]") {
+  Probed p(true);
+  hurray_backend_allocation a = p.alloc(0, HURRAY_MEMORY_STANDARD, 4096, 4096);
+  int32_t dev = -1;
+  uint8_t mc = 0xFF;
+  hurray_error err{};
+  // The null driver leaves the properties as given: ZE_MEMORY_TYPE_UNKNOWN.
+  CHECK(p.b->classify(p.state, a.data, &dev, &mc, &err) == HURRAY_E_INVALID_ARGUMENT);
+  CHECK(starts_with(err.message, "[zeMemGetAllocProperties] ZE_MEMORY_TYPE_UNKNOWN: "));
+  CHECK(dev == -1);
+  CHECK(mc == 0xFF);
+  CHECK(p.b->classify(p.state, nullptr, &dev, &mc, &err) == HURRAY_E_INVALID_ARGUMENT);
+  p.b->free(p.state, &a);
+}
+
+TEST_CASE("level-zero (stand-in: loader null driver): events: record, wait on the host and on a list, release and reuse",
+          "[.][standin]") {
+  Probed p(true);
+  const hurray_backend_native nat = p.native(0);
+  hurray_error err{};
+  // More than three pools' worth at once.
+  std::vector<void *> events;
+  for (int i = 0; i < 200; ++i) events.push_back(p.record(0, i % 2 ? nat.handles[3] : nullptr));
+  CHECK(std::set<void *>(events.begin(), events.end()).size() == events.size());
+  for (size_t i = 0; i < events.size(); ++i) {
+    CHECK(p.b->event_wait(p.state, 0, events[i], 0, i % 3 ? nullptr : nat.handles[3], &err) ==
+          HURRAY_OK);
+  }
+  CHECK(p.b->event_wait(p.state, 0, events[0], 5, nullptr, &err) == HURRAY_E_INVALID_ARGUMENT);
+  CHECK(contains(err.message, "binary"));
+  CHECK(p.b->event_wait(p.state, 0, nullptr, 0, nullptr, &err) == HURRAY_E_INVALID_ARGUMENT);
+  CHECK(p.b->event_wait(p.state, 3, events[0], 0, nullptr, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
+  void *ev = nullptr;
+  uint64_t value = 0;
+  CHECK(p.b->event_record(p.state, 0, nullptr, nullptr, &value, &err) ==
+        HURRAY_E_INVALID_ARGUMENT);
+  CHECK(p.b->event_record(p.state, 0, nullptr, &ev, nullptr, &err) == HURRAY_E_INVALID_ARGUMENT);
+  for (void *e : events) p.b->event_release(p.state, 0, e);
+  // Released events are reset and lent again, not made anew.
+  for (int i = 0; i < 70; ++i) {
+    void *again = p.record(0, nullptr);
+    CHECK(std::set<void *>(events.begin(), events.end()).count(again) == 1);
+    p.b->event_release(p.state, 0, again);
+  }
+  // Releasing what the plugin did not lend is ignored.
+  int not_an_event = 0;
+  p.b->event_release(p.state, 0, &not_an_event);
+}
+
+TEST_CASE("level-zero (stand-in: loader null driver): IPC is refused, as the null driver reports no IPC property",
+          "[.][standin]") {
+  Probed p(true);
+  hurray_backend_allocation a = p.alloc(0, HURRAY_MEMORY_STANDARD, 4096, 4096);
+  hurray_backend_ipc_handle h{};
+  hurray_error err{};
+  CHECK(p.b->ipc_export_memory(p.state, &a, &h, &err) == HURRAY_E_UNSUPPORTED);
+  CHECK(contains(err.message, "zeDriverGetIpcProperties"));
+  void *ev = p.record(0, nullptr);
+  CHECK(p.b->ipc_export_event(p.state, 0, ev, &h, &err) == HURRAY_E_UNSUPPORTED);
+  CHECK(contains(err.message, "ZE_IPC_PROPERTY_FLAG_EVENT_POOL"));
+  p.b->event_release(p.state, 0, ev);
+  hurray_backend_allocation imported{};
+  h.kind = 1234;
+  h.fd = -1;
+  h.byte_size = 4096;
+  CHECK(p.b->ipc_import_memory(p.state, 0, &h, HURRAY_MEMORY_STANDARD, &imported, &err) ==
+        HURRAY_E_INVALID_ARGUMENT);
+  CHECK(contains(err.message, "not a Level Zero memory handle"));
+  h.kind = 0x4c5a0001u;  // the plugin's memory kind
+  CHECK(p.b->ipc_import_memory(p.state, 0, &h, HURRAY_MEMORY_HOST_PINNED, &imported, &err) ==
+        HURRAY_E_UNSUPPORTED);
+  CHECK(p.b->ipc_import_memory(p.state, 0, &h, HURRAY_MEMORY_STANDARD, &imported, &err) ==
+        HURRAY_E_UNSUPPORTED);
+  CHECK(contains(err.message, "ZE_IPC_PROPERTY_FLAG_MEMORY"));
+  h.kind = 0x4c5a0002u;  // the plugin's event kind
+  void *imported_event = nullptr;
+  CHECK(p.b->ipc_import_event(p.state, 0, &h, &imported_event, &err) == HURRAY_E_UNSUPPORTED);
+  CHECK(imported_event == nullptr);
+  p.b->free(p.state, &a);
+}
+
+TEST_CASE("level-zero (stand-in: loader null driver): threads: alloc copy record wait release and free at once", "[.][standin]") {
+  Probed p(true);
+  constexpr int kThreads = 4, kRounds = 50;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRounds; ++r) {
+        const uint8_t mc = (t + r) % 2 ? HURRAY_MEMORY_STANDARD : HURRAY_MEMORY_HOST_PINNED;
+        hurray_backend_allocation a{};
+        if (p.b->alloc(p.state, 0, mc, 65536, 4096, 0, &a, nullptr) != HURRAY_OK ||
+            !is_aligned(a.data, 4096)) {
+          ++failures;
+          continue;
+        }
+        uint8_t buf[256] = {};
+        if (p.b->copy_from_host(p.state, &a, 1024, buf, sizeof buf, nullptr) != HURRAY_OK ||
+            p.b->copy_to_host(p.state, &a, 1024, buf, sizeof buf, nullptr) != HURRAY_OK)
+          ++failures;
+        void *ev = nullptr;
+        uint64_t value = 0;
+        if (p.b->event_record(p.state, 0, nullptr, &ev, &value, nullptr) != HURRAY_OK ||
+            p.b->event_wait(p.state, 0, ev, 0, nullptr, nullptr) != HURRAY_OK)
+          ++failures;
+        if (ev != nullptr) p.b->event_release(p.state, 0, ev);
+        p.b->free(p.state, &a);
+      }
+    });
+  }
+  for (std::thread &th : threads) th.join();
+  CHECK(failures.load() == 0);
+}
+
+TEST_CASE("level-zero (stand-in: loader null driver): shutdown frees allocations and events still alive", "[.][standin]") {
+  Probed p(true);
+  for (uint8_t mc : {HURRAY_MEMORY_STANDARD, HURRAY_MEMORY_HOST_PINNED}) {
+    hurray_backend_allocation a = p.alloc(0, static_cast<uint8_t>(mc), 8192, 4096);
+    CHECK(a.plugin_data != nullptr);  // left for shutdown()
+  }
+  hurray_backend_allocation empty = p.alloc(0, HURRAY_MEMORY_STANDARD, 0, 64);
+  CHECK(empty.plugin_data != nullptr);  // a record without memory, freed too
+  for (int i = 0; i < 70; ++i) (void)p.record(0, nullptr);  // never released
+}
+
+// Registered only in the run with the loader's parameter validation layer:
+// proves that the layer is loaded, so the other stand-in tests of that run
+// had every call of the plugin checked by it.
+TEST_CASE("level-zero (stand-in: loader null driver): the parameter validation layer is active", "[.][standin-validation]") {
+  Probed p(true);
+  const hurray_backend_native nat = p.native(0);
+  const Ze ze(nat.handles[4]);
+  void *ptr = nullptr;
+  // A NULL descriptor: the layer answers before the null driver does.
+  CHECK(ze.zeMemAllocDevice(static_cast<ze_context_handle_t>(nat.handles[2]), nullptr, 64, 64,
+                            static_cast<ze_device_handle_t>(nat.handles[1]), &ptr) ==
+        ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+  CHECK(ptr == nullptr);
+}

@@ -11,6 +11,10 @@
 
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
+#define VK_NO_PROTOTYPES
+#include <vulkan/vulkan.h>
+
+#include <cstring>
 
 namespace {
 
@@ -105,6 +109,144 @@ void BM_EventWait_Raw_OpenCL(benchmark::State &state) {
   }
 }
 BENCHMARK(BM_EventWait_Raw_OpenCL);
+
+// ---------------------------------------------------------------- Vulkan --
+// The raw side does what the plugin does for STANDARD memory: a VkBuffer,
+// its memory (type chosen by the requirements), the bind; and for events a
+// submit that signals a timeline semaphore, then a host wait.
+struct Vulkan {
+  bool ok = false;
+  VkDevice dev = VK_NULL_HANDLE;
+  VkQueue queue = VK_NULL_HANDLE;
+  VkSemaphore timeline = VK_NULL_HANDLE;
+  uint64_t value = 0;
+  uint32_t type = 0;
+  PFN_vkCreateBuffer create_buffer = nullptr;
+  PFN_vkDestroyBuffer destroy_buffer = nullptr;
+  PFN_vkGetBufferMemoryRequirements requirements = nullptr;
+  PFN_vkAllocateMemory allocate = nullptr;
+  PFN_vkFreeMemory free_memory = nullptr;
+  PFN_vkBindBufferMemory bind = nullptr;
+  PFN_vkQueueSubmit submit = nullptr;
+  PFN_vkWaitSemaphores wait = nullptr;
+
+  Vulkan() {
+    hurray_backend_native n;
+    if (hurray_device_native(nullptr, HURRAY_DEVICE_VULKAN, 0, &n, nullptr) != HURRAY_OK) return;
+    auto instance = static_cast<VkInstance>(n.handles[0]);
+    auto phys = static_cast<VkPhysicalDevice>(n.handles[1]);
+    dev = static_cast<VkDevice>(n.handles[2]);
+    queue = static_cast<VkQueue>(n.handles[3]);
+    PFN_vkGetInstanceProcAddr gipa;
+    std::memcpy(&gipa, &n.handles[5], sizeof gipa);
+    auto gdpa = reinterpret_cast<PFN_vkGetDeviceProcAddr>(gipa(instance, "vkGetDeviceProcAddr"));
+    auto props = reinterpret_cast<PFN_vkGetPhysicalDeviceMemoryProperties>(
+        gipa(instance, "vkGetPhysicalDeviceMemoryProperties"));
+    auto create_sem = reinterpret_cast<PFN_vkCreateSemaphore>(gdpa(dev, "vkCreateSemaphore"));
+#define HURRAY_LOAD_(field, name) field = reinterpret_cast<decltype(field)>(gdpa(dev, name))
+    HURRAY_LOAD_(create_buffer, "vkCreateBuffer");
+    HURRAY_LOAD_(destroy_buffer, "vkDestroyBuffer");
+    HURRAY_LOAD_(requirements, "vkGetBufferMemoryRequirements");
+    HURRAY_LOAD_(allocate, "vkAllocateMemory");
+    HURRAY_LOAD_(free_memory, "vkFreeMemory");
+    HURRAY_LOAD_(bind, "vkBindBufferMemory");
+    HURRAY_LOAD_(submit, "vkQueueSubmit");
+    HURRAY_LOAD_(wait, "vkWaitSemaphores");
+#undef HURRAY_LOAD_
+    if (!props || !create_sem || !create_buffer || !wait) return;
+    VkPhysicalDeviceMemoryProperties mp;
+    props(phys, &mp);
+    for (uint32_t i = 0; i < mp.memoryTypeCount; ++i)
+      if (mp.memoryTypes[i].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) {
+        type = i;
+        break;
+      }
+    VkSemaphoreTypeCreateInfo ti{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, nullptr,
+                                 VK_SEMAPHORE_TYPE_TIMELINE, 0};
+    VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &ti, 0};
+    ok = create_sem(dev, &si, nullptr, &timeline) == VK_SUCCESS;
+  }
+};
+
+Vulkan &vulkan() {
+  static Vulkan vk;
+  return vk;
+}
+
+void BM_AllocFree_Hurray_Vulkan(benchmark::State &state) {
+  if (!vulkan().ok) return state.SkipWithError("no Vulkan device");
+  hurray_alloc_desc a = HURRAY_ALLOC_DESC_INIT;
+  a.byte_size = kSize;
+  a.alignment = 4096;
+  a.device_tag = HURRAY_DEVICE_VULKAN;
+  for (auto _ : state) {
+    hurray_buffer *b;
+    if (hurray_buffer_alloc(nullptr, &a, &b, nullptr) != HURRAY_OK) return state.SkipWithError("alloc");
+    hurray_buffer_unref(b);
+  }
+}
+BENCHMARK(BM_AllocFree_Hurray_Vulkan);
+
+void BM_AllocFree_Raw_Vulkan(benchmark::State &state) {
+  Vulkan &vk = vulkan();
+  if (!vk.ok) return state.SkipWithError("no Vulkan device");
+  for (auto _ : state) {
+    VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    bi.size = kSize;
+    bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+               VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    VkBuffer buf;
+    if (vk.create_buffer(vk.dev, &bi, nullptr, &buf) != VK_SUCCESS) return state.SkipWithError("buffer");
+    VkMemoryRequirements req;
+    vk.requirements(vk.dev, buf, &req);
+    VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, nullptr, req.size, vk.type};
+    VkDeviceMemory mem;
+    if (vk.allocate(vk.dev, &ai, nullptr, &mem) != VK_SUCCESS) return state.SkipWithError("memory");
+    vk.bind(vk.dev, buf, mem, 0);
+    vk.destroy_buffer(vk.dev, buf, nullptr);
+    vk.free_memory(vk.dev, mem, nullptr);
+  }
+}
+BENCHMARK(BM_AllocFree_Raw_Vulkan);
+
+void BM_EventWait_Hurray_Vulkan(benchmark::State &state) {
+  if (!vulkan().ok) return state.SkipWithError("no Vulkan device");
+  hurray_alloc_desc a = HURRAY_ALLOC_DESC_INIT;
+  a.byte_size = 4096;
+  a.alignment = 4096;
+  a.device_tag = HURRAY_DEVICE_VULKAN;
+  hurray_buffer *b;
+  if (hurray_buffer_alloc(nullptr, &a, &b, nullptr) != HURRAY_OK) return state.SkipWithError("alloc");
+  for (auto _ : state) {
+    hurray_export_desc e = HURRAY_EXPORT_DESC_INIT;
+    hurray_handoff h;
+    if (hurray_event_record(nullptr, HURRAY_DEVICE_VULKAN, 0, nullptr, &e, nullptr) != HURRAY_OK ||
+        hurray_buffer_export(b, &e, &h, nullptr) != HURRAY_OK ||
+        hurray_handoff_acquire(nullptr, &h, nullptr, nullptr) != HURRAY_OK)
+      return state.SkipWithError("event");
+    h.release(&h);
+  }
+  hurray_buffer_unref(b);
+}
+BENCHMARK(BM_EventWait_Hurray_Vulkan);
+
+void BM_EventWait_Raw_Vulkan(benchmark::State &state) {
+  Vulkan &vk = vulkan();
+  if (!vk.ok) return state.SkipWithError("no Vulkan device");
+  for (auto _ : state) {
+    const uint64_t value = ++vk.value;
+    VkTimelineSemaphoreSubmitInfo ti{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+    ti.signalSemaphoreValueCount = 1;
+    ti.pSignalSemaphoreValues = &value;
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO, &ti};
+    si.signalSemaphoreCount = 1;
+    si.pSignalSemaphores = &vk.timeline;
+    if (vk.submit(vk.queue, 1, &si, VK_NULL_HANDLE) != VK_SUCCESS) return state.SkipWithError("submit");
+    VkSemaphoreWaitInfo wi{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, nullptr, 0, 1, &vk.timeline, &value};
+    if (vk.wait(vk.dev, &wi, UINT64_MAX) != VK_SUCCESS) return state.SkipWithError("wait");
+  }
+}
+BENCHMARK(BM_EventWait_Raw_Vulkan);
 
 }  // namespace
 

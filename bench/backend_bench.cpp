@@ -113,12 +113,14 @@ BENCHMARK(BM_EventWait_Raw_OpenCL);
 // ---------------------------------------------------------------- Vulkan --
 // The raw side does what the plugin does for STANDARD memory: a VkBuffer,
 // its memory (type chosen by the requirements), the bind; and for events a
-// submit that signals a timeline semaphore, then a host wait.
+// submit of a host-visibility barrier that signals a timeline semaphore, then
+// a host wait.
 struct Vulkan {
   bool ok = false;
   VkDevice dev = VK_NULL_HANDLE;
   VkQueue queue = VK_NULL_HANDLE;
   VkSemaphore timeline = VK_NULL_HANDLE;
+  VkCommandBuffer host_barrier = VK_NULL_HANDLE;  // what the plugin submits with a signal
   uint64_t value = 0;
   uint32_t type = 0;
   PFN_vkCreateBuffer create_buffer = nullptr;
@@ -164,7 +166,28 @@ struct Vulkan {
     VkSemaphoreTypeCreateInfo ti{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, nullptr,
                                  VK_SEMAPHORE_TYPE_TIMELINE, 0};
     VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &ti, 0};
-    ok = create_sem(dev, &si, nullptr, &timeline) == VK_SUCCESS;
+    if (create_sem(dev, &si, nullptr, &timeline) != VK_SUCCESS) return;
+    // the same host-visibility barrier the plugin records once and submits
+    // with every signal of its timeline
+    auto create_pool = reinterpret_cast<PFN_vkCreateCommandPool>(gdpa(dev, "vkCreateCommandPool"));
+    auto alloc_cb = reinterpret_cast<PFN_vkAllocateCommandBuffers>(gdpa(dev, "vkAllocateCommandBuffers"));
+    auto begin = reinterpret_cast<PFN_vkBeginCommandBuffer>(gdpa(dev, "vkBeginCommandBuffer"));
+    auto barrier = reinterpret_cast<PFN_vkCmdPipelineBarrier>(gdpa(dev, "vkCmdPipelineBarrier"));
+    auto end = reinterpret_cast<PFN_vkEndCommandBuffer>(gdpa(dev, "vkEndCommandBuffer"));
+    VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, nullptr, 0,
+                               static_cast<uint32_t>(reinterpret_cast<uintptr_t>(n.handles[4]))};
+    VkCommandPool pool;
+    if (create_pool(dev, &pi, nullptr, &pool) != VK_SUCCESS) return;
+    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, nullptr, pool,
+                                   VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1};
+    if (alloc_cb(dev, &ai, &host_barrier) != VK_SUCCESS) return;
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, nullptr, 0, nullptr};
+    begin(host_barrier, &bi);
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_MEMORY_WRITE_BIT,
+                       VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT};
+    barrier(host_barrier, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb,
+            0, nullptr, 0, nullptr);
+    ok = end(host_barrier) == VK_SUCCESS;
   }
 };
 
@@ -239,6 +262,8 @@ void BM_EventWait_Raw_Vulkan(benchmark::State &state) {
     ti.signalSemaphoreValueCount = 1;
     ti.pSignalSemaphoreValues = &value;
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO, &ti};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &vk.host_barrier;
     si.signalSemaphoreCount = 1;
     si.pSignalSemaphores = &vk.timeline;
     if (vk.submit(vk.queue, 1, &si, VK_NULL_HANDLE) != VK_SUCCESS) return state.SkipWithError("submit");

@@ -33,8 +33,8 @@ PAIRS = [
     ("Vulkan: allocate + free 1 MiB", "BM_AllocFree_Hurray_Vulkan",
      "BM_AllocFree_Raw_Vulkan", "vkAllocateMemory + vkFreeMemory"),
     ("Vulkan: event record + handoff + wait", "BM_EventWait_Hurray_Vulkan",
-     "BM_EventWait_Raw_Vulkan", "vkQueueSubmit signalling a timeline semaphore + vkWaitSemaphores "
-     "(libhurray also submits a barrier that makes device writes visible to the host)"),
+     "BM_EventWait_Raw_Vulkan", "vkQueueSubmit of a host-visibility barrier signalling a "
+     "timeline semaphore + vkWaitSemaphores"),
 ]
 
 

@@ -1,0 +1,100 @@
+// What src/backends/cuda offers the rest of the plugin: the table of CUDA
+// driver entry points resolved with dlsym (the plugin links no libcuda), and
+// the names and statuses of CUresult codes. Not installed.
+#pragma once
+
+#include <cuda.h>  // types and prototypes only: built with the toolkit's headers
+#include <hurray_backend.h>
+
+namespace hurray::cuda {
+
+// XX(name, symbol, required): every driver function the plugin calls, with
+// the exact symbol it resolves. cuda.h maps several API names to versioned
+// symbols (cuMemAlloc -> cuMemAlloc_v2) and the prototype of `name` is the
+// one of that versioned symbol, so `symbol` must be the header's mapping:
+// cu_api.cpp checks that at compile time. Every symbol here exists in the
+// drivers of CUDA 11.0 and later; a missing required one makes probe()
+// report HURRAY_E_DEVICE_UNAVAILABLE. The optional ones only improve
+// messages.
+#define HURRAY_CUDA_FUNCTIONS(XX)                                     \
+  XX(cuInit, "cuInit", true)                                          \
+  XX(cuDriverGetVersion, "cuDriverGetVersion", true)                  \
+  XX(cuGetErrorName, "cuGetErrorName", false)                         \
+  XX(cuGetErrorString, "cuGetErrorString", false)                     \
+  XX(cuDeviceGetCount, "cuDeviceGetCount", true)                      \
+  XX(cuDeviceGet, "cuDeviceGet", true)                                \
+  XX(cuDeviceGetName, "cuDeviceGetName", true)                        \
+  XX(cuDeviceGetAttribute, "cuDeviceGetAttribute", true)              \
+  XX(cuDeviceTotalMem, "cuDeviceTotalMem_v2", true)                   \
+  XX(cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer", true)            \
+  XX(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", true)      \
+  XX(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", true) \
+  XX(cuCtxPushCurrent, "cuCtxPushCurrent_v2", true)                   \
+  XX(cuCtxPopCurrent, "cuCtxPopCurrent_v2", true)                     \
+  XX(cuCtxSynchronize, "cuCtxSynchronize", true)                      \
+  XX(cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess", true)            \
+  XX(cuStreamCreate, "cuStreamCreate", true)                          \
+  XX(cuStreamDestroy, "cuStreamDestroy_v2", true)                     \
+  XX(cuStreamSynchronize, "cuStreamSynchronize", true)                \
+  XX(cuStreamWaitEvent, "cuStreamWaitEvent", true)                    \
+  XX(cuEventCreate, "cuEventCreate", true)                            \
+  XX(cuEventRecord, "cuEventRecord", true)                            \
+  XX(cuEventSynchronize, "cuEventSynchronize", true)                  \
+  XX(cuEventDestroy, "cuEventDestroy_v2", true)                       \
+  XX(cuMemAlloc, "cuMemAlloc_v2", true)                               \
+  XX(cuMemFree, "cuMemFree_v2", true)                                 \
+  XX(cuMemHostAlloc, "cuMemHostAlloc", true)                          \
+  XX(cuMemFreeHost, "cuMemFreeHost", true)                            \
+  XX(cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2", true) \
+  XX(cuMemAllocManaged, "cuMemAllocManaged", true)                    \
+  XX(cuMemGetAddressRange, "cuMemGetAddressRange_v2", true)           \
+  XX(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", true)                 \
+  XX(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", true)                 \
+  XX(cuPointerGetAttributes, "cuPointerGetAttributes", true)          \
+  XX(cuIpcGetMemHandle, "cuIpcGetMemHandle", true)                    \
+  XX(cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2", true)               \
+  XX(cuIpcCloseMemHandle, "cuIpcCloseMemHandle", true)                \
+  XX(cuIpcGetEventHandle, "cuIpcGetEventHandle", true)                \
+  XX(cuIpcOpenEventHandle, "cuIpcOpenEventHandle", true)
+
+// The resolved entry points; a missing optional one is nullptr. (Member
+// names go through cuda.h's macros too, e.g. cuMemAlloc is the member
+// cuMemAlloc_v2; code writes api.cuMemAlloc and gets it.)
+struct Api {
+#define HURRAY_CUDA_XX_(name, symbol, required) decltype(&::name) name = nullptr;
+  HURRAY_CUDA_FUNCTIONS(HURRAY_CUDA_XX_)
+#undef HURRAY_CUDA_XX_
+};
+
+// Resolve every function of HURRAY_CUDA_FUNCTIONS from `lib` (a dlopen
+// handle). Returns nullptr on success, else the symbol of the first required
+// function that is missing.
+const char *load_api(void *lib, Api *api) noexcept;
+
+// "CUDA_ERROR_OUT_OF_MEMORY" for 2; nullptr for a code this plugin does not
+// know. A table of its own, so that a driver that cannot name its errors
+// (the stub library's cuGetErrorName fails) is still reported by name.
+const char *error_name(int code) noexcept;
+
+// A short English description of the commonest codes, for when
+// cuGetErrorString is missing or fails; nullptr for the others.
+const char *error_description(int code) noexcept;
+
+// The hurray_status a CUresult becomes: OUT_OF_MEMORY, DEVICE_UNAVAILABLE
+// (no device, no or stub or mismatched driver), INVALID_ARGUMENT (bad value,
+// handle or context), UNSUPPORTED (not supported / peer access unsupported),
+// else BACKEND.
+hurray_status status_of(int code) noexcept;
+
+// The error's name and description as the message shows them: the driver's
+// own (cuGetErrorName / cuGetErrorString) when `api` has them and they
+// succeed, else this plugin's tables, else "CUDA error <code>" and no
+// description. `buf` holds the fallback name.
+struct ErrorText {
+  const char *name;
+  const char *description;  // may be nullptr
+  char buf[32];
+};
+void error_text(const Api *api, int code, ErrorText *out) noexcept;
+
+}  // namespace hurray::cuda

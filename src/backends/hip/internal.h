@@ -1,0 +1,106 @@
+// What src/backends/hip offers the rest of the plugin: the table of HIP
+// runtime entry points resolved with dlsym (the plugin links no
+// libamdhip64), the names and statuses of hipError_t codes, and the reading
+// of hipPointerGetAttributes across HIP versions. Not installed.
+#pragma once
+
+// Built with -D__HIP_PLATFORM_AMD__ against Debian's libamdhip64-dev headers
+// (HIP 5.2): types and prototypes only.
+#include <hip/hip_runtime_api.h>
+#include <hurray_backend.h>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace hurray::hip {
+
+// XX(name, required, signature...): every HIP function the plugin calls and
+// the prototype it is called with (last, since it holds commas). The header
+// overloads some names with C++ templates (hipMalloc, hipHostMalloc,
+// hipMallocManaged), so the prototype is spelled out; hip_api.cpp checks each
+// against the header at compile time. Every one exists in HIP 4.2 and later
+// (symbol version hip_4.2); a missing required one makes probe() report
+// HURRAY_E_DEVICE_UNAVAILABLE. hipError_t is [[nodiscard]]: a result the
+// plugin has no use for (cleanup) is cast to void.
+#define HURRAY_HIP_FUNCTIONS(XX)                                                                 \
+  XX(hipGetDeviceCount, true, hipError_t(int *))                                                 \
+  XX(hipGetErrorName, false, const char *(hipError_t))                                           \
+  XX(hipGetErrorString, false, const char *(hipError_t))                                         \
+  XX(hipRuntimeGetVersion, true, hipError_t(int *))                                              \
+  XX(hipGetDevice, true, hipError_t(int *))                                                      \
+  XX(hipSetDevice, true, hipError_t(int))                                                        \
+  XX(hipDeviceGetName, true, hipError_t(char *, int, hipDevice_t))                               \
+  XX(hipDeviceGetAttribute, true, hipError_t(int *, hipDeviceAttribute_t, int))                  \
+  XX(hipDeviceTotalMem, true, hipError_t(size_t *, hipDevice_t))                                 \
+  XX(hipDeviceCanAccessPeer, true, hipError_t(int *, int, int))                                  \
+  XX(hipDeviceEnablePeerAccess, true, hipError_t(int, unsigned int))                             \
+  XX(hipDeviceSynchronize, true, hipError_t())                                                   \
+  XX(hipStreamCreateWithFlags, true, hipError_t(hipStream_t *, unsigned int))                    \
+  XX(hipStreamDestroy, true, hipError_t(hipStream_t))                                            \
+  XX(hipStreamSynchronize, true, hipError_t(hipStream_t))                                        \
+  XX(hipStreamWaitEvent, true, hipError_t(hipStream_t, hipEvent_t, unsigned int))                \
+  XX(hipEventCreateWithFlags, true, hipError_t(hipEvent_t *, unsigned))                          \
+  XX(hipEventRecord, true, hipError_t(hipEvent_t, hipStream_t))                                  \
+  XX(hipEventSynchronize, true, hipError_t(hipEvent_t))                                          \
+  XX(hipEventDestroy, true, hipError_t(hipEvent_t))                                              \
+  XX(hipMalloc, true, hipError_t(void **, size_t))                                               \
+  XX(hipFree, true, hipError_t(void *))                                                          \
+  XX(hipHostMalloc, true, hipError_t(void **, size_t, unsigned int))                             \
+  XX(hipHostFree, true, hipError_t(void *))                                                      \
+  XX(hipHostGetDevicePointer, true, hipError_t(void **, void *, unsigned int))                   \
+  XX(hipMallocManaged, true, hipError_t(void **, size_t, unsigned int))                          \
+  XX(hipMemGetAddressRange, false, hipError_t(hipDeviceptr_t *, size_t *, hipDeviceptr_t))       \
+  XX(hipMemcpyAsync, true, hipError_t(void *, const void *, size_t, hipMemcpyKind, hipStream_t)) \
+  XX(hipPointerGetAttributes, true, hipError_t(hipPointerAttribute_t *, const void *))           \
+  XX(hipIpcGetMemHandle, true, hipError_t(hipIpcMemHandle_t *, void *))                          \
+  XX(hipIpcOpenMemHandle, true, hipError_t(void **, hipIpcMemHandle_t, unsigned int))            \
+  XX(hipIpcCloseMemHandle, true, hipError_t(void *))                                             \
+  XX(hipIpcGetEventHandle, true, hipError_t(hipIpcEventHandle_t *, hipEvent_t))                  \
+  XX(hipIpcOpenEventHandle, true, hipError_t(hipEvent_t *, hipIpcEventHandle_t))
+
+// The resolved entry points; a missing optional one is nullptr.
+struct Api {
+#define HURRAY_HIP_XX_(name, required, ...) std::add_pointer_t<__VA_ARGS__> name = nullptr;
+  HURRAY_HIP_FUNCTIONS(HURRAY_HIP_XX_)
+#undef HURRAY_HIP_XX_
+};
+
+// Resolve every function of HURRAY_HIP_FUNCTIONS from `lib` (a dlopen
+// handle). Returns nullptr on success, else the name of the first required
+// function that is missing.
+const char *load_api(void *lib, Api *api) noexcept;
+
+// "hipErrorNoDevice" for 100; nullptr for a code this plugin does not know.
+// Used when the runtime has no hipGetErrorName.
+const char *error_name(int code) noexcept;
+
+// A short English description of the commonest codes (HIP 5's
+// hipGetErrorString answers the name again); nullptr for the others.
+const char *error_description(int code) noexcept;
+
+// The hurray_status a hipError_t becomes (as hurray::cuda::status_of does
+// for CUDA): OUT_OF_MEMORY, DEVICE_UNAVAILABLE, INVALID_ARGUMENT,
+// UNSUPPORTED, else BACKEND.
+hurray_status status_of(int code) noexcept;
+
+// The error's name and description as the message shows them: the
+// runtime's own (hipGetErrorName; hipGetErrorString when it says more than
+// the name), else this plugin's tables, else "HIP error <code>". `buf`
+// holds the fallback name.
+struct ErrorText {
+  const char *name;
+  const char *description;  // may be nullptr
+  char buf[32];
+};
+void error_text(const Api *api, int code, ErrorText *out) noexcept;
+
+// The memory class of a hipPointerGetAttributes answer. HIP 6 renumbered
+// hipMemoryType (5.x: Host 0, Device 1, Array 2, Unified 3; 6.x:
+// Unregistered 0, Host 1, Device 2, Managed 3, Array 10, Unified 11), so
+// the runtime's major version (hipRuntimeGetVersion / 10000000) selects the
+// reading; is_managed wins over the type. False for memory that is no linear
+// buffer HIP manages (unregistered host memory, arrays, unknown types).
+bool class_of_pointer(int runtime_major, int memory_type, int is_managed,
+                      uint8_t *memory_class) noexcept;
+
+}  // namespace hurray::hip

@@ -11,6 +11,7 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHURRAY_BUILD_TESTS=OF
 cmake --build "$build" -j "${JOBS:-$(nproc)}" >/dev/null
 
 run() { echo; echo "\$ $*"; "$@" || echo "(exit status $?)"; }
+run "$build/hurray-inspect" --devices
 run "$build/hurray-demo"
 run "$build/hurray-example-handoff"
 run "$build/hurray-inspect" --hex 00100000000000004000000000000000

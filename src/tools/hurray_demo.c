@@ -2,6 +2,7 @@
  * the way a user would. Each step prints what it does and what it got.
  * Exit status 0 when every step behaved as the protocol says. */
 #include <hurray.h>
+#include <hurray_backend.h>
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -133,6 +134,49 @@ int main(void) {
     expect(c2.release == NULL, "consumer 2 releases through the raw function pointer");
     expect(hurray_context_guard_count(ctx) == 1, "guard mode reported the double release once");
     hurray_context_destroy(ctx);
+  }
+
+  printf("\n8. Every device this machine has: allocate, write, hand off with an event, wait, read\n");
+  {
+    static const uint8_t tags[] = {HURRAY_DEVICE_CPU, HURRAY_DEVICE_CUDA, HURRAY_DEVICE_ROCM,
+                                   HURRAY_DEVICE_VULKAN, HURRAY_DEVICE_LEVEL_ZERO,
+                                   HURRAY_DEVICE_OPENCL};
+    size_t t;
+    for (t = 0; t < sizeof tags; ++t) {
+      int32_t n = 0;
+      hurray_backend_device_info info;
+      hurray_alloc_desc a = HURRAY_ALLOC_DESC_INIT;
+      hurray_export_desc e = HURRAY_EXPORT_DESC_INIT;
+      hurray_buffer *buf = NULL;
+      hurray_handoff ho;
+      unsigned char in[256], out[256];
+      size_t i;
+      if (hurray_device_count(NULL, tags[t], &n, &err) != HURRAY_OK) {
+        printf("  --   %-10s %s\n", hurray_device_tag_name(tags[t]), err.message);
+        continue;
+      }
+      hurray_device_info(NULL, tags[t], 0, &info, NULL);
+      printf("  %s:  %s\n", hurray_device_tag_name(tags[t]), info.name);
+      for (i = 0; i < sizeof in; ++i) in[i] = (unsigned char)(i * 7 + t);
+      a.byte_size = sizeof in;
+      a.alignment = 4096;
+      a.device_tag = tags[t];
+      expect(hurray_buffer_alloc(NULL, &a, &buf, &err) == HURRAY_OK &&
+                 hurray_buffer_copy_from_host(buf, 0, in, sizeof in, &err) == HURRAY_OK,
+             "allocated device memory and wrote 256 bytes through the backend");
+      if (!buf) continue;
+      if (tags[t] != HURRAY_DEVICE_CPU) /* CPU buffers are always PRODUCER_SYNCED */
+        expect(hurray_event_record(NULL, tags[t], 0, NULL, &e, &err) == HURRAY_OK,
+               "recorded an event after the write");
+      expect(hurray_buffer_export(buf, &e, &ho, &err) == HURRAY_OK &&
+                 hurray_handoff_acquire(NULL, &ho, NULL, &err) == HURRAY_OK,
+             "handed off; the consumer waited as sync_mode says");
+      expect(hurray_buffer_copy_to_host(buf, 0, out, sizeof out, &err) == HURRAY_OK &&
+                 memcmp(in, out, sizeof in) == 0,
+             "read back the same bytes");
+      hurray_handoff_release(&ho, NULL);
+      hurray_buffer_unref(buf);
+    }
   }
 
   hurray_policy_destroy(rdma);

@@ -87,7 +87,9 @@ Pool<Slot> &slots() { return g_slots; }
 // Plain data in initial-exec TLS (no TLS wrapper call); a pthread key flushes
 // it back to the pool when its thread exits.
 struct SlotCache {
-  static constexpr int kSize = 64;
+  // Small: initial-exec TLS comes from the static TLS reserve that a
+  // dlopen()ed libhurray (Python ctypes, say) shares with other libraries.
+  static constexpr int kSize = 16;
   Slot *items[kSize];
   int n;
   bool registered;

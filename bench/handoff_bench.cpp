@@ -145,9 +145,9 @@ BENCHMARK(BM_Validate1_Memcpy);
 
 constexpr size_t kBatch = 1 << 20;
 
-std::vector<unsigned char> make_batch() {
-  std::vector<unsigned char> t(kBatch * HURRAY_HANDLE_SIZE);
-  for (size_t i = 0; i < kBatch; ++i) {
+std::vector<unsigned char> make_batch(size_t n = kBatch) {
+  std::vector<unsigned char> t(n * HURRAY_HANDLE_SIZE);
+  for (size_t i = 0; i < n; ++i) {
     const hurray_buffer_handle h = {uint64_t(i) * 64, 4096, HURRAY_DEVICE_CUDA,
                                     uint8_t(i % 3), HURRAY_MEMORY_STANDARD, 0};
     hurray_handle_encode(&h, &t[i * HURRAY_HANDLE_SIZE], HURRAY_HANDLE_SIZE, nullptr);
@@ -175,6 +175,26 @@ void BM_Batch_Memcpy(benchmark::State &state) {
   }
 }
 BENCHMARK(BM_Batch_Memcpy)->Unit(benchmark::kMicrosecond);
+
+// The same pair swept over table sizes (bench/run.py plots it).
+void BM_Sweep_Hurray(benchmark::State &state) {
+  const auto t = make_batch(size_t(state.range(0)));
+  for (auto _ : state)
+    if (hurray_table_validate(t.data(), t.size(), nullptr, nullptr) != HURRAY_OK)
+      state.SkipWithError("batch invalid");
+}
+BENCHMARK(BM_Sweep_Hurray)->RangeMultiplier(4)->Range(1 << 4, 1 << 22);
+
+void BM_Sweep_Memcpy(benchmark::State &state) {
+  const auto t = make_batch(size_t(state.range(0)));
+  std::vector<unsigned char> out(t.size());
+  for (auto _ : state) {
+    std::memcpy(out.data(), t.data(), t.size());
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+}
+BENCHMARK(BM_Sweep_Memcpy)->RangeMultiplier(4)->Range(1 << 4, 1 << 22);
 
 }  // namespace
 

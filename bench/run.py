@@ -12,8 +12,10 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
+import tempfile
 
 PAIRS = [
     # what, hurray benchmark, baseline benchmark, baseline described
@@ -40,6 +42,39 @@ PAIRS = [
 
 def fmt(ns):
     return f"{ns:.1f} ns" if ns < 1e4 else f"{ns / 1e3:.1f} us"
+
+
+def plot_sweep(med, docs_dir):
+    """docs/batch-validation.png: ns per handle, validate vs memcpy, by table size."""
+    rows = []
+    for name, t in med.items():
+        if name.startswith("BM_Sweep_Hurray/"):
+            n = int(name.split("/")[1])
+            base = med.get(f"BM_Sweep_Memcpy/{n}")
+            if base:
+                rows.append((n, t / n, base / n))
+    if not rows or not shutil.which("gnuplot"):
+        return "\nSize sweep: not plotted (gnuplot or the sweep benchmarks missing).\n"
+    rows.sort()
+    with tempfile.NamedTemporaryFile("w", suffix=".dat", delete=False) as f:
+        for n, ours, base in rows:
+            f.write(f"{n} {ours} {base}\n")
+        data = f.name
+    png = os.path.join(docs_dir, "batch-validation.png")
+    script = (f'set terminal pngcairo noenhanced size 800,480; set output "{png}";'
+              'set logscale x 4; set xlabel "handles in the table";'
+              'set xtics ("16" 16, "256" 256, "4K" 4096, "64K" 65536, "1M" 1048576, "4M" 4194304);'
+              'set ylabel "ns per handle"; set key top right; set grid;'
+              'set title "hurray_table_validate vs memcpy of the same bytes";'
+              f'plot "{data}" using 1:2 with linespoints title "hurray_table_validate",'
+              f' "{data}" using 1:3 with linespoints title "memcpy"')
+    subprocess.run(["gnuplot", "-e", script], check=True)
+    os.unlink(data)
+    return ("\n## Batch validation by table size\n\n"
+            "![validate vs memcpy, ns per handle](batch-validation.png)\n\n"
+            "| handles | validate ns/handle | memcpy ns/handle | ratio |\n|---|---|---|---|\n" +
+            "".join(f"| {n} | {ours:.2f} | {base:.2f} | {ours / base:.2f} |\n"
+                    for n, ours, base in rows))
 
 
 def callgrind_counts(build_dir):
@@ -95,6 +130,7 @@ def main():
                     f"{r:.2f} | {machine} |")
         print(f"{what}: {fmt(med[ours])} vs {fmt(med[base])}, ratio {r:.2f}")
     counts = callgrind_counts(o.build_dir)
+    picture = plot_sweep(med, os.path.dirname(os.path.abspath(o.out)))
     with open(o.out, "w") as f:
         f.write("# Performance\n\n"
                 "Written by `bench/run.py BUILD_DIR` (Google Benchmark, median of "
@@ -103,7 +139,7 @@ def main():
                 "over the baseline's (below 1: faster). Absolute times vary with the "
                 "machine; the ratio is what to compare.\n\n"
                 "| what | libhurray | baseline | baseline time | ratio | machine |\n"
-                "|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n" + counts)
+                "|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n" + counts + picture)
     return 0
 
 

@@ -42,7 +42,8 @@ stage() {  # stage NAME CTEST_ARGS -- CMAKE_ARGS...
 memcheck() {
   echo "=== [valgrind] memcheck of the unit-test programs"
   local dir=$prefix/default/tests passed=0 failed=0 t
-  for t in hurray_core_tests hurray_handoff_tests "hurray_loader_tests [none],[lazy]" \
+  set -f  # the Catch2 tags in the list below are not globs
+  for t in hurray_core_tests hurray_handoff_tests "hurray_loader_tests [lazy]" "hurray_loader_tests [none]" \
            "hurray_conformance_tests --hurray-device=0x00"; do
     # shellcheck disable=SC2086
     if valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect \
@@ -52,6 +53,7 @@ memcheck() {
       echo "valgrind: $t: FAILED"; cat "$prefix/valgrind.log"; failed=$((failed + 1))
     fi
   done
+  set +f
   echo "valgrind: $passed passed, $failed failed"
   [[ $failed == 0 ]]
 }

@@ -58,7 +58,7 @@ TEST_CASE("every offered memory class allocates at 64..65536 and its handle vali
     INFO("device " << d << ": " << info.name);
     for (uint8_t mc = 0; mc <= HURRAY_MEMORY_PEER; ++mc) {
       if (!hurray_memory_class_valid_for(g_tag, mc)) continue;
-      hurray_error err;
+      hurray_error err{};
       if (!(info.memory_classes & (1u << mc))) {
         // BP-PUT-DEVICE: refused, never served from another class
         CHECK(alloc(d, mc, 4096, 4096, &err) == nullptr);
@@ -95,7 +95,7 @@ TEST_CASE("bytes written through the backend read back", "[conformance]") {
     for (uint8_t mc = 0; mc <= HURRAY_MEMORY_PEER; ++mc) {
       if (!(info.memory_classes & (1u << mc))) continue;
       INFO("device " << d << " class " << hurray_memory_class_name(mc));
-      hurray_error err;
+      hurray_error err{};
       const size_t n = 1 << 20;
       hurray_buffer *b = alloc(d, mc, n, 4096, &err);
       INFO(err.message);
@@ -117,7 +117,7 @@ TEST_CASE("bytes written through the backend read back", "[conformance]") {
 TEST_CASE("EVENT handoff: the consumer waits on the event, then reads", "[conformance]") {
   for (int32_t d = 0; d < device_count(); ++d) {
     INFO("device " << d);
-    hurray_error err;
+    hurray_error err{};
     hurray_buffer *b = alloc(d, HURRAY_MEMORY_STANDARD, 1 << 16, 4096, &err);
     INFO(err.message);
     REQUIRE(b != nullptr);
@@ -149,7 +149,7 @@ TEST_CASE("EVENT handoff: the consumer waits on the event, then reads", "[confor
 TEST_CASE("CONSUMER_STREAM handoff: another stream first waits for the declared one", "[conformance]") {
   for (int32_t d = 0; d < device_count(); ++d) {
     hurray_backend_native native;
-    hurray_error err;
+    hurray_error err{};
     if (hurray_device_native(g_ctx, g_tag, d, &native, &err) != HURRAY_OK || !native.handles[3]) {
       // CPU and the example plugin have no streams of their own to declare
       CHECK((g_tag == HURRAY_DEVICE_CPU || g_tag >= 0xF0));
@@ -197,7 +197,7 @@ int main(int argc, char **argv) {
   hurray_context_set_policy(g_ctx, g_policy, nullptr);
   int status;
   int32_t n = 0;
-  hurray_error err;
+  hurray_error err{};
   if (!listing && hurray_device_count(g_ctx, g_tag, &n, &err) != HURRAY_OK) {
     std::printf("SKIPPED: device_tag 0x%02X %s: %s\n", g_tag, hurray_device_tag_name(g_tag),
                 err.message);

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Build libhurray and run the whole test suite, three ways:
+# Build libhurray and run the whole test suite (the CMake presets of
+# CMakePresets.json, then valgrind and libFuzzer):
 #   1. RelWithDebInfo: unit tests, hurray-inspect contract, ABI checks,
 #      consumers of the installed library;
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer: the whole suite again
@@ -27,16 +28,12 @@ ze_null_dir=$(realpath -m "$prefix/ze-null")
 scripts/build-ze-null.sh "$ze_null_dir" ||
   echo "test.sh: no Level Zero null driver: its stand-in tests are not registered"
 
-stage() {  # stage NAME CTEST_ARGS -- CMAKE_ARGS...
+stage() {  # stage PRESET CTEST_ARGS...   (presets: CMakePresets.json)
   local name=$1 dir=$prefix/$1; shift
-  local ctest_args=()
-  while [[ $1 != -- ]]; do ctest_args+=("$1"); shift; done
-  shift
   echo "=== [$name] configure, build, test"
-  cmake -S . -B "$dir" -DHURRAY_WERROR=ON -DHURRAY_BUILD_TESTS=ON \
-    "-DHURRAY_ZE_NULL_DIR=$ze_null_dir" "$@" >/dev/null
+  cmake --preset "$name" -B "$dir" "-DHURRAY_ZE_NULL_DIR=$ze_null_dir" >/dev/null
   cmake --build "$dir" -j "$jobs"
-  ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 600 "${ctest_args[@]}"
+  ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 600 "$@"
 }
 
 memcheck() {
@@ -58,14 +55,12 @@ memcheck() {
   [[ $failed == 0 ]]
 }
 
-stage default -- -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHURRAY_ABI_CHECKS=ON
+stage default
 if [[ ${HURRAY_SANITIZERS:-1} != 0 ]]; then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
-  stage asan-ubsan -- -DCMAKE_BUILD_TYPE=Debug -DHURRAY_ABI_CHECKS=OFF -DHURRAY_FUZZ=ON \
-    "-DHURRAY_SANITIZE=address,undefined"
+  stage asan-ubsan
   export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
-  stage tsan -L concurrency -- -DCMAKE_BUILD_TYPE=Debug -DHURRAY_ABI_CHECKS=OFF \
-    -DHURRAY_SANITIZE=thread
+  stage tsan -L concurrency
   memcheck
   echo "=== [fuzz] libFuzzer, ${HURRAY_FUZZ_SECONDS:-60} s per target"
   HURRAY_FUZZ_BUILD=$prefix/fuzz scripts/fuzz.sh "${HURRAY_FUZZ_SECONDS:-60}"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages a command needs, when they are missing.
-# Usage: scripts/deps.sh PROFILE...   (profiles: build, test, vulkan, opencl, gpu, fuzz)
+# Usage: scripts/deps.sh PROFILE...
+#   (profiles: build, test, vulkan, opencl, gpu, fuzz, interop, net)
 # As root it runs apt-get itself; otherwise it prints the command to run.
 set -euo pipefail
 
@@ -11,6 +12,10 @@ declare -A PROFILE=(
   [opencl]="ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo"
   [gpu]="libamdhip64-dev libze-dev libze1"
   [fuzz]="clang-14 libclang-rt-14-dev"
+  # numpy for the Python package tests (Debian's /usr/bin/python3); Zig comes from npm (scripts/zig.sh).
+  [interop]="python3-numpy python3-pip"
+  # UCX for hurray_net_*, ucx_perftest for its benchmark, iproute2 for the netns tests.
+  [net]="libucx-dev ucx-utils iproute2"
 )
 
 want=()

@@ -15,7 +15,7 @@
 # HURRAY_SANITIZERS=0 to run stage 1 only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh test vulkan opencl gpu fuzz
+scripts/deps.sh test vulkan opencl gpu fuzz interop net
 # PoCL and Mesa keep kernel and shader caches: somewhere private and temporary.
 export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$(mktemp -d)}
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$(mktemp -d)}

@@ -885,3 +885,17 @@ HURRAY_API hurray_status hurray_handoff_move(hurray_handoff *src, hurray_handoff
 }
 
 }  // extern "C"
+
+// ---- for the IPC layer (src/ipc/channel.cpp, issue 6) ----
+namespace hurray::detail {
+// The backend and allocation behind a buffer made by hurray_buffer_alloc,
+// so that its memory can be exported to another process; false for memory
+// the caller wrapped.
+bool buffer_allocation(const hurray_buffer *b, Backend *be,
+                       hurray_backend_allocation *a) noexcept {
+  if (!b || !b->backend_owned) return false;
+  *be = b->backend;
+  *a = b->alloc;
+  return true;
+}
+}  // namespace hurray::detail

@@ -1,0 +1,246 @@
+/*
+ * hurray_ipc.h - handing buffers to another process without copying them
+ * (the IPC transport of the Hurray buffer protocol).
+ *
+ * A channel is one connected Unix domain socket (SOCK_SEQPACKET) between two
+ * processes. Either side may send buffers and receive them; the side that
+ * sends a buffer is its producer for that buffer, the other its consumer.
+ * The messages, their framing and the order of events are described in
+ * docs/spec/ipc.md.
+ *
+ *  - hurray_ipc_send() validates the buffer's handle under the IPC rules
+ *    (BP-ALIGN-IPC, BP-SYNC-IPC) before a byte is sent, then passes the
+ *    memory itself: a CPU buffer from hurray_buffer_alloc() with
+ *    HURRAY_ALLOC_SHAREABLE travels as its memfd (SCM_RIGHTS), device
+ *    memory as its backend's IPC handle (Vulkan: an OPAQUE_FD; CUDA, HIP,
+ *    Level Zero: their IPC handles).
+ *  - The producer keeps a reference to the buffer until the consumer
+ *    releases it or dies (BP-REFCOUNT, BP-IPC-RELEASE); it learns of each
+ *    release through hurray_ipc_progress() (a callback and the statistics).
+ *  - hurray_ipc_receive() gives the consumer an ordinary hurray_handoff
+ *    whose memory is mapped into its address space; its release (once,
+ *    BP-REL-ONCE) unmaps the memory and tells the producer.
+ *
+ * Thread safety: every function may be called from any thread, on the same
+ * channel too. One thread at a time reads a channel's socket (the others
+ * wait for it, or find its work done); sending and releasing do not wait
+ * for a reader, so a thread blocked in hurray_ipc_receive() does not hold
+ * up another thread's release. The release callback is called without any
+ * lock held, on the thread that read the release (hurray_ipc_progress(),
+ * hurray_ipc_receive(), hurray_ipc_send(), a release) or that called
+ * hurray_ipc_close(), so it may call back into the channel. A received
+ * handoff may be released from any thread, also after its channel is
+ * closed.
+ *
+ * This header is C99 and C++ clean; it only adds to the frozen ABI of
+ * hurray.h (see hurray.map).
+ */
+#ifndef HURRAY_IPC_H
+#define HURRAY_IPC_H
+
+#include "hurray.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** \defgroup ipc IPC: zero-copy handoff between processes
+ *  @{ */
+
+/** The version of the channel's wire format this library speaks
+ *  (docs/spec/ipc.md). Both sides announce theirs in HELLO. */
+#define HURRAY_IPC_PROTOCOL_VERSION 1u
+/** At most this many devices are announced in a HELLO message. */
+#define HURRAY_IPC_MAX_DEVICES 16
+
+/** \brief A connected channel to one other process (opaque). */
+typedef struct hurray_ipc_channel hurray_ipc_channel;
+/** \brief A listening socket that accepts channels (opaque). */
+typedef struct hurray_ipc_listener hurray_ipc_listener;
+
+/** \brief Options of a channel. Start from HURRAY_IPC_OPTIONS_INIT; NULL
+ *  where a function takes options means all defaults. */
+typedef struct hurray_ipc_options {
+  uint32_t size;            /**< sizeof(hurray_ipc_options) */
+  uint32_t flags;           /**< zero (no flags are defined yet) */
+  int32_t hello_timeout_ms; /**< how long to wait for the peer's HELLO;
+                                 0: 10000 ms; negative: forever */
+  uint32_t device_count;    /**< number of entries in device_tags */
+  const uint8_t *device_tags; /**< devices to announce besides the CPU (their
+                                   backends are loaded now); NULL: CPU only */
+} hurray_ipc_options;
+/** Initialiser of hurray_ipc_options: CPU only, default timeout. */
+#define HURRAY_IPC_OPTIONS_INIT                                                \
+  { (uint32_t)sizeof(hurray_ipc_options), 0, 0, 0, NULL }
+
+/** \brief One device a side of a channel can send and receive. */
+typedef struct hurray_ipc_device_caps {
+  uint8_t device_tag;      /**< a hurray_device_tag */
+  uint8_t reserved0[3];    /**< zero */
+  uint32_t memory_classes; /**< bit n set: memory class n is supported */
+} hurray_ipc_device_caps;
+
+/** \brief What the other side announced in its HELLO message. */
+typedef struct hurray_ipc_peer_info {
+  uint32_t size;             /**< set by the caller: sizeof(hurray_ipc_peer_info) */
+  uint32_t protocol_version; /**< the peer's HURRAY_IPC_PROTOCOL_VERSION */
+  int32_t pid;               /**< the peer's process ID (from the kernel) */
+  uint32_t device_count;     /**< entries used in devices */
+  hurray_ipc_device_caps devices[HURRAY_IPC_MAX_DEVICES]; /**< the peer's devices */
+} hurray_ipc_peer_info;
+
+/** \brief Counters of a channel, since it was opened. */
+typedef struct hurray_ipc_stats {
+  uint32_t size;              /**< set by the caller: sizeof(hurray_ipc_stats) */
+  uint32_t closed;            /**< 1 once the channel is closed (peer gone,
+                                   malformed message or hurray_ipc_close) */
+  uint64_t sent;              /**< buffers sent (hurray_ipc_send) */
+  uint64_t released;          /**< sent buffers the peer released */
+  uint64_t reclaimed;         /**< sent buffers taken back because the peer
+                                   died or the channel closed */
+  uint64_t outstanding;       /**< sent buffers neither released nor reclaimed */
+  uint64_t received;          /**< buffers received (hurray_ipc_receive) */
+  uint64_t releases_sent;     /**< release messages sent to the peer */
+  uint64_t releases_failed;   /**< releases that could not reach the peer */
+  uint64_t releases_refused;  /**< release messages refused: a buffer this side
+                                   never sent, or released twice (BP-REL-ONCE) */
+  uint64_t messages_rejected; /**< malformed messages (each closes the channel) */
+} hurray_ipc_stats;
+
+/** Why a sent buffer came back (the release callback's `reason`). */
+typedef enum hurray_ipc_release_reason {
+  HURRAY_IPC_RELEASED = 0,    /**< the consumer released it */
+  HURRAY_IPC_PEER_GONE = 1,   /**< the consumer died or hung up without releasing */
+  HURRAY_IPC_CLOSED = 2       /**< this side closed the channel */
+} hurray_ipc_release_reason;
+
+/** \brief Called once for every sent buffer when the producer's reference to
+ *  it is dropped: `id` is what hurray_ipc_send() returned. */
+typedef void (*hurray_ipc_release_fn)(void *user, uint64_t id,
+                                      hurray_ipc_release_reason reason);
+
+/* ---- opening channels ---------------------------------------------------- */
+
+/** \brief Listen on the Unix socket `path` (an existing socket file there is
+ *  replaced). `opts` applies to every channel accepted. */
+HURRAY_API hurray_status hurray_ipc_listen(const char *path,
+                                           const hurray_ipc_options *opts,
+                                           hurray_ipc_listener **out,
+                                           hurray_error *err);
+/** \brief The listening socket's file descriptor, to poll for POLLIN (an
+ *  incoming connection). Owned by the listener. */
+HURRAY_API int hurray_ipc_listener_fd(const hurray_ipc_listener *listener);
+/** \brief Wait up to timeout_ms (negative: forever) for a connection, then
+ *  exchange HELLO messages. A timeout is HURRAY_E_IO. */
+HURRAY_API hurray_status hurray_ipc_accept(hurray_ipc_listener *listener,
+                                           int32_t timeout_ms,
+                                           hurray_ipc_channel **out,
+                                           hurray_error *err);
+/** \brief Close the listening socket and remove its file. Channels already
+ *  accepted stay open. NULL is a no-op. */
+HURRAY_API void hurray_ipc_listener_destroy(hurray_ipc_listener *listener);
+
+/** \brief Connect to a listener at `path` and exchange HELLO messages. */
+HURRAY_API hurray_status hurray_ipc_connect(const char *path,
+                                            const hurray_ipc_options *opts,
+                                            hurray_ipc_channel **out,
+                                            hurray_error *err);
+/** \brief Make a channel of a connected AF_UNIX SOCK_SEQPACKET socket (one
+ *  end of socketpair(), say, inherited across fork and exec) and exchange
+ *  HELLO messages. The channel owns `fd` from this call on, also when it
+ *  fails (the descriptor is then closed). */
+HURRAY_API hurray_status hurray_ipc_channel_from_fd(int fd,
+                                                    const hurray_ipc_options *opts,
+                                                    hurray_ipc_channel **out,
+                                                    hurray_error *err);
+/** \brief Close the channel: every buffer it sent and that is still out is
+ *  taken back (reason HURRAY_IPC_CLOSED; the peer's mappings stay valid),
+ *  and handoffs it received stay valid until released (their release then
+ *  only unmaps). NULL is a no-op. */
+HURRAY_API void hurray_ipc_close(hurray_ipc_channel *channel);
+
+/* ---- the channel --------------------------------------------------------- */
+
+/** \brief The channel's socket, to poll for POLLIN in the caller's event
+ *  loop (then call hurray_ipc_progress() or hurray_ipc_receive()); -1 once
+ *  closed. Owned by the channel: do not read, write or close it. */
+HURRAY_API int hurray_ipc_fd(const hurray_ipc_channel *channel);
+/** \brief What the peer announced in HELLO. out->size must be set. */
+HURRAY_API hurray_status hurray_ipc_peer(const hurray_ipc_channel *channel,
+                                         hurray_ipc_peer_info *out,
+                                         hurray_error *err);
+/** \brief The channel's counters. out->size must be set. */
+HURRAY_API hurray_status hurray_ipc_get_stats(const hurray_ipc_channel *channel,
+                                              hurray_ipc_stats *out,
+                                              hurray_error *err);
+/** \brief Call `fn(user, id, reason)` once for each sent buffer when it comes
+ *  back (see hurray_ipc_release_reason). NULL removes the callback. */
+HURRAY_API hurray_status hurray_ipc_set_release_callback(
+    hurray_ipc_channel *channel, hurray_ipc_release_fn fn, void *user,
+    hurray_error *err);
+
+/* ---- producer ------------------------------------------------------------ */
+
+/** \brief Hand `buffer` to the peer, without copying it.
+ *
+ *  `desc` chooses the sync mode as in hurray_buffer_export() (NULL:
+ *  PRODUCER_SYNCED, writable; HURRAY_HANDOFF_READ_ONLY maps it read-only in
+ *  the consumer). Before anything is sent the handle is validated under the
+ *  IPC rules (BP-ALIGN-IPC: alignment >= 4096; BP-SYNC-IPC), the peer must
+ *  have announced the device and memory class, and the memory must be
+ *  shareable: allocated by hurray_buffer_alloc() with HURRAY_ALLOC_SHAREABLE
+ *  (CPU memory travels as its memfd, device memory as its backend's IPC
+ *  handle). PRODUCER_SYNCED and EVENT cross (device buffers; the event, from
+ *  hurray_event_record(), travels as its backend's IPC handle, is owned as
+ *  hurray_buffer_export() owns it, and the consumer's acquire waits on it);
+ *  CONSUMER_STREAM is HURRAY_E_UNSUPPORTED (BP-SYNC-IPC). On success the
+ *  channel holds a reference to the buffer until the peer releases it or
+ *  dies, and *id (may be NULL) names this handoff in the release callback.
+ *  The buffer may be sent any number of times, on any channels. */
+HURRAY_API hurray_status hurray_ipc_send(hurray_ipc_channel *channel,
+                                         hurray_buffer *buffer,
+                                         const hurray_export_desc *desc,
+                                         uint64_t *id, hurray_error *err);
+/** \brief Read what the peer sent, waiting up to timeout_ms for the first
+ *  message (0: do not wait; negative: forever): release messages drop the
+ *  producer's references (and call the release callback), handoffs are
+ *  queued for hurray_ipc_receive(). *count (may be NULL) is the number of
+ *  messages handled. When the peer is gone every outstanding buffer is
+ *  reclaimed and the result is HURRAY_E_IO; a malformed message closes the
+ *  channel with HURRAY_E_PROTOCOL. */
+HURRAY_API hurray_status hurray_ipc_progress(hurray_ipc_channel *channel,
+                                             int32_t timeout_ms, uint32_t *count,
+                                             hurray_error *err);
+
+/* ---- consumer ------------------------------------------------------------ */
+
+/** \brief Receive the next buffer, waiting up to timeout_ms (0: do not wait;
+ *  negative: forever): its memory is mapped here and *out is a handoff like
+ *  any other (check, acquire, release exactly once). Its release unmaps the
+ *  memory and sends the release message; hurray_ipc_release() does the same
+ *  and says whether the message reached the producer. *id (may be NULL) is
+ *  the producer's ID of the handoff. The handle is validated under the IPC
+ *  rules first. A released mapping may be kept in a small cache of the
+ *  channel and reused when the same memory comes again (docs/spec/ipc.md).
+ *  Nothing within timeout_ms, or a closed channel, is
+ *  HURRAY_E_IO (hurray_ipc_get_stats() tells them apart); a malformed
+ *  message closes the channel with HURRAY_E_PROTOCOL. */
+HURRAY_API hurray_status hurray_ipc_receive(hurray_ipc_channel *channel,
+                                            int32_t timeout_ms,
+                                            hurray_handoff *out, uint64_t *id,
+                                            hurray_error *err);
+/** \brief Release a received handoff as hurray_handoff_release() does
+ *  (exactly once; the memory is unmapped in any case), and report whether
+ *  the release message reached the producer: HURRAY_E_IO when the producer
+ *  is gone or the channel is closed. For a handoff that did not come from
+ *  hurray_ipc_receive() this is hurray_handoff_release(). */
+HURRAY_API hurray_status hurray_ipc_release(hurray_handoff *handoff,
+                                            hurray_error *err);
+
+/** @} */
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* HURRAY_IPC_H */

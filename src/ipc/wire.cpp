@@ -1,0 +1,231 @@
+// The IPC channel's wire format: parse and encode (see wire.h and
+// docs/spec/ipc.md). Little-endian on any host; no I/O, no allocation.
+#include "wire.h"
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+
+namespace hurray::ipc {
+namespace {
+
+uint16_t get16(const uint8_t *p) { return static_cast<uint16_t>(p[0] | p[1] << 8); }
+uint32_t get32(const uint8_t *p) {
+  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
+         static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
+}
+uint64_t get64(const uint8_t *p) {
+  return static_cast<uint64_t>(get32(p)) | static_cast<uint64_t>(get32(p + 4)) << 32;
+}
+void put16(uint8_t *p, uint16_t v) {
+  p[0] = static_cast<uint8_t>(v);
+  p[1] = static_cast<uint8_t>(v >> 8);
+}
+void put32(uint8_t *p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+void put64(uint8_t *p, uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+bool zero(const uint8_t *p, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (p[i]) return false;
+  return true;
+}
+
+__attribute__((format(printf, 3, 4))) hurray_status bad(hurray_error *err, size_t offset,
+                                                        const char *fmt, ...) {
+  if (err) {
+    std::memset(err, 0, sizeof *err);
+    err->status = HURRAY_E_PROTOCOL;
+    err->rule = HURRAY_RULE_NONE;
+    err->severity = HURRAY_SEVERITY_ERROR;
+    err->buffer_index = -1;
+    err->byte_offset = static_cast<int64_t>(offset);
+    const int k = std::snprintf(err->message, sizeof err->message, "ipc message: ");
+    va_list ap;
+    va_start(ap, fmt);
+    std::vsnprintf(err->message + k, sizeof err->message - static_cast<size_t>(k), fmt, ap);
+    va_end(ap);
+  }
+  return HURRAY_E_PROTOCOL;
+}
+
+// A WireHandle at p (kIpcHandleSize bytes), field offsets reported from `at`.
+hurray_status parse_handle(const uint8_t *p, size_t at, const char *what, WireHandle *h,
+                           hurray_error *err) {
+  h->kind = get32(p);
+  h->has_fd = get32(p + 4);
+  h->byte_size = get64(p + 8);
+  h->offset = get64(p + 16);
+  std::memcpy(h->bytes, p + 24, sizeof h->bytes);
+  if (h->has_fd > 1)
+    return bad(err, at + 4, "%s.has_fd is %u (0 or 1)", what, h->has_fd);
+  if (h->kind == kKindNone && !zero(p + 4, kIpcHandleSize - 4))
+    return bad(err, at + 4, "%s has kind 0 (none) but non-zero fields", what);
+  return HURRAY_OK;
+}
+
+void encode_handle(const WireHandle &h, uint8_t *p) {
+  put32(p, h.kind);
+  put32(p + 4, h.has_fd);
+  put64(p + 8, h.byte_size);
+  put64(p + 16, h.offset);
+  std::memcpy(p + 24, h.bytes, sizeof h.bytes);
+}
+
+}  // namespace
+
+hurray_status parse(const uint8_t *p, size_t n, size_t nfds, Message *out,
+                    hurray_error *err) noexcept {
+  if (!p || !out) return bad(err, 0, "no input");
+  if (n < kHeaderSize) return bad(err, 0, "%zu bytes, shorter than the 16-byte header", n);
+  if (get32(p) != kMagic) return bad(err, 0, "bad magic 0x%08X", get32(p));
+  if (get16(p + 4) != kWireVersion)
+    return bad(err, 4, "wire version %u, this library reads %u", get16(p + 4), kWireVersion);
+  const uint16_t type = get16(p + 6);
+  const uint32_t length = get32(p + 8);
+  if (length != n - kHeaderSize)
+    return bad(err, 8, "length field says %u body bytes, %zu arrived", length, n - kHeaderSize);
+  const uint8_t fds = p[12];
+  if (fds != nfds)
+    return bad(err, 12, "header announces %u descriptors, %zu arrived", fds, nfds);
+  if (fds > kMaxFds) return bad(err, 12, "%u descriptors (at most %zu)", fds, kMaxFds);
+  if (!zero(p + 13, 3)) return bad(err, 13, "reserved header bytes are not zero");
+
+  std::memset(out, 0, sizeof *out);
+  out->fd_count = fds;
+  const uint8_t *b = p + kHeaderSize;
+  switch (type) {
+    case static_cast<uint16_t>(Type::Hello): {
+      out->type = Type::Hello;
+      if (length < kHelloFixed) return bad(err, 8, "HELLO body of %u bytes (at least 8)", length);
+      out->protocol_version = get32(b);
+      out->device_count = get16(b + 4);
+      if (out->protocol_version == 0) return bad(err, 16, "HELLO protocol version 0");
+      if (out->device_count > kMaxDevices)
+        return bad(err, 20, "HELLO announces %u devices (at most %zu)", out->device_count,
+                   kMaxDevices);
+      if (get16(b + 6)) return bad(err, 22, "HELLO reserved bytes are not zero");
+      if (length != kHelloFixed + kDeviceEntry * out->device_count)
+        return bad(err, 8, "HELLO body of %u bytes for %u devices (expected %zu)", length,
+                   out->device_count, kHelloFixed + kDeviceEntry * out->device_count);
+      if (fds) return bad(err, 12, "HELLO carries no descriptors");
+      for (size_t i = 0; i < out->device_count; ++i) {
+        const uint8_t *e = b + kHelloFixed + kDeviceEntry * i;
+        const size_t at = kHeaderSize + kHelloFixed + kDeviceEntry * i;
+        out->devices[i].tag = e[0];
+        out->devices[i].classes = get32(e + 4);
+        if (!zero(e + 1, 3)) return bad(err, at + 1, "HELLO device %zu: reserved bytes", i);
+        if (e[0] == HURRAY_DEVICE_INVALID)
+          return bad(err, at, "HELLO device %zu: device tag 0xFF is invalid", i);
+        for (size_t j = 0; j < i; ++j)
+          if (out->devices[j].tag == e[0])
+            return bad(err, at, "HELLO device %zu: tag 0x%02X announced twice", i, e[0]);
+      }
+      return HURRAY_OK;
+    }
+    case static_cast<uint16_t>(Type::Handoff): {
+      out->type = Type::Handoff;
+      if (length != kHandoffBody)
+        return bad(err, 8, "HANDOFF body of %u bytes (expected %zu)", length, kHandoffBody);
+      out->id = get64(b);
+      std::memcpy(out->handle, b + 8, HURRAY_HANDLE_SIZE);
+      out->device_ordinal = static_cast<int32_t>(get32(b + 24));
+      out->flags = get32(b + 28);
+      out->sync_value = get64(b + 32);
+      if (out->id == 0) return bad(err, 16, "HANDOFF id 0");
+      if (out->device_ordinal < 0)
+        return bad(err, 40, "HANDOFF device ordinal %d", out->device_ordinal);
+      if (out->flags & ~kHandoffFlags)
+        return bad(err, 44, "HANDOFF unknown flags 0x%X", out->flags & ~kHandoffFlags);
+      if (const hurray_status st = parse_handle(b + 40, 56, "memory", &out->memory, err))
+        return st;
+      if (const hurray_status st = parse_handle(b + 40 + kIpcHandleSize, 144, "event",
+                                                &out->event, err))
+        return st;
+      const uint64_t size = get64(out->handle);
+      if (size && out->memory.kind == kKindNone)
+        return bad(err, 56, "HANDOFF of %llu bytes without memory",
+                   static_cast<unsigned long long>(size));
+      if (out->memory.kind != kKindNone && size > out->memory.byte_size)
+        return bad(err, 64, "HANDOFF of %llu bytes in %llu bytes of memory",
+                   static_cast<unsigned long long>(size),
+                   static_cast<unsigned long long>(out->memory.byte_size));
+      const bool event = out->handle[13] == HURRAY_SYNC_EVENT;
+      if (!event && (out->event.kind != kKindNone || out->sync_value))
+        return bad(err, 144, "HANDOFF carries an event but its sync mode is not EVENT");
+      if (event && out->event.kind == kKindNone)
+        return bad(err, 144, "HANDOFF of sync mode EVENT carries no event");
+      if (fds != handoff_fds(*out))
+        return bad(err, 12, "HANDOFF announces %u descriptors, its handles %u", fds,
+                   handoff_fds(*out));
+      return HURRAY_OK;
+    }
+    case static_cast<uint16_t>(Type::Release): {
+      out->type = Type::Release;
+      if (length != kReleaseBody)
+        return bad(err, 8, "RELEASE body of %u bytes (expected %zu)", length, kReleaseBody);
+      out->id = get64(b);
+      if (out->id == 0) return bad(err, 16, "RELEASE id 0");
+      if (fds) return bad(err, 12, "RELEASE carries no descriptors");
+      return HURRAY_OK;
+    }
+    default:
+      return bad(err, 6, "unknown message type %u", type);
+  }
+}
+
+size_t encode(const Message &m, uint8_t *out, size_t cap) noexcept {
+  size_t body;
+  uint8_t fds = 0;
+  switch (m.type) {
+    case Type::Hello:
+      if (m.device_count > kMaxDevices) return 0;
+      body = kHelloFixed + kDeviceEntry * m.device_count;
+      break;
+    case Type::Handoff:
+      body = kHandoffBody;
+      fds = handoff_fds(m);
+      break;
+    case Type::Release:
+      body = kReleaseBody;
+      break;
+    default:
+      return 0;
+  }
+  if (!out || cap < kHeaderSize + body) return 0;
+  std::memset(out, 0, kHeaderSize + body);
+  put32(out, kMagic);
+  put16(out + 4, kWireVersion);
+  put16(out + 6, static_cast<uint16_t>(m.type));
+  put32(out + 8, static_cast<uint32_t>(body));
+  out[12] = fds;
+  uint8_t *b = out + kHeaderSize;
+  switch (m.type) {
+    case Type::Hello:
+      put32(b, m.protocol_version);
+      put16(b + 4, m.device_count);
+      for (size_t i = 0; i < m.device_count; ++i) {
+        uint8_t *e = b + kHelloFixed + kDeviceEntry * i;
+        e[0] = m.devices[i].tag;
+        put32(e + 4, m.devices[i].classes);
+      }
+      break;
+    case Type::Handoff:
+      put64(b, m.id);
+      std::memcpy(b + 8, m.handle, HURRAY_HANDLE_SIZE);
+      put32(b + 24, static_cast<uint32_t>(m.device_ordinal));
+      put32(b + 28, m.flags);
+      put64(b + 32, m.sync_value);
+      encode_handle(m.memory, b + 40);
+      encode_handle(m.event, b + 40 + kIpcHandleSize);
+      break;
+    case Type::Release:
+      put64(b, m.id);
+      break;
+  }
+  return kHeaderSize + body;
+}
+
+}  // namespace hurray::ipc

@@ -1,0 +1,85 @@
+// The wire format of an IPC channel (docs/spec/ipc.md): fixed-size,
+// little-endian messages with a 16-byte header. parse() and encode() are
+// pure functions of their arguments (no I/O, no allocation, no global
+// state), so a fuzzer drives parse() directly (tests/fuzz/fuzz_ipc_message).
+// Self-contained: it uses only the exported part of libhurray, so the fuzz
+// replay build can compile it into a program that links the shared library.
+#pragma once
+
+#include <hurray.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace hurray::ipc {
+
+constexpr uint32_t kMagic = 0x50495248u;  // "HRIP" in memory order
+constexpr uint16_t kWireVersion = 1;      // of the framing (header layout)
+constexpr size_t kHeaderSize = 16;
+constexpr size_t kMaxDevices = 16;
+constexpr size_t kMaxFds = 2;
+constexpr size_t kIpcHandleSize = 88;
+constexpr size_t kHelloFixed = 8, kDeviceEntry = 8;
+constexpr size_t kHandoffBody = 8 + 16 + 4 + 4 + 8 + 2 * kIpcHandleSize;  // 216
+constexpr size_t kReleaseBody = 8;
+constexpr size_t kMaxMessage = kHeaderSize + kHandoffBody;  // the largest: 232
+constexpr uint32_t kHandoffFlags = HURRAY_HANDOFF_READ_ONLY | HURRAY_HANDOFF_QPARAM;
+
+// Memory and event kinds for CPU buffers (device tag 0); other devices use
+// their backend's plugin-defined kinds. 0 means "nothing" in every case.
+constexpr uint32_t kKindNone = 0;
+constexpr uint32_t kKindMemfd = 1;
+
+enum class Type : uint16_t { Hello = 1, Handoff = 2, Release = 3 };
+
+struct DeviceCaps {
+  uint8_t tag;
+  uint32_t classes;
+};
+
+// A memory or event handle as it travels: the backend's IPC handle, with
+// has_fd saying whether a descriptor rides along (SCM_RIGHTS).
+struct WireHandle {
+  uint32_t kind;
+  uint32_t has_fd;  // 0 or 1
+  uint64_t byte_size;
+  uint64_t offset;
+  uint8_t bytes[64];
+};
+
+struct Message {
+  Type type;
+  uint8_t fd_count;  // descriptors that came with the message (header field)
+  // HELLO
+  uint32_t protocol_version;
+  uint16_t device_count;
+  DeviceCaps devices[kMaxDevices];
+  // HANDOFF and RELEASE
+  uint64_t id;
+  // HANDOFF
+  uint8_t handle[HURRAY_HANDLE_SIZE];
+  int32_t device_ordinal;
+  uint32_t flags;  // kHandoffFlags bits
+  uint64_t sync_value;
+  WireHandle memory;
+  WireHandle event;
+};
+
+// Parse one message of n bytes that arrived with nfds descriptors. Every
+// length is checked against the type's fixed size, unknown types, versions,
+// flags and non-zero reserved bytes are rejected. On failure: HURRAY_E_PROTOCOL
+// and *err (may be NULL) names the field; *out is unspecified.
+hurray_status parse(const uint8_t *p, size_t n, size_t nfds, Message *out,
+                    hurray_error *err) noexcept;
+
+// Encode m into out[0..cap); returns the number of bytes, or 0 when cap is
+// too small or m cannot be encoded (more devices than kMaxDevices).
+// encode(parse(x)) == x for every x that parse accepts.
+size_t encode(const Message &m, uint8_t *out, size_t cap) noexcept;
+
+// Number of descriptors a HANDOFF message carries (memory.has_fd + event.has_fd).
+inline uint8_t handoff_fds(const Message &m) noexcept {
+  return static_cast<uint8_t>(m.memory.has_fd + m.event.has_fd);
+}
+
+}  // namespace hurray::ipc

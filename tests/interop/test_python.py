@@ -1,0 +1,279 @@
+"""The Python package (python/hurray) with numpy, both DLPack directions.
+
+Run by CTest with /usr/bin/python3 (Debian's numpy 1.24), HURRAY_LIBRARY (this
+build's libhurray.so.1), HURRAY_TEST_HELPER (py_helper.c: a C producer whose
+frees are counted, and a C consumer) and PYTHONPATH=python/.
+"""
+import ctypes
+import gc
+import os
+import sys
+import threading
+import unittest
+import weakref
+
+import numpy as np
+
+import hurray
+
+helper = ctypes.CDLL(os.environ["HURRAY_TEST_HELPER"])
+helper.helper_make_buffer.restype = ctypes.c_void_p
+helper.helper_make_buffer.argtypes = [ctypes.c_uint64]
+helper.helper_free_count.restype = ctypes.c_int
+helper.helper_consume_f64.restype = ctypes.c_double
+helper.helper_consume_f64.argtypes = [ctypes.c_void_p]
+
+PATTERN = lambda n: (np.arange(n, dtype=np.uint64) * 7 + 3).astype(np.uint8)  # noqa: E731
+
+
+def c_buffer(n):
+    """A buffer a C producer wrote, adopted by Python."""
+    return hurray.Buffer.adopt(helper.helper_make_buffer(n))
+
+
+def aligned(array, alignment=64):
+    """A copy of `array` whose data starts on an `alignment` boundary (numpy's
+    own allocations are 16-byte aligned; the protocol asks 64, BP-ALIGN-MIN)."""
+    raw = np.empty(array.nbytes + alignment, dtype=np.uint8)
+    off = (-raw.ctypes.data) % alignment
+    out = raw[off:off + array.nbytes].view(array.dtype).reshape(array.shape)
+    out[...] = array
+    return out
+
+
+class Handles(unittest.TestCase):
+    def test_version_and_library(self):
+        self.assertEqual(hurray.version(), "1.0.0")
+        self.assertEqual(hurray.library_path, os.environ["HURRAY_LIBRARY"])
+
+    def test_encode_decode_round_trip(self):
+        h = hurray.Handle(1 << 20, 4096, hurray.DEVICE_CUDA, hurray.SYNC_EVENT,
+                          hurray.MEMORY_UNIFIED)
+        wire = h.encode()
+        self.assertEqual(wire, bytes.fromhex("0000100000000000" "00100000" "01010200"))
+        self.assertEqual(hurray.decode(wire), h)
+        self.assertEqual(hurray.decode(wire).device, "CUDA")
+        with self.assertRaises(hurray.HurrayError) as cm:
+            hurray.decode(wire[:15])
+        self.assertEqual(cm.exception.rule_id, "BP-SIZE")
+
+    def test_validate_names_the_rule_under_the_policy(self):
+        cuda = hurray.Handle(4096, 64, hurray.DEVICE_CUDA).encode()
+        hurray.validate(cuda)  # in-process: fine
+        with self.assertRaises(hurray.HurrayError) as cm:
+            hurray.validate(cuda, transport="ipc")
+        self.assertEqual(cm.exception.rule_id, "BP-ALIGN-IPC")
+        self.assertEqual(cm.exception.status_name, "HURRAY_E_ALIGNMENT")
+        self.assertTrue(cm.exception.message.startswith("BP-ALIGN-IPC"))
+
+    def test_diagnose_and_inspect(self):
+        table = hurray.Handle(100, 32).encode() + hurray.Handle(64, 64, hurray.DEVICE_CUDA).encode()
+        diags = hurray.diagnose(table)
+        rules = [d.rule_id for d in diags if d.severity == "error"]
+        self.assertEqual(rules, ["BP-ALIGN-MIN", "BP-COLOC"])
+        self.assertEqual(diags[1].buffer_index, 1)
+        report = hurray.inspect(table)
+        self.assertIn("buffer 1: 64 bytes, alignment 64, device CUDA", report)
+        self.assertIn("invalid: 2 error(s)", report)
+        self.assertTrue(hurray.inspect(hurray.Handle(64, 64).encode()).endswith("valid"))
+
+
+class NumpyTakesHurrayBuffers(unittest.TestCase):
+    def setUp(self):
+        # Capsules other tests left unconsumed are released at a collection
+        # (see hurray._sweep): let that happen before anything is counted.
+        gc.collect()
+
+    def test_numpy_reads_the_bytes_a_c_producer_wrote_zero_copy(self):
+        buf = c_buffer(4096)
+        a = np.from_dlpack(buf)
+        self.assertEqual(a.dtype, np.uint8)
+        self.assertEqual(a.shape, (4096,))
+        self.assertEqual(a.ctypes.data, buf.address)  # a view, not a copy
+        np.testing.assert_array_equal(a, PATTERN(4096))
+
+    def test_typed_strided_views(self):
+        buf = c_buffer(4096)
+        words = np.from_dlpack(buf.tensor("uint32", (32, 32)))
+        self.assertEqual(words.shape, (32, 32))
+        np.testing.assert_array_equal(words.reshape(-1).view(np.uint8), PATTERN(4096))
+        cols = np.from_dlpack(buf.tensor(np.uint8, (64, 2), strides=(64, 32), byte_offset=1))
+        full = PATTERN(4096).reshape(64, 64)
+        np.testing.assert_array_equal(cols, full[:, 1::32][:, :2])
+        self.assertEqual(cols.ctypes.data, buf.address + 1)
+
+    def test_released_exactly_once_when_numpy_drops_the_array(self):
+        before = helper.helper_free_count()
+        buf = c_buffer(1024)
+        a = np.from_dlpack(buf)
+        view = a[100:200]
+        del buf, a
+        gc.collect()
+        self.assertEqual(helper.helper_free_count(), before)  # the view still holds it
+        self.assertEqual(int(view[0]), (100 * 7 + 3) & 0xFF)
+        del view
+        gc.collect()
+        self.assertEqual(helper.helper_free_count(), before + 1)
+
+    def test_every_export_holds_its_own_reference(self):
+        before = helper.helper_free_count()
+        buf = c_buffer(256)
+        arrays = [np.from_dlpack(buf) for _ in range(3)]
+        buf.close()
+        for i in range(3):
+            self.assertEqual(helper.helper_free_count(), before)
+            arrays.pop()
+            gc.collect()
+        self.assertEqual(helper.helper_free_count(), before + 1)
+
+    def test_an_unconsumed_capsule_releases_its_export(self):
+        before = helper.helper_free_count()
+        buf = c_buffer(256)
+        for max_version in (None, (1, 0)):
+            cap = buf.__dlpack__(max_version=max_version)
+            del cap
+        buf.close()
+        gc.collect()
+        self.assertEqual(helper.helper_free_count(), before + 1)
+
+    def test_dlpack_device_and_the_versioned_capsule(self):
+        buf = c_buffer(128)
+        self.assertEqual(buf.__dlpack_device__(), (1, 0))  # kDLCPU
+        cap = buf.__dlpack__(max_version=(1, 2))
+        self.assertIn('"dltensor_versioned"', repr(cap))
+        legacy = buf.__dlpack__()
+        self.assertIn('"dltensor"', repr(legacy))
+        before = helper.helper_free_count()
+        del cap, legacy, buf
+        gc.collect()
+        self.assertEqual(helper.helper_free_count(), before + 1)
+
+    def test_a_handle_numpy_cannot_take_is_refused_clearly(self):
+        before = helper.helper_free_count()
+        ro = c_buffer(64)
+        ro.read_only = True
+        with self.assertRaises(BufferError) as cm:
+            np.from_dlpack(ro)  # numpy 1.x asks for the legacy struct: no READ_ONLY flag
+        self.assertIn("BP-ZC-NOMUT", str(cm.exception))
+        self.assertIn("read-only", str(cm.exception))
+        # The versioned struct carries the flag.
+        h = hurray.from_dlpack(ro.tensor().__dlpack__(max_version=(1, 0)))
+        self.assertTrue(h.read_only)
+        h.release()
+        ro.close()
+        gc.collect()
+        self.assertEqual(helper.helper_free_count(), before + 1)
+
+    def test_a_device_numpy_does_not_support_is_refused_and_released(self):
+        freed = []
+        cuda = hurray.Buffer.wrap(0x7F0000000000, 1 << 20, alignment=4096,
+                                  device_tag=hurray.DEVICE_CUDA, on_free=freed.append)
+        self.assertEqual(cuda.__dlpack_device__(), (2, 0))  # kDLCUDA
+        with self.assertRaises(RuntimeError) as cm:
+            np.from_dlpack(cuda)
+        self.assertIn("Unsupported device", str(cm.exception))
+        cuda.close()
+        gc.collect()
+        self.assertEqual(freed, [0x7F0000000000])  # the refused export was released, once
+
+    def test_a_private_device_has_no_dlpack_type(self):
+        ctx = hurray.Context(private_tags=[0xF0])
+        priv = hurray.Buffer.wrap(0x1000, 4096, device_tag=0xF0, opaque=True, ctx=ctx)
+        with self.assertRaises(hurray.DLPackError) as cm:
+            np.from_dlpack(priv)
+        self.assertEqual(cm.exception.rule_id, "BP-DEV-PRIVATE")
+        with self.assertRaises(BufferError):
+            priv.__dlpack_device__()
+        priv.close()
+        ctx.close()
+
+    def test_copy_and_other_devices_are_refused(self):
+        buf = c_buffer(64)
+        with self.assertRaises(BufferError):
+            buf.__dlpack__(copy=True)
+        with self.assertRaises(BufferError):
+            buf.__dlpack__(dl_device=(2, 0))
+        buf.__dlpack__(dl_device=(1, 0), copy=False)
+
+    def test_python_wrapped_memory_stays_alive_until_freed(self):
+        freed = []
+        owner = aligned(np.arange(16, dtype=np.float64))
+        ref = weakref.ref(owner.base)
+        buf = hurray.Buffer.wrap(owner.ctypes.data, owner.nbytes, keep=owner.base,
+                                 on_free=freed.append)
+        a = np.from_dlpack(buf.tensor("float64"))
+        addr = owner.ctypes.data
+        del owner, buf
+        gc.collect()
+        self.assertIsNotNone(ref())
+        self.assertEqual(float(a.sum()), 120.0)
+        del a
+        gc.collect()
+        self.assertEqual(freed, [addr])
+        self.assertIsNone(ref())
+
+
+class HurrayTakesNumpyArrays(unittest.TestCase):
+    """DLPack the other way: a numpy array's __dlpack__ capsule as a hurray
+    handoff that a C consumer reads and releases."""
+
+    def test_a_c_consumer_reads_a_numpy_array(self):
+        a = aligned(np.linspace(0.0, 1.0, 1000))
+        rc = sys.getrefcount(a)
+        h = hurray.from_dlpack(a)
+        self.assertEqual(sys.getrefcount(a), rc + 1)  # numpy's tensor holds the array
+        self.assertEqual(h.address, a.ctypes.data)  # zero-copy
+        self.assertEqual(h.nbytes, a.nbytes)
+        self.assertEqual(h.handle.device_tag, hurray.DEVICE_CPU)
+        self.assertGreaterEqual(h.handle.alignment, 64)
+        h.check()
+        total = helper.helper_consume_f64(ctypes.addressof(h.struct))
+        self.assertAlmostEqual(total, float(a.sum()), places=9)
+        self.assertTrue(h.released)
+        # numpy's deleter ran exactly once: twice would drop a reference too many.
+        self.assertEqual(sys.getrefcount(a), rc)
+        with self.assertRaises(hurray.HurrayError) as cm:
+            h.release()
+        self.assertEqual(cm.exception.rule_id, "BP-REL-ONCE")
+        self.assertEqual(sys.getrefcount(a), rc)
+
+    def test_the_handoff_keeps_the_array_alive_until_released(self):
+        a = aligned(np.arange(64, dtype=np.float64))
+        base = weakref.ref(a.base)
+        h = hurray.from_dlpack(a)
+        del a
+        gc.collect()
+        self.assertIsNotNone(base())
+        t = threading.Thread(target=h.release)  # BP-REL-THREAD: any thread
+        t.start()
+        t.join()
+        gc.collect()
+        self.assertIsNone(base())
+
+    def test_numpy_arrays_the_protocol_refuses(self):
+        misaligned = aligned(np.zeros(1025, dtype=np.float64))[1:]  # 8-byte aligned
+        rc = sys.getrefcount(misaligned)
+        with self.assertRaises(hurray.DLPackError) as cm:
+            hurray.from_dlpack(misaligned)
+        self.assertEqual(cm.exception.rule_id, "BP-ALIGN-MIN")
+        gc.collect()
+        self.assertEqual(sys.getrefcount(misaligned), rc)  # numpy's capsule deleted its tensor
+        with self.assertRaises(TypeError):
+            hurray.from_dlpack(object())
+
+    def test_round_trip_through_hurray_and_back_to_numpy(self):
+        a = aligned(np.arange(12, dtype=np.int32).reshape(3, 4))
+        h = hurray.from_dlpack(a)
+        freed = []
+        # Re-wrap the handed-off bytes as a producer buffer and give them back to numpy.
+        buf = hurray.Buffer.wrap(h.address, h.nbytes, keep=h, on_free=freed.append)
+        b = np.from_dlpack(buf.tensor("int32", (3, 4)))
+        np.testing.assert_array_equal(a, b)
+        self.assertEqual(b.ctypes.data, a.ctypes.data)
+        del h, buf, b
+        gc.collect()
+        self.assertEqual(len(freed), 1)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,232 @@
+/*
+ * hurray_net.h - cross-machine transfers of Hurray buffers over UCX
+ * (libhurray-net.so.1, a library of its own: libhurray never links UCX).
+ *
+ * C99 and C++ clean. A server listens; a client connects, learns in a HELLO
+ * which devices and memory classes the server offers, then PUTs buffers to
+ * it and GETs buffers the server registered. The rules (docs/spec/network.md):
+ *  - BP-NET-OWN: nothing is shared. The sender keeps its source; the receiver
+ *    owns the copy it allocated (a hurray_buffer it unrefs).
+ *  - BP-SYNC-NET: every handle on the wire is PRODUCER_SYNCED; an EVENT or
+ *    CONSUMER_STREAM handle is refused before anything is sent, and again by
+ *    the receiver.
+ *  - BP-PUT-DEVICE: the receiver allocates on exactly the declared device and
+ *    memory class, or refuses with HURRAY_E_DEVICE_UNAVAILABLE; it never
+ *    places a buffer elsewhere.
+ *  - BP-ALIGN-IPC: under the RDMA transport policy a non-empty buffer
+ *    declares alignment >= 4096.
+ * Client and server objects are not thread-safe: use each from one thread at
+ * a time. Debian's UCX has no GPU support, so GPU memory is always staged
+ * through host memory.
+ */
+#ifndef HURRAY_NET_H
+#define HURRAY_NET_H
+
+#include <hurray.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/** \defgroup net Network transfers (libhurray-net, UCX)                    */
+/* ------------------------------------------------------------------------ */
+
+/** Version of the wire protocol a HELLO carries. */
+#define HURRAY_NET_PROTOCOL_VERSION 1
+
+/** \brief A listening server (opaque). Create it with
+ *  hurray_net_server_create(), drive it with hurray_net_server_poll(). */
+typedef struct hurray_net_server hurray_net_server;
+
+/** \brief A client connected to one server (opaque). */
+typedef struct hurray_net_client hurray_net_client;
+
+/** \brief How a server listens and what it offers. Start from
+ *  HURRAY_NET_SERVER_CONFIG_INIT. */
+typedef struct hurray_net_server_config {
+  uint32_t size;           /**< sizeof(hurray_net_server_config) */
+  uint32_t transport;      /**< HURRAY_TRANSPORT_CROSS_MACHINE (default) or
+                                HURRAY_TRANSPORT_RDMA: the rules received
+                                handles are validated under */
+  const char *address;     /**< address to listen on; NULL: every address */
+  uint16_t port;           /**< TCP port; 0: any free port
+                                (hurray_net_server_port() tells) */
+  uint16_t reserved0;      /**< zero */
+  uint32_t n_devices;      /**< number of entries in devices; 0: offer every
+                                device this machine has */
+  const uint8_t *devices;  /**< device tags offered (a subset of those present);
+                                copied at create */
+  hurray_context *context; /**< allocations go through it; NULL: the default */
+} hurray_net_server_config;
+/** Initialiser of hurray_net_server_config: cross-machine, any port. */
+#define HURRAY_NET_SERVER_CONFIG_INIT                                          \
+  { (uint32_t)sizeof(hurray_net_server_config),                               \
+    (uint32_t)HURRAY_TRANSPORT_CROSS_MACHINE, NULL, 0, 0, 0, NULL, NULL }
+
+/** \brief How a client connects. Start from HURRAY_NET_CLIENT_CONFIG_INIT. */
+typedef struct hurray_net_client_config {
+  uint32_t size;           /**< sizeof(hurray_net_client_config) */
+  uint32_t transport;      /**< HURRAY_TRANSPORT_CROSS_MACHINE (default) or
+                                HURRAY_TRANSPORT_RDMA: the rules handles are
+                                validated under before anything is sent */
+  const char *address;     /**< the server's host name or IP address */
+  uint16_t port;           /**< the server's port */
+  uint16_t reserved0;      /**< zero */
+  int32_t timeout_ms;      /**< limit for the connection and for each call;
+                                0: 60000; negative: none */
+  hurray_context *context; /**< GET allocations go through it; NULL: default */
+} hurray_net_client_config;
+/** Initialiser of hurray_net_client_config: cross-machine, 60 s timeout. */
+#define HURRAY_NET_CLIENT_CONFIG_INIT                                          \
+  { (uint32_t)sizeof(hurray_net_client_config),                               \
+    (uint32_t)HURRAY_TRANSPORT_CROSS_MACHINE, NULL, 0, 0, 0, NULL }
+
+/** \brief One device a peer offers, as its HELLO says. */
+typedef struct hurray_net_device {
+  uint8_t device_tag;      /**< a hurray_device_tag */
+  uint8_t reserved0[3];    /**< zero */
+  int32_t count;           /**< devices of this tag (ordinals 0..count-1) */
+  uint32_t memory_classes; /**< bit n set: memory class n can be allocated */
+  uint32_t reserved1;      /**< zero */
+} hurray_net_device;
+
+/** \brief Where a transferred buffer goes: its name and its destination.
+ *  For a PUT the destination is on the server, for a GET on the client.
+ *  Start from HURRAY_NET_TRANSFER_DESC_INIT (CPU, STANDARD, ordinal 0). */
+typedef struct hurray_net_transfer_desc {
+  uint32_t size;          /**< sizeof(hurray_net_transfer_desc) */
+  uint32_t reserved0;     /**< zero */
+  uint64_t buffer_id;     /**< the buffer's name: reported to the server for a
+                               PUT, looked up by the server for a GET */
+  uint8_t device_tag;     /**< destination device (BP-PUT-DEVICE) */
+  uint8_t memory_class;   /**< destination memory class */
+  uint8_t reserved1[2];   /**< zero */
+  int32_t device_ordinal; /**< which device of device_tag */
+} hurray_net_transfer_desc;
+/** Initialiser of hurray_net_transfer_desc. */
+#define HURRAY_NET_TRANSFER_DESC_INIT                                          \
+  { (uint32_t)sizeof(hurray_net_transfer_desc), 0, 0, 0, 0, {0, 0}, 0 }
+
+/** \brief A buffer that landed on the server through a PUT. The server owns
+ *  it (BP-NET-OWN): `buffer` is the owner's reference, released with
+ *  hurray_buffer_unref(); export handoffs from it to hand it on. */
+typedef struct hurray_net_received {
+  uint32_t size;                /**< sizeof(hurray_net_received), set by the caller */
+  uint32_t reserved0;           /**< zero */
+  uint64_t buffer_id;           /**< the name the client gave */
+  hurray_buffer *buffer;        /**< NULL when nothing landed in time */
+  hurray_buffer_handle handle;  /**< the landed buffer's handle (PRODUCER_SYNCED) */
+  int32_t device_ordinal;       /**< which device of handle.device_tag */
+  uint32_t reserved1;           /**< zero */
+} hurray_net_received;
+
+/** \brief Counters of a server, for monitoring and tests. */
+typedef struct hurray_net_stats {
+  uint64_t connections;      /**< clients accepted so far */
+  uint64_t disconnections;   /**< clients gone (closed or failed) */
+  uint64_t puts_landed;      /**< PUTs whose data landed */
+  uint64_t puts_refused;     /**< PUTs refused with an answer (rule, device,
+                                  malformed or truncated message) */
+  uint64_t gets_served;      /**< GETs whose data was sent */
+  uint64_t gets_refused;     /**< GETs refused with an answer */
+  uint64_t transfers_failed; /**< transfers cut off (peer gone, transport error) */
+  uint64_t in_flight;        /**< transfers whose data is moving now */
+  uint64_t pending;          /**< landed PUTs not yet taken by poll */
+  uint64_t live_buffers;     /**< buffers this server allocated and still holds
+                                  (in flight or pending) */
+} hurray_net_stats;
+
+/* ---- server ------------------------------------------------------------ */
+
+/** \brief Create a server listening on config->address:config->port over
+ *  UCX (UCX_TLS and the other UCX_* variables apply). The HELLO offers the
+ *  devices present (restricted to config->devices) with their memory
+ *  classes. *out receives the server; free it with hurray_net_server_destroy.
+ *  HURRAY_E_IO when UCX cannot start or listen (the message says why). */
+HURRAY_API hurray_status hurray_net_server_create(
+    const hurray_net_server_config *config, hurray_net_server **out,
+    hurray_error *err);
+/** \brief Close every connection, cancel transfers in flight, free every
+ *  buffer the server still holds (landed PUTs not taken included) and the
+ *  registrations. NULL is a no-op. */
+HURRAY_API void hurray_net_server_destroy(hurray_net_server *server);
+/** \brief The TCP port the server listens on. */
+HURRAY_API uint16_t hurray_net_server_port(const hurray_net_server *server);
+/** \brief Drive the network for at most timeout_ms milliseconds (0: only what
+ *  is ready; negative: until a PUT lands) and return the next landed PUT in
+ *  *out (out->buffer is NULL when none landed in time). Accepts clients,
+ *  answers HELLOs, validates PUTs (refused ones are answered with the rule),
+ *  allocates on exactly the declared device, receives the data, serves GETs.
+ *  out->size must be sizeof(hurray_net_received). */
+HURRAY_API hurray_status hurray_net_server_poll(hurray_net_server *server,
+                                                int32_t timeout_ms,
+                                                hurray_net_received *out,
+                                                hurray_error *err);
+/** \brief Offer `buffer` to GETs under `buffer_id`. The server takes a
+ *  reference of its own (a read-only PRODUCER_SYNCED export), dropped by
+ *  hurray_net_server_unregister() or destroy; the caller keeps its own.
+ *  An id already registered is HURRAY_E_INVALID_ARGUMENT. */
+HURRAY_API hurray_status hurray_net_server_register(hurray_net_server *server,
+                                                    uint64_t buffer_id,
+                                                    hurray_buffer *buffer,
+                                                    hurray_error *err);
+/** \brief Withdraw a registration (GETs in flight finish first). An unknown
+ *  id is HURRAY_E_INVALID_ARGUMENT. */
+HURRAY_API hurray_status hurray_net_server_unregister(hurray_net_server *server,
+                                                      uint64_t buffer_id,
+                                                      hurray_error *err);
+/** \brief Copy the server's counters into *out. */
+HURRAY_API void hurray_net_server_stats(const hurray_net_server *server,
+                                        hurray_net_stats *out);
+
+/* ---- client ------------------------------------------------------------ */
+
+/** \brief Connect to a server and exchange HELLOs. *out receives the client;
+ *  free it with hurray_net_client_destroy. HURRAY_E_IO when the server
+ *  cannot be reached, HURRAY_E_PROTOCOL when it does not speak this
+ *  protocol. */
+HURRAY_API hurray_status hurray_net_client_connect(
+    const hurray_net_client_config *config, hurray_net_client **out,
+    hurray_error *err);
+/** \brief Close the connection. NULL is a no-op. */
+HURRAY_API void hurray_net_client_destroy(hurray_net_client *client);
+/** \brief The devices the server offered in its HELLO: up to `capacity`
+ *  entries into out (NULL when capacity is 0); *n_devices receives the total. */
+HURRAY_API hurray_status hurray_net_client_peer_devices(
+    const hurray_net_client *client, hurray_net_device *out, size_t capacity,
+    size_t *n_devices, hurray_error *err);
+/** \brief PUT the buffer a producer handed to the client: validate the
+ *  handoff's handle and the destination handle under the client's transport
+ *  (BP-SYNC-NET, BP-ALIGN-IPC...) and check the destination against the
+ *  server's HELLO (BP-PUT-DEVICE) before anything is sent; then send the
+ *  bytes (rendezvous for large buffers) and wait for the server's answer.
+ *  The handoff stays the caller's (BP-NET-OWN). Its data must be
+ *  host-addressable (CPU, or mapped device memory); for device memory use
+ *  hurray_net_client_put_buffer(), which stages through host memory.
+ *  A refusal returns the server's status and rule. */
+HURRAY_API hurray_status hurray_net_client_put(hurray_net_client *client,
+                                               const hurray_handoff *source,
+                                               const hurray_net_transfer_desc *desc,
+                                               hurray_error *err);
+/** \brief PUT a buffer of any device: like hurray_net_client_put() on a
+ *  PRODUCER_SYNCED export of `source`, staged through host memory when the
+ *  source is not host-addressable. */
+HURRAY_API hurray_status hurray_net_client_put_buffer(
+    hurray_net_client *client, hurray_buffer *source,
+    const hurray_net_transfer_desc *desc, hurray_error *err);
+/** \brief GET the buffer the server registered as desc->buffer_id into a
+ *  new buffer on the client's device desc->device_tag / memory_class
+ *  (BP-PUT-DEVICE applies to the client as receiver). *out receives the
+ *  owner's reference (BP-NET-OWN). An unknown id is refused by the server
+ *  with HURRAY_E_INVALID_ARGUMENT. */
+HURRAY_API hurray_status hurray_net_client_get(hurray_net_client *client,
+                                               const hurray_net_transfer_desc *desc,
+                                               hurray_buffer **out,
+                                               hurray_error *err);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* HURRAY_NET_H */

@@ -1,0 +1,1262 @@
+// libhurray-net: the hurray_net_* server and client (include/hurray_net.h)
+// on top of UCX active messages. The protocol and its decisions are in
+// docs/spec/network.md; the message layouts in wire.h.
+//
+// One UCX worker per server or client, progressed only by the calling thread
+// (hurray_net_server_poll, or the client's blocking calls). No UCX callback
+// does real work: the active-message handlers queue what arrived, and the
+// requests in flight are checked after each round of progress, so every
+// allocation, validation and reply happens outside UCX's callbacks.
+#include <hurray_backend.h>
+
+#include "ucx.h"
+#include "wire.h"
+
+#include <netdb.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <new>
+#include <vector>
+
+using namespace hurray::net;
+
+namespace {
+
+// Rendezvous (the receiver pulls the bytes into the destination it chose)
+// from this size on; below it, UCX sends the bytes eagerly.
+constexpr size_t kRndvMin = 16 * 1024;
+
+struct Offer {
+  uint8_t tag;
+  int32_t count;
+  uint32_t classes;
+};
+
+// Can the bytes at `data` be read and written by the CPU? CPU memory (unless
+// opaque), mapped Vulkan and OpenCL memory (the plugins hand out an opaque
+// handle otherwise), and the host-pinned and unified classes of the GPU
+// runtimes. GPU device memory is not: it is staged through host memory
+// (Debian's UCX has no GPU support).
+bool host_addressable(uint8_t tag, uint8_t memory_class, uint32_t flags) {
+  if (flags & HURRAY_HANDOFF_OPAQUE_DATA) return false;
+  switch (tag) {
+    case HURRAY_DEVICE_CPU:
+    case HURRAY_DEVICE_VULKAN:
+    case HURRAY_DEVICE_OPENCL:
+      return true;
+    default:
+      return memory_class == HURRAY_MEMORY_HOST_PINNED || memory_class == HURRAY_MEMORY_UNIFIED;
+  }
+}
+
+hurray_status make_policy(uint32_t transport, hurray_policy **out, hurray_error *err) {
+  if (transport != HURRAY_TRANSPORT_CROSS_MACHINE && transport != HURRAY_TRANSPORT_RDMA)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray-net: transport must be cross-machine (3) or rdma (2), not %u",
+                transport);
+  if (hurray_status st = hurray_policy_create(out, err)) return st;
+  return hurray_policy_set_transport(*out, static_cast<hurray_transport>(transport), err);
+}
+
+// The devices this machine offers: every named tag with at least one device,
+// restricted to `only` when it is not empty.
+std::vector<Offer> local_offers(hurray_context *ctx, const std::vector<uint8_t> &only) {
+  std::vector<Offer> offers;
+  for (unsigned t = HURRAY_DEVICE_CPU; t <= HURRAY_DEVICE_OPENCL; ++t) {
+    const auto tag = static_cast<uint8_t>(t);
+    if (!only.empty() && std::find(only.begin(), only.end(), tag) == only.end()) continue;
+    int32_t n = 0;
+    if (hurray_device_count(ctx, tag, &n, nullptr) != HURRAY_OK || n <= 0) continue;
+    hurray_backend_device_info info;
+    std::memset(&info, 0, sizeof info);
+    if (hurray_device_info(ctx, tag, 0, &info, nullptr) != HURRAY_OK) continue;
+    offers.push_back({tag, n, info.memory_classes});
+  }
+  return offers;
+}
+
+// BP-PUT-DEVICE: the receiver has exactly this device and memory class.
+hurray_status check_offer(const std::vector<Offer> &offers, uint8_t tag, uint8_t memory_class,
+                          int32_t ordinal, const char *who, hurray_error *err) {
+  for (const Offer &o : offers) {
+    if (o.tag != tag) continue;
+    if (ordinal < 0 || ordinal >= o.count)
+      return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, HURRAY_RULE_PUT_DEVICE,
+                  "%s has %d %s device(s); device %d was asked for (never placed elsewhere)",
+                  who, o.count, hurray_device_tag_name(tag), ordinal);
+    if (memory_class >= 32 || !(o.classes & (1u << memory_class)))
+      return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, HURRAY_RULE_PUT_DEVICE,
+                  "%s's %s device cannot allocate memory class %s (never placed elsewhere)",
+                  who, hurray_device_tag_name(tag), hurray_memory_class_name(memory_class));
+    return HURRAY_OK;
+  }
+  return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, HURRAY_RULE_PUT_DEVICE,
+              "%s has no %s device (0x%02x); the buffer is refused, never placed elsewhere", who,
+              hurray_device_tag_name(tag), static_cast<unsigned>(tag));
+}
+
+// Allocate the receiver's copy on exactly the declared device.
+hurray_status alloc_exact(hurray_context *ctx, const hurray_buffer_handle &h, int32_t ordinal,
+                          hurray_buffer **out, hurray_error *err) {
+  hurray_alloc_desc a = HURRAY_ALLOC_DESC_INIT;
+  a.byte_size = h.byte_size;
+  a.alignment = h.alignment;
+  a.device_tag = h.device_tag;
+  a.memory_class = h.memory_class;
+  a.device_ordinal = ordinal;
+  hurray_error e;
+  const hurray_status st = hurray_buffer_alloc(ctx, &a, out, &e);
+  if (st == HURRAY_OK) return st;
+  if (st == HURRAY_E_DEVICE_UNAVAILABLE)
+    return fail(err, st, HURRAY_RULE_PUT_DEVICE, "cannot allocate on %s device %d (%s)",
+                hurray_device_tag_name(h.device_tag), ordinal, e.message);
+  if (err != nullptr) *err = e;
+  return st;
+}
+
+// Export a PRODUCER_SYNCED, read-only handoff of `b` (a reference that keeps
+// it alive) and tell whether its bytes are host-addressable.
+hurray_status hold(hurray_buffer *b, hurray_handoff *out, bool *host, hurray_error *err) {
+  hurray_export_desc e = HURRAY_EXPORT_DESC_INIT;
+  e.flags = HURRAY_HANDOFF_READ_ONLY;
+  if (hurray_status st = hurray_buffer_export(b, &e, out, err)) return st;
+  hurray_buffer_handle h;
+  hurray_handle_decode(out->handle, HURRAY_HANDLE_SIZE, &h, nullptr);
+  *host = host_addressable(h.device_tag, h.memory_class, out->flags);
+  return HURRAY_OK;
+}
+
+void copy_error(const Reply &r, hurray_error *err) {
+  if (err == nullptr) return;
+  std::memset(err, 0, sizeof *err);
+  err->status = r.status;
+  err->rule = r.rule;
+  err->severity = HURRAY_SEVERITY_ERROR;
+  err->buffer_index = -1;
+  err->byte_offset = -1;
+  std::snprintf(err->rule_id, sizeof err->rule_id, "%s",
+                hurray_rule_id(static_cast<hurray_rule>(r.rule)));
+  std::snprintf(err->message, sizeof err->message, "%s", r.message);
+}
+
+void reply_from(const hurray_error &e, Reply *r) {
+  r->status = e.status;
+  r->rule = e.rule;
+  std::snprintf(r->message, sizeof r->message, "%s", e.message);
+}
+
+// What an active-message handler saw, queued for processing after progress.
+struct Incoming {
+  Op op;
+  ucp_ep_h ep = nullptr;
+  std::vector<unsigned char> header;
+  void *data = nullptr;     // UCX's (rndv descriptor or kept eager data) or copy
+  size_t length = 0;
+  bool rndv = false;
+  bool ucx_owned = false;   // release with ucp_am_data_release
+  std::vector<unsigned char> copy;
+};
+
+void release_data(ucp_worker_h w, Incoming &in) {
+  if (in.ucx_owned && in.data != nullptr) ucp_am_data_release(w, in.data);
+  in.ucx_owned = false;
+  in.data = nullptr;
+}
+
+ucs_status_t queue_am(std::deque<Incoming> *q, Op op, const void *header, size_t header_length,
+                      void *data, size_t length, const ucp_am_recv_param_t *param) {
+  try {
+    Incoming in;
+    in.op = op;
+    if (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) in.ep = param->reply_ep;
+    if (header_length > 0) {
+      const auto *h = static_cast<const unsigned char *>(header);
+      in.header.assign(h, h + header_length);
+    }
+    in.length = length;
+    ucs_status_t ret = UCS_OK;
+    if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
+      in.rndv = true;
+      in.ucx_owned = true;
+      in.data = data;
+      ret = UCS_INPROGRESS;
+    } else if (length > 0 && (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA)) {
+      in.ucx_owned = true;
+      in.data = data;
+      ret = UCS_INPROGRESS;
+    } else if (length > 0) {
+      const auto *d = static_cast<const unsigned char *>(data);
+      in.copy.assign(d, d + length);
+      in.data = in.copy.data();
+    }
+    q->push_back(std::move(in));
+    return ret;
+  } catch (...) {
+    return UCS_ERR_NO_MEMORY;  // the sender's request fails with it
+  }
+}
+
+template <class Owner, Op op>
+ucs_status_t am_handler(void *arg, const void *header, size_t header_length, void *data,
+                        size_t length, const ucp_am_recv_param_t *param) {
+  return queue_am(&static_cast<Owner *>(arg)->incoming, op, header, header_length, data, length,
+                  param);
+}
+
+template <class Owner>
+hurray_status set_handler(Owner *o, Op op, ucp_am_recv_callback_t cb, hurray_error *err) {
+  ucp_am_handler_param_t p;
+  std::memset(&p, 0, sizeof p);
+  p.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
+                 UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
+  p.id = op;
+  p.flags = UCP_AM_FLAG_WHOLE_MSG | UCP_AM_FLAG_PERSISTENT_DATA;
+  p.cb = cb;
+  p.arg = o;
+  const ucs_status_t st = ucp_worker_set_am_recv_handler(o->w.worker, &p);
+  if (st != UCS_OK)
+    return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "UCX: ucp_worker_set_am_recv_handler: %s",
+                ucs_status_string(st));
+  return HURRAY_OK;
+}
+
+ucs_status_ptr_t recv_data(ucp_worker_h w, void *desc, void *dst, size_t length) {
+  ucp_request_param_t p;
+  std::memset(&p, 0, sizeof p);
+  p.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
+  p.datatype = ucp_dt_make_contig(1);
+  return ucp_am_recv_data_nbx(w, desc, dst, length, &p);
+}
+
+// Memory about to be written whole by the network: ask for huge pages (a
+// hint; Linux's transparent huge pages in "madvise" mode), so that receiving
+// 1 GiB takes 512 page faults instead of 262144.
+void advise_huge(void *p, size_t n) {
+  constexpr uintptr_t kHuge = 2u << 20;
+  if (p == nullptr || n < 2 * kHuge) return;
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) & ~(kHuge - 1);
+  if (end > begin) (void)madvise(reinterpret_cast<void *>(begin), end - begin, MADV_HUGEPAGE);
+}
+
+void *alloc_staging(size_t n) {
+  void *p = std::aligned_alloc(4096, ((n == 0 ? 1 : n) + 4095) & ~static_cast<size_t>(4095));
+  advise_huge(p, n);
+  return p;
+}
+
+}  // namespace
+
+// ===================================================================== server
+
+namespace {
+struct Conn {
+  ucp_ep_h ep = nullptr;
+  bool dead = false;    // the error handler ran
+  bool closed = false;  // ucp_ep_close_nbx was called
+  int transfers = 0;    // transfers in flight on this connection
+  ucs_status_t why = UCS_OK;
+};
+
+struct Transfer {
+  bool put = true;          // PUT receive, else GET send
+  Conn *conn = nullptr;
+  void *request = nullptr;  // UCX request, NULL once completed
+  hurray_buffer *buffer = nullptr;     // PUT: the destination (owner ref)
+  hurray_handoff held{};               // GET: the source's reference
+  void *staging = nullptr;             // host bytes, when the device's are not
+  size_t length = 0;
+  uint64_t request_id = 0, buffer_id = 0;
+  int32_t ordinal = 0;
+  std::unique_ptr<unsigned char[]> header;  // GET: the reply header in flight
+};
+
+struct PendingSend {
+  void *request;
+  std::unique_ptr<unsigned char[]> bytes;
+};
+
+struct Registered {
+  hurray_buffer *buffer;
+  hurray_handoff held;
+};
+}  // namespace
+
+struct hurray_net_server {
+  Worker w;
+  ucp_listener_h listener = nullptr;
+  uint16_t port = 0;
+  hurray_policy *policy = nullptr;
+  hurray_context *ctx = nullptr;
+  uint32_t transport = HURRAY_TRANSPORT_CROSS_MACHINE;
+  std::vector<Offer> offers;
+  std::vector<ucp_conn_request_h> conn_requests;
+  std::map<ucp_ep_h, std::unique_ptr<Conn>> conns;
+  std::deque<Incoming> incoming;
+  std::deque<hurray_net_received> landed;
+  std::vector<std::unique_ptr<Transfer>> transfers;
+  std::vector<PendingSend> sends;
+  std::map<uint64_t, Registered> registry;
+  hurray_net_stats stats{};
+
+  void process();
+  void send_reply(ucp_ep_h ep, Op op, const Reply &r);
+  void on_put(Incoming &in);
+  void on_get(Incoming &in);
+  void on_hello(Incoming &in);
+  void finish(Transfer &t, ucs_status_t st);
+  Conn *conn_of(ucp_ep_h ep) {
+    auto it = conns.find(ep);
+    return it == conns.end() ? nullptr : it->second.get();
+  }
+};
+
+namespace {
+void server_conn_cb(ucp_conn_request_h req, void *arg) {
+  auto *s = static_cast<hurray_net_server *>(arg);
+  try {
+    s->conn_requests.push_back(req);
+  } catch (...) {
+    ucp_listener_reject(s->listener, req);
+  }
+}
+
+void server_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status) {
+  auto *s = static_cast<hurray_net_server *>(arg);
+  Conn *c = s->conn_of(ep);
+  if (c != nullptr && !c->dead) {
+    c->dead = true;
+    c->why = status;
+    log_debug("server: a client went away (%s)", ucs_status_string(status));
+  }
+}
+}  // namespace
+
+void hurray_net_server::send_reply(ucp_ep_h ep, Op op, const Reply &r) {
+  Conn *c = conn_of(ep);
+  if (ep == nullptr || (c != nullptr && c->dead)) return;
+  const size_t n = op == kGetRep ? kGetRepSize : kReplySize;
+  std::unique_ptr<unsigned char[]> bytes(new unsigned char[n]);
+  encode(r, op, bytes.get());
+  ucs_status_ptr_t req = am_send(ep, op, bytes.get(), n, nullptr, 0, 0);
+  if (req == nullptr || UCS_PTR_IS_ERR(req)) return;
+  sends.push_back({req, std::move(bytes)});
+}
+
+void hurray_net_server::on_hello(Incoming &in) {
+  const uint64_t id = in.header.size() >= kPrefixSize ? request_id_of(in.header.data()) : 0;
+  const size_t n = kHelloRepFixed + kHelloDeviceSize * offers.size();
+  std::unique_ptr<unsigned char[]> bytes(new unsigned char[n]());
+  put_prefix(bytes.get(), kHelloRep, id);
+  put_u32(bytes.get() + 16, transport);
+  put_u32(bytes.get() + 20, static_cast<uint32_t>(offers.size()));
+  unsigned char *p = bytes.get() + kHelloRepFixed;
+  for (const Offer &o : offers) {
+    p[0] = o.tag;
+    put_u32(p + 4, static_cast<uint32_t>(o.count));
+    put_u32(p + 8, o.classes);
+    p += kHelloDeviceSize;
+  }
+  release_data(w.worker, in);
+  if (in.ep == nullptr) return;
+  ucs_status_ptr_t req = am_send(in.ep, kHelloRep, bytes.get(), n, nullptr, 0, 0);
+  if (req == nullptr || UCS_PTR_IS_ERR(req)) return;
+  sends.push_back({req, std::move(bytes)});
+}
+
+void hurray_net_server::on_put(Incoming &in) {
+  Reply r;
+  hurray_error e;
+  auto refuse = [&] {
+    reply_from(e, &r);
+    release_data(w.worker, in);
+    ++stats.puts_refused;
+    log_debug("server: PUT %llu refused: %s", static_cast<unsigned long long>(r.buffer_id),
+              e.message);
+    send_reply(in.ep, kPutRep, r);
+  };
+  if (in.header.size() >= kPrefixSize) r.request_id = request_id_of(in.header.data());
+  if (!check_prefix(in.header.data(), in.header.size(), kPut, kPutSize)) {
+    fail(&e, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
+         "hurray-net: malformed PUT header (%zu bytes, protocol %u expected)", in.header.size(),
+         static_cast<unsigned>(kVersion));
+    return refuse();
+  }
+  PutHeader ph;
+  decode(in.header.data(), &ph);
+  r.buffer_id = ph.buffer_id;
+  // The rules of the transport first (BP-SYNC-NET, BP-ALIGN-IPC...).
+  if (hurray_table_validate(ph.handle, HURRAY_HANDLE_SIZE, policy, &e) != HURRAY_OK)
+    return refuse();
+  hurray_buffer_handle h;
+  hurray_handle_decode(ph.handle, HURRAY_HANDLE_SIZE, &h, nullptr);
+  if (h.byte_size != in.length) {
+    fail(&e, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
+         "hurray-net: truncated transfer: the handle declares %llu bytes, %zu came",
+         static_cast<unsigned long long>(h.byte_size), in.length);
+    return refuse();
+  }
+  if (check_offer(offers, h.device_tag, h.memory_class, ph.device_ordinal, "the server", &e))
+    return refuse();
+  auto t = std::make_unique<Transfer>();
+  t->put = true;
+  t->conn = conn_of(in.ep);
+  t->length = in.length;
+  t->request_id = ph.request_id;
+  t->buffer_id = ph.buffer_id;
+  t->ordinal = ph.device_ordinal;
+  if (alloc_exact(ctx, h, ph.device_ordinal, &t->buffer, &e) != HURRAY_OK) return refuse();
+  ++stats.live_buffers;
+  hurray_handoff probe;
+  bool host = false;
+  if (hold(t->buffer, &probe, &host, &e) != HURRAY_OK) {
+    hurray_buffer_unref(t->buffer);
+    --stats.live_buffers;
+    return refuse();
+  }
+  void *dst = probe.data;
+  hurray_handoff_release(&probe, nullptr);
+  if (host && h.device_tag == HURRAY_DEVICE_CPU) advise_huge(dst, in.length);
+  if (!host && in.length > 0) {
+    t->staging = alloc_staging(in.length);
+    if (t->staging == nullptr) {
+      hurray_buffer_unref(t->buffer);
+      --stats.live_buffers;
+      fail(&e, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE,
+           "hurray-net: no host memory to stage %zu bytes", in.length);
+      return refuse();
+    }
+    dst = t->staging;
+  }
+  Transfer &tr = *t;
+  transfers.push_back(std::move(t));
+  if (tr.conn != nullptr) ++tr.conn->transfers;
+  ++stats.in_flight;
+  if (in.length == 0) return finish(tr, UCS_OK);
+  if (!in.rndv) {
+    std::memcpy(dst, in.data, in.length);
+    release_data(w.worker, in);
+    return finish(tr, UCS_OK);
+  }
+  in.ucx_owned = false;  // recv_data takes the descriptor over
+  ucs_status_ptr_t req = recv_data(w.worker, in.data, dst, in.length);
+  if (req == nullptr) return finish(tr, UCS_OK);
+  if (UCS_PTR_IS_ERR(req)) return finish(tr, UCS_PTR_STATUS(req));
+  tr.request = req;
+}
+
+void hurray_net_server::on_get(Incoming &in) {
+  Reply r;
+  hurray_error e;
+  release_data(w.worker, in);  // a GET request carries no data
+  auto refuse = [&] {
+    reply_from(e, &r);
+    ++stats.gets_refused;
+    log_debug("server: GET %llu refused: %s", static_cast<unsigned long long>(r.buffer_id),
+              e.message);
+    send_reply(in.ep, kGetRep, r);
+  };
+  if (in.header.size() >= kPrefixSize) r.request_id = request_id_of(in.header.data());
+  if (!check_prefix(in.header.data(), in.header.size(), kGetReq, kGetSize)) {
+    fail(&e, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE, "hurray-net: malformed GET header (%zu bytes)",
+         in.header.size());
+    return refuse();
+  }
+  r.buffer_id = get_u64(in.header.data() + kPrefixSize);
+  auto it = registry.find(r.buffer_id);
+  if (it == registry.end()) {
+    fail(&e, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+         "hurray-net: the server has no buffer registered as %llu",
+         static_cast<unsigned long long>(r.buffer_id));
+    return refuse();
+  }
+  if (hurray_table_validate(it->second.held.handle, HURRAY_HANDLE_SIZE, policy, &e) != HURRAY_OK)
+    return refuse();
+  auto t = std::make_unique<Transfer>();
+  t->put = false;
+  t->conn = conn_of(in.ep);
+  t->request_id = r.request_id;
+  t->buffer_id = r.buffer_id;
+  bool host = false;
+  if (hold(it->second.buffer, &t->held, &host, &e) != HURRAY_OK) return refuse();
+  hurray_buffer_handle h;
+  hurray_handle_decode(t->held.handle, HURRAY_HANDLE_SIZE, &h, nullptr);
+  t->length = static_cast<size_t>(h.byte_size);
+  const void *src = t->held.data;
+  if (!host && t->length > 0) {
+    t->staging = alloc_staging(t->length);
+    if (t->staging == nullptr ||
+        hurray_buffer_copy_to_host(it->second.buffer, 0, t->staging, t->length, &e) != HURRAY_OK) {
+      if (t->staging == nullptr)
+        fail(&e, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: no host memory to stage");
+      std::free(t->staging);
+      hurray_handoff_release(&t->held, nullptr);
+      return refuse();
+    }
+    src = t->staging;
+  }
+  std::memcpy(r.handle, t->held.handle, HURRAY_HANDLE_SIZE);
+  t->header.reset(new unsigned char[kGetRepSize]);
+  encode(r, kGetRep, t->header.get());
+  Transfer &tr = *t;
+  transfers.push_back(std::move(t));
+  if (tr.conn != nullptr) ++tr.conn->transfers;
+  ++stats.in_flight;
+  if (in.ep == nullptr || (tr.conn != nullptr && tr.conn->dead))
+    return finish(tr, UCS_ERR_CONNECTION_RESET);
+  ucs_status_ptr_t req =
+      am_send(in.ep, kGetRep, tr.header.get(), kGetRepSize, src, tr.length,
+              tr.length >= kRndvMin ? static_cast<uint32_t>(UCP_AM_SEND_FLAG_RNDV) : 0u);
+  if (req == nullptr) return finish(tr, UCS_OK);
+  if (UCS_PTR_IS_ERR(req)) return finish(tr, UCS_PTR_STATUS(req));
+  tr.request = req;
+}
+
+// A transfer's data moved (st == UCS_OK) or could not: land or drop it.
+void hurray_net_server::finish(Transfer &t, ucs_status_t st) {
+  --stats.in_flight;
+  if (t.conn != nullptr) --t.conn->transfers;
+  t.request = nullptr;
+  if (!t.put) {
+    hurray_handoff_release(&t.held, nullptr);
+    std::free(t.staging);
+    t.staging = nullptr;
+    if (st == UCS_OK) {
+      ++stats.gets_served;
+    } else {
+      ++stats.transfers_failed;
+      log_debug("server: GET %llu cut off: %s", static_cast<unsigned long long>(t.buffer_id),
+                ucs_status_string(st));
+    }
+    t.length = SIZE_MAX;  // marks it for removal
+    return;
+  }
+  Reply r;
+  r.request_id = t.request_id;
+  r.buffer_id = t.buffer_id;
+  hurray_error e;
+  hurray_status hs = HURRAY_OK;
+  if (st != UCS_OK) {
+    hs = fail(&e, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray-net: the transfer was cut off: %s",
+              ucs_status_string(st));
+    ++stats.transfers_failed;
+  } else if (t.staging != nullptr) {
+    hs = hurray_buffer_copy_from_host(t.buffer, 0, t.staging, t.length, &e);
+    if (hs != HURRAY_OK) ++stats.puts_refused;
+  }
+  std::free(t.staging);
+  t.staging = nullptr;
+  if (hs == HURRAY_OK) {
+    hurray_net_received got;
+    std::memset(&got, 0, sizeof got);
+    got.size = sizeof got;
+    got.buffer_id = t.buffer_id;
+    got.buffer = t.buffer;
+    got.device_ordinal = t.ordinal;
+    hurray_buffer_get_handle(t.buffer, &got.handle, nullptr);
+    landed.push_back(got);
+    t.buffer = nullptr;
+    ++stats.puts_landed;
+    log_debug("server: PUT %llu landed (%zu bytes)", static_cast<unsigned long long>(t.buffer_id),
+              t.length);
+  } else {
+    hurray_buffer_unref(t.buffer);
+    t.buffer = nullptr;
+    --stats.live_buffers;
+    reply_from(e, &r);
+    log_debug("server: PUT %llu dropped: %s", static_cast<unsigned long long>(t.buffer_id),
+              e.message);
+  }
+  if (t.conn != nullptr) send_reply(t.conn->ep, kPutRep, r);
+  t.length = SIZE_MAX;
+}
+
+void hurray_net_server::process() {
+  // New clients.
+  for (ucp_conn_request_h req : conn_requests) {
+    auto c = std::make_unique<Conn>();
+    ucp_ep_params_t p;
+    std::memset(&p, 0, sizeof p);
+    p.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST | UCP_EP_PARAM_FIELD_ERR_HANDLER |
+                   UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+    p.conn_request = req;
+    p.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    p.err_handler.cb = server_ep_error;
+    p.err_handler.arg = this;
+    const ucs_status_t st = ucp_ep_create(w.worker, &p, &c->ep);
+    if (st != UCS_OK) {
+      log_debug("server: cannot accept a client: %s", ucs_status_string(st));
+      continue;
+    }
+    ++stats.connections;
+    log_debug("server: client accepted");
+    conns[c->ep] = std::move(c);
+  }
+  conn_requests.clear();
+  // Messages.
+  while (!incoming.empty()) {
+    Incoming in = std::move(incoming.front());
+    incoming.pop_front();
+    switch (in.op) {
+      case kHelloReq: on_hello(in); break;
+      case kPut: on_put(in); break;
+      case kGetReq: on_get(in); break;
+      default: release_data(w.worker, in); break;
+    }
+  }
+  // Transfers that completed.
+  for (auto &t : transfers) {
+    if (t->request == nullptr) continue;
+    const ucs_status_t st = ucp_request_check_status(t->request);
+    if (st == UCS_INPROGRESS) continue;
+    ucp_request_free(t->request);
+    finish(*t, st);
+  }
+  std::erase_if(transfers, [](const std::unique_ptr<Transfer> &t) {
+    return t->request == nullptr && t->length == SIZE_MAX;
+  });
+  // Replies that went out.
+  std::erase_if(sends, [](PendingSend &s) {
+    if (ucp_request_check_status(s.request) == UCS_INPROGRESS) return false;
+    ucp_request_free(s.request);
+    return true;
+  });
+  // Clients gone: close their endpoint (which completes their requests with
+  // an error), forget them once nothing refers to them.
+  for (auto it = conns.begin(); it != conns.end();) {
+    Conn &c = *it->second;
+    if (c.dead && !c.closed) {
+      c.closed = true;
+      ++stats.disconnections;
+      close_ep(w, c.ep, false, 1000);
+    }
+    if (c.closed && c.transfers == 0) {
+      it = conns.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  stats.pending = landed.size();
+}
+
+extern "C" {
+
+HURRAY_API hurray_status hurray_net_server_create(const hurray_net_server_config *config,
+                                                  hurray_net_server **out, hurray_error *err) {
+  if (config == nullptr || out == nullptr || config->size < sizeof(hurray_net_server_config) ||
+      config->reserved0 != 0 || (config->n_devices > 0 && config->devices == nullptr))
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_net_server_create: config and out are required (config from "
+                "HURRAY_NET_SERVER_CONFIG_INIT)");
+  *out = nullptr;
+  hurray_net_server *s = nullptr;
+  try {
+    s = new hurray_net_server;
+    s->ctx = config->context;
+    s->transport = config->transport;
+    if (hurray_status st = make_policy(config->transport, &s->policy, err)) {
+      hurray_net_server_destroy(s);
+      return st;
+    }
+    std::vector<uint8_t> only(config->devices, config->devices + config->n_devices);
+    s->offers = local_offers(s->ctx, only);
+    if (hurray_status st = s->w.init(err)) {
+      hurray_net_server_destroy(s);
+      return st;
+    }
+    hurray_status st = set_handler(s, kHelloReq, am_handler<hurray_net_server, kHelloReq>, err);
+    if (!st) st = set_handler(s, kPut, am_handler<hurray_net_server, kPut>, err);
+    if (!st) st = set_handler(s, kGetReq, am_handler<hurray_net_server, kGetReq>, err);
+    if (st) {
+      hurray_net_server_destroy(s);
+      return st;
+    }
+    addrinfo hints;
+    std::memset(&hints, 0, sizeof hints);
+    hints.ai_family = config->address ? AF_UNSPEC : AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE;
+    char service[8];
+    std::snprintf(service, sizeof service, "%u", static_cast<unsigned>(config->port));
+    addrinfo *res = nullptr;
+    const int rc = ::getaddrinfo(config->address, service, &hints, &res);
+    if (rc != 0 || res == nullptr) {
+      hurray_net_server_destroy(s);
+      return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray-net: cannot resolve %s: %s",
+                  config->address ? config->address : "(any)", gai_strerror(rc));
+    }
+    ucp_listener_params_t lp;
+    std::memset(&lp, 0, sizeof lp);
+    lp.field_mask = UCP_LISTENER_PARAM_FIELD_SOCK_ADDR | UCP_LISTENER_PARAM_FIELD_CONN_HANDLER;
+    lp.sockaddr.addr = res->ai_addr;
+    lp.sockaddr.addrlen = res->ai_addrlen;
+    lp.conn_handler.cb = server_conn_cb;
+    lp.conn_handler.arg = s;
+    ucs_status_t us = ucp_listener_create(s->w.worker, &lp, &s->listener);
+    ::freeaddrinfo(res);
+    if (us != UCS_OK) {
+      s->listener = nullptr;
+      hurray_net_server_destroy(s);
+      return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray-net: cannot listen on %s:%u: %s",
+                  config->address ? config->address : "*", static_cast<unsigned>(config->port),
+                  ucs_status_string(us));
+    }
+    ucp_listener_attr_t attr;
+    std::memset(&attr, 0, sizeof attr);
+    attr.field_mask = UCP_LISTENER_ATTR_FIELD_SOCKADDR;
+    us = ucp_listener_query(s->listener, &attr);
+    if (us == UCS_OK) {
+      if (attr.sockaddr.ss_family == AF_INET)
+        s->port = ntohs(reinterpret_cast<const sockaddr_in *>(&attr.sockaddr)->sin_port);
+      else if (attr.sockaddr.ss_family == AF_INET6)
+        s->port = ntohs(reinterpret_cast<const sockaddr_in6 *>(&attr.sockaddr)->sin6_port);
+    }
+    log_debug("server: listening on port %u, offering %zu device tag(s)",
+              static_cast<unsigned>(s->port), s->offers.size());
+    *out = s;
+    return HURRAY_OK;
+  } catch (...) {
+    hurray_net_server_destroy(s);
+    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
+  }
+}
+
+HURRAY_API void hurray_net_server_destroy(hurray_net_server *s) {
+  if (s == nullptr) return;
+  try {
+    if (s->w.worker != nullptr) {
+      if (s->listener != nullptr) ucp_listener_destroy(s->listener);
+      for (ucp_conn_request_h req : s->conn_requests) ucp_listener_reject(s->listener, req);
+      s->conn_requests.clear();
+      for (Incoming &in : s->incoming) release_data(s->w.worker, in);
+      s->incoming.clear();
+      // Answers already sent (the last PUT's, typically) get a second to go out.
+      const Deadline drain = Deadline::in(1000);
+      while (!s->sends.empty() && !drain.passed()) {
+        ucp_worker_progress(s->w.worker);
+        std::erase_if(s->sends, [](PendingSend &p) {
+          if (ucp_request_check_status(p.request) == UCS_INPROGRESS) return false;
+          ucp_request_free(p.request);
+          return true;
+        });
+      }
+      // Forced closes complete every request of the endpoint with an error.
+      for (auto &[ep, c] : s->conns) {
+        c->dead = true;
+        if (!c->closed) close_ep(s->w, ep, false, 1000);
+        c->closed = true;
+      }
+      for (auto &t : s->transfers) {
+        if (t->request != nullptr) {
+          if (ucp_request_check_status(t->request) == UCS_INPROGRESS)
+            ucp_request_cancel(s->w.worker, t->request);
+          while (ucp_request_check_status(t->request) == UCS_INPROGRESS)
+            ucp_worker_progress(s->w.worker);
+          ucp_request_free(t->request);
+          t->request = nullptr;
+          s->finish(*t, UCS_ERR_CANCELED);
+        }
+      }
+      for (PendingSend &p : s->sends) {
+        if (ucp_request_check_status(p.request) == UCS_INPROGRESS)
+          ucp_request_cancel(s->w.worker, p.request);
+        while (ucp_request_check_status(p.request) == UCS_INPROGRESS)
+          ucp_worker_progress(s->w.worker);
+        ucp_request_free(p.request);
+      }
+      s->sends.clear();
+      s->conns.clear();
+    }
+    for (hurray_net_received &r : s->landed) hurray_buffer_unref(r.buffer);
+    s->landed.clear();
+    for (auto &[id, reg] : s->registry) hurray_handoff_release(&reg.held, nullptr);
+    s->registry.clear();
+    s->w.fini();
+    hurray_policy_destroy(s->policy);
+    delete s;
+  } catch (...) {
+    // Nothing above allocates; never let an exception cross the C ABI.
+  }
+}
+
+HURRAY_API uint16_t hurray_net_server_port(const hurray_net_server *s) {
+  return s == nullptr ? 0 : s->port;
+}
+
+HURRAY_API hurray_status hurray_net_server_poll(hurray_net_server *s, int32_t timeout_ms,
+                                                hurray_net_received *out, hurray_error *err) {
+  if (s == nullptr || out == nullptr || out->size < sizeof(hurray_net_received))
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_net_server_poll: server and out are required, out->size set");
+  std::memset(out, 0, sizeof *out);
+  out->size = sizeof *out;
+  try {
+    const Deadline deadline = Deadline::in(timeout_ms);
+    for (;;) {
+      while (s->w.wait(0)) {
+      }
+      s->process();
+      if (!s->landed.empty()) {
+        *out = s->landed.front();
+        s->landed.pop_front();
+        --s->stats.live_buffers;
+        s->stats.pending = s->landed.size();
+        return HURRAY_OK;
+      }
+      if (timeout_ms == 0 || deadline.passed()) return HURRAY_OK;
+      // Messages queued: handle them now. Else sleep until UCX has news (the
+      // event fd wakes for moving data too: no busy loop on a shared CPU).
+      if (!s->incoming.empty() || !s->conn_requests.empty()) continue;
+      s->w.wait(deadline.left_ms(100));
+    }
+  } catch (...) {
+    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
+  }
+}
+
+HURRAY_API hurray_status hurray_net_server_register(hurray_net_server *s, uint64_t buffer_id,
+                                                    hurray_buffer *buffer, hurray_error *err) {
+  if (s == nullptr || buffer == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_net_server_register: server and buffer are required");
+  if (s->registry.count(buffer_id) != 0)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_net_server_register: id %llu is already registered",
+                static_cast<unsigned long long>(buffer_id));
+  try {
+    Registered reg{buffer, {}};
+    bool host = false;
+    if (hurray_status st = hold(buffer, &reg.held, &host, err)) return st;
+    s->registry.emplace(buffer_id, reg);
+    return HURRAY_OK;
+  } catch (...) {
+    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
+  }
+}
+
+HURRAY_API hurray_status hurray_net_server_unregister(hurray_net_server *s, uint64_t buffer_id,
+                                                      hurray_error *err) {
+  if (s == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_net_server_unregister: server is required");
+  auto it = s->registry.find(buffer_id);
+  if (it == s->registry.end())
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_net_server_unregister: id %llu is not registered",
+                static_cast<unsigned long long>(buffer_id));
+  hurray_handoff_release(&it->second.held, nullptr);  // GETs in flight hold their own
+  s->registry.erase(it);
+  return HURRAY_OK;
+}
+
+HURRAY_API void hurray_net_server_stats(const hurray_net_server *s, hurray_net_stats *out) {
+  if (out == nullptr) return;
+  if (s == nullptr) {
+    std::memset(out, 0, sizeof *out);
+    return;
+  }
+  *out = s->stats;
+}
+
+}  // extern "C"
+
+// ===================================================================== client
+
+struct hurray_net_client {
+  Worker w;
+  ucp_ep_h ep = nullptr;
+  bool failed = false;
+  ucs_status_t why = UCS_OK;
+  hurray_policy *policy = nullptr;
+  hurray_context *ctx = nullptr;
+  int32_t timeout_ms = 60000;
+  uint64_t next_id = 1;
+  std::vector<Offer> offers;
+  std::deque<Incoming> incoming;
+
+  hurray_status lost(hurray_error *err) const {
+    return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray-net: the connection is lost (%s)",
+                ucs_status_string(why));
+  }
+  hurray_status wait_reply(Op op, uint64_t id, const Deadline &d, Incoming *out,
+                           hurray_error *err);
+  hurray_status send_and_wait(ucs_status_ptr_t req, const Deadline &d, const char *what,
+                              hurray_error *err);
+  hurray_status put_bytes(const unsigned char handle[HURRAY_HANDLE_SIZE],
+                          const hurray_net_transfer_desc *desc, const void *data,
+                          hurray_error *err);
+  hurray_status check_put(const unsigned char src[HURRAY_HANDLE_SIZE],
+                          const hurray_net_transfer_desc *desc,
+                          unsigned char wire[HURRAY_HANDLE_SIZE], hurray_error *err);
+};
+
+namespace {
+void client_ep_error(void *arg, ucp_ep_h, ucs_status_t status) {
+  auto *c = static_cast<hurray_net_client *>(arg);
+  if (!c->failed) log_debug("client: the connection failed (%s)", ucs_status_string(status));
+  c->failed = true;
+  c->why = status;
+}
+
+bool desc_ok(const hurray_net_transfer_desc *d) {
+  return d != nullptr && d->size >= sizeof(hurray_net_transfer_desc) && d->reserved0 == 0 &&
+         d->reserved1[0] == 0 && d->reserved1[1] == 0;
+}
+}  // namespace
+
+hurray_status hurray_net_client::wait_reply(Op op, uint64_t id, const Deadline &d, Incoming *out,
+                                            hurray_error *err) {
+  for (;;) {
+    while (w.wait(0)) {
+    }
+    while (!incoming.empty()) {
+      Incoming in = std::move(incoming.front());
+      incoming.pop_front();
+      if (in.op == op && in.header.size() >= kPrefixSize && request_id_of(in.header.data()) == id) {
+        *out = std::move(in);
+        return HURRAY_OK;
+      }
+      release_data(w.worker, in);  // an answer to a call that gave up
+    }
+    if (failed) return lost(err);
+    if (d.passed())
+      return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE,
+                  "hurray-net: no answer from the server within %d ms", timeout_ms);
+    w.wait(d.left_ms(100));
+  }
+}
+
+hurray_status hurray_net_client::send_and_wait(ucs_status_ptr_t req, const Deadline &d,
+                                               const char *what, hurray_error *err) {
+  const ucs_status_t st = w.wait_request(req, d);
+  if (st == UCS_OK) return HURRAY_OK;
+  if (failed) return lost(err);
+  if (st == UCS_ERR_TIMED_OUT) {
+    // The bytes may still be wanted by UCX: the connection cannot be reused.
+    failed = true;
+    why = st;
+  }
+  return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray-net: %s failed: %s", what,
+              ucs_status_string(st));
+}
+
+// Validation before anything is sent: the source handle and the destination
+// handle under the client's transport, the destination against the HELLO.
+hurray_status hurray_net_client::check_put(const unsigned char src[HURRAY_HANDLE_SIZE],
+                                           const hurray_net_transfer_desc *desc,
+                                           unsigned char wire[HURRAY_HANDLE_SIZE],
+                                           hurray_error *err) {
+  if (hurray_status st = hurray_table_validate(src, HURRAY_HANDLE_SIZE, policy, err)) return st;
+  hurray_buffer_handle h;
+  hurray_handle_decode(src, HURRAY_HANDLE_SIZE, &h, nullptr);
+  h.device_tag = desc->device_tag;
+  h.memory_class = desc->memory_class;
+  hurray_handle_encode(&h, wire, HURRAY_HANDLE_SIZE, nullptr);
+  if (hurray_status st = hurray_table_validate(wire, HURRAY_HANDLE_SIZE, policy, err)) return st;
+  return check_offer(offers, desc->device_tag, desc->memory_class, desc->device_ordinal,
+                     "the server", err);
+}
+
+hurray_status hurray_net_client::put_bytes(const unsigned char handle[HURRAY_HANDLE_SIZE],
+                                           const hurray_net_transfer_desc *desc,
+                                           const void *data, hurray_error *err) {
+  hurray_buffer_handle h;
+  hurray_handle_decode(handle, HURRAY_HANDLE_SIZE, &h, nullptr);
+  PutHeader ph;
+  ph.request_id = next_id++;
+  ph.buffer_id = desc->buffer_id;
+  std::memcpy(ph.handle, handle, HURRAY_HANDLE_SIZE);
+  ph.device_ordinal = desc->device_ordinal;
+  unsigned char header[kPutSize];
+  encode(ph, header);
+  const auto n = static_cast<size_t>(h.byte_size);
+  uint32_t flags = UCP_AM_SEND_FLAG_REPLY;
+  if (n >= kRndvMin) flags |= UCP_AM_SEND_FLAG_RNDV;
+  const Deadline d = Deadline::in(timeout_ms);
+  if (hurray_status st = send_and_wait(am_send(ep, kPut, header, sizeof header, n ? data : nullptr,
+                                               n, flags),
+                                       d, "PUT", err))
+    return st;
+  Incoming in;
+  if (hurray_status st = wait_reply(kPutRep, ph.request_id, d, &in, err)) return st;
+  release_data(w.worker, in);
+  if (!check_prefix(in.header.data(), in.header.size(), kPutRep, kReplySize))
+    return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE, "hurray-net: malformed PUT answer");
+  Reply r;
+  decode(in.header.data(), kPutRep, &r);
+  if (r.status != HURRAY_OK) {
+    copy_error(r, err);
+    return static_cast<hurray_status>(r.status);
+  }
+  return HURRAY_OK;
+}
+
+extern "C" {
+
+HURRAY_API hurray_status hurray_net_client_connect(const hurray_net_client_config *config,
+                                                   hurray_net_client **out, hurray_error *err) {
+  if (config == nullptr || out == nullptr || config->size < sizeof(hurray_net_client_config) ||
+      config->reserved0 != 0 || config->address == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_net_client_connect: config (with an address) and out are required");
+  *out = nullptr;
+  hurray_net_client *c = nullptr;
+  try {
+    c = new hurray_net_client;
+    c->ctx = config->context;
+    c->timeout_ms = config->timeout_ms == 0 ? 60000 : config->timeout_ms;
+    hurray_status st = make_policy(config->transport, &c->policy, err);
+    if (!st) st = c->w.init(err);
+    if (!st) st = set_handler(c, kHelloRep, am_handler<hurray_net_client, kHelloRep>, err);
+    if (!st) st = set_handler(c, kPutRep, am_handler<hurray_net_client, kPutRep>, err);
+    if (!st) st = set_handler(c, kGetRep, am_handler<hurray_net_client, kGetRep>, err);
+    if (!st) st = connect(c->w, config->address, config->port, client_ep_error, c, &c->ep, err);
+    if (st) {
+      hurray_net_client_destroy(c);
+      return st;
+    }
+    // HELLO: what the server offers.
+    const uint64_t id = c->next_id++;
+    unsigned char hello[kPrefixSize];
+    put_prefix(hello, kHelloReq, id);
+    const Deadline d = Deadline::in(c->timeout_ms);
+    st = c->send_and_wait(
+        am_send(c->ep, kHelloReq, hello, sizeof hello, nullptr, 0, UCP_AM_SEND_FLAG_REPLY), d,
+        "HELLO", err);
+    Incoming in;
+    if (!st) st = c->wait_reply(kHelloRep, id, d, &in, err);
+    if (st) {
+      if (st == HURRAY_E_IO && err != nullptr) {
+        char why[HURRAY_ERROR_MESSAGE_SIZE];
+        std::snprintf(why, sizeof why, "%s", err->message);
+        fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray-net: cannot connect to %s:%u: %s",
+             config->address, static_cast<unsigned>(config->port), why);
+      }
+      hurray_net_client_destroy(c);
+      return st;
+    }
+    release_data(c->w.worker, in);
+    const unsigned char *p = in.header.data();
+    const uint32_t n = in.header.size() >= kHelloRepFixed ? get_u32(p + 20) : 0;
+    if (!check_prefix(p, in.header.size(), kHelloRep, kHelloRepFixed) || n > kMaxHelloDevices ||
+        in.header.size() < kHelloRepFixed + n * kHelloDeviceSize) {
+      hurray_net_client_destroy(c);
+      return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
+                  "hurray-net: %s:%u does not answer HELLO as protocol %u", config->address,
+                  static_cast<unsigned>(config->port), static_cast<unsigned>(kVersion));
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+      const unsigned char *q = p + kHelloRepFixed + i * kHelloDeviceSize;
+      c->offers.push_back({q[0], static_cast<int32_t>(get_u32(q + 4)), get_u32(q + 8)});
+    }
+    log_debug("client: connected to %s:%u, the server offers %u device tag(s)", config->address,
+              static_cast<unsigned>(config->port), n);
+    *out = c;
+    return HURRAY_OK;
+  } catch (...) {
+    hurray_net_client_destroy(c);
+    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
+  }
+}
+
+HURRAY_API void hurray_net_client_destroy(hurray_net_client *c) {
+  if (c == nullptr) return;
+  try {
+    if (c->w.worker != nullptr) {
+      for (Incoming &in : c->incoming) release_data(c->w.worker, in);
+      c->incoming.clear();
+      if (c->ep != nullptr) close_ep(c->w, c->ep, !c->failed, 2000);
+    }
+    c->w.fini();
+    hurray_policy_destroy(c->policy);
+    delete c;
+  } catch (...) {
+  }
+}
+
+HURRAY_API hurray_status hurray_net_client_peer_devices(const hurray_net_client *c,
+                                                        hurray_net_device *out, size_t capacity,
+                                                        size_t *n_devices, hurray_error *err) {
+  if (c == nullptr || (capacity > 0 && out == nullptr))
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_net_client_peer_devices: client required, out for capacity > 0");
+  for (size_t i = 0; i < c->offers.size() && i < capacity; ++i) {
+    std::memset(&out[i], 0, sizeof out[i]);
+    out[i].device_tag = c->offers[i].tag;
+    out[i].count = c->offers[i].count;
+    out[i].memory_classes = c->offers[i].classes;
+  }
+  if (n_devices != nullptr) *n_devices = c->offers.size();
+  return HURRAY_OK;
+}
+
+HURRAY_API hurray_status hurray_net_client_put(hurray_net_client *c, const hurray_handoff *source,
+                                               const hurray_net_transfer_desc *desc,
+                                               hurray_error *err) {
+  if (c == nullptr || source == nullptr || !desc_ok(desc))
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_net_client_put: client, source and desc (from "
+                "HURRAY_NET_TRANSFER_DESC_INIT) are required");
+  if (c->failed) return c->lost(err);
+  try {
+    unsigned char wire[HURRAY_HANDLE_SIZE];
+    if (hurray_status st = c->check_put(source->handle, desc, wire, err)) return st;
+    if (hurray_status st = hurray_handoff_check(source, c->policy, err)) return st;
+    hurray_buffer_handle h;
+    hurray_handle_decode(source->handle, HURRAY_HANDLE_SIZE, &h, nullptr);
+    if (h.byte_size > 0 && !host_addressable(h.device_tag, h.memory_class, source->flags))
+      return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
+                  "hurray_net_client_put: the source's %s memory is not host-addressable and "
+                  "this UCX moves host memory only; use hurray_net_client_put_buffer, which "
+                  "stages it",
+                  hurray_device_tag_name(h.device_tag));
+    return c->put_bytes(wire, desc, source->data, err);
+  } catch (...) {
+    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
+  }
+}
+
+HURRAY_API hurray_status hurray_net_client_put_buffer(hurray_net_client *c, hurray_buffer *source,
+                                                      const hurray_net_transfer_desc *desc,
+                                                      hurray_error *err) {
+  if (c == nullptr || source == nullptr || !desc_ok(desc))
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_net_client_put_buffer: client, source and desc are required");
+  if (c->failed) return c->lost(err);
+  hurray_handoff ho;
+  bool host = false;
+  if (hurray_status st = hold(source, &ho, &host, err)) return st;
+  hurray_status st;
+  void *staging = nullptr;
+  try {
+    unsigned char wire[HURRAY_HANDLE_SIZE];
+    st = c->check_put(ho.handle, desc, wire, err);
+    if (!st) st = hurray_handoff_check(&ho, c->policy, err);
+    hurray_buffer_handle h;
+    hurray_handle_decode(ho.handle, HURRAY_HANDLE_SIZE, &h, nullptr);
+    const void *data = ho.data;
+    if (!st && !host && h.byte_size > 0) {
+      staging = alloc_staging(static_cast<size_t>(h.byte_size));
+      if (staging == nullptr)
+        st = fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE,
+                  "hurray-net: no host memory to stage %llu bytes",
+                  static_cast<unsigned long long>(h.byte_size));
+      else
+        st = hurray_buffer_copy_to_host(source, 0, staging, h.byte_size, err);
+      data = staging;
+    }
+    if (!st) st = c->put_bytes(wire, desc, data, err);
+  } catch (...) {
+    st = fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
+  }
+  std::free(staging);
+  hurray_handoff_release(&ho, nullptr);
+  return st;
+}
+
+HURRAY_API hurray_status hurray_net_client_get(hurray_net_client *c,
+                                               const hurray_net_transfer_desc *desc,
+                                               hurray_buffer **out, hurray_error *err) {
+  if (c == nullptr || out == nullptr || !desc_ok(desc))
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_net_client_get: client, desc and out are required");
+  *out = nullptr;
+  if (c->failed) return c->lost(err);
+  Incoming in;
+  hurray_buffer *b = nullptr;
+  void *staging = nullptr;
+  hurray_status st = HURRAY_OK;
+  try {
+    // This machine is the receiver: it must have the declared device.
+    const std::vector<Offer> mine = local_offers(c->ctx, {desc->device_tag});
+    if ((st = check_offer(mine, desc->device_tag, desc->memory_class, desc->device_ordinal,
+                          "this machine", err)))
+      return st;
+    const uint64_t id = c->next_id++;
+    unsigned char req[kGetSize];
+    put_prefix(req, kGetReq, id);
+    put_u64(req + kPrefixSize, desc->buffer_id);
+    const Deadline d = Deadline::in(c->timeout_ms);
+    if ((st = c->send_and_wait(
+             am_send(c->ep, kGetReq, req, sizeof req, nullptr, 0, UCP_AM_SEND_FLAG_REPLY), d,
+             "GET", err)))
+      return st;
+    if ((st = c->wait_reply(kGetRep, id, d, &in, err))) return st;
+    Reply r;
+    if (!check_prefix(in.header.data(), in.header.size(), kGetRep, kGetRepSize)) {
+      st = fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE, "hurray-net: malformed GET answer");
+    } else {
+      decode(in.header.data(), kGetRep, &r);
+      if (r.status != HURRAY_OK) {
+        copy_error(r, err);
+        st = static_cast<hurray_status>(r.status);
+      }
+    }
+    // The received handle, under this side's rules (BP-SYNC-NET...).
+    if (!st) st = hurray_table_validate(r.handle, HURRAY_HANDLE_SIZE, c->policy, err);
+    hurray_buffer_handle h{};
+    if (!st) {
+      hurray_handle_decode(r.handle, HURRAY_HANDLE_SIZE, &h, nullptr);
+      if (h.byte_size != in.length)
+        st = fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
+                  "hurray-net: truncated transfer: the handle declares %llu bytes, %zu came",
+                  static_cast<unsigned long long>(h.byte_size), in.length);
+    }
+    if (!st) {
+      h.device_tag = desc->device_tag;
+      h.memory_class = desc->memory_class;
+      st = alloc_exact(c->ctx, h, desc->device_ordinal, &b, err);
+    }
+    void *dst = nullptr;
+    if (!st) {
+      hurray_handoff probe;
+      bool host = false;
+      st = hold(b, &probe, &host, err);
+      if (!st) {
+        dst = probe.data;
+        hurray_handoff_release(&probe, nullptr);
+        if (host && h.device_tag == HURRAY_DEVICE_CPU) advise_huge(dst, in.length);
+        if (!host && in.length > 0) {
+          staging = alloc_staging(in.length);
+          if (staging == nullptr)
+            st = fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE,
+                      "hurray-net: no host memory to stage %zu bytes", in.length);
+          dst = staging;
+        }
+      }
+    }
+    if (!st && in.length > 0) {
+      if (in.rndv) {
+        in.ucx_owned = false;
+        const ucs_status_t us = c->w.wait_request(recv_data(c->w.worker, in.data, dst, in.length), d);
+        if (us != UCS_OK)
+          st = c->failed ? c->lost(err)
+                         : fail(err, HURRAY_E_IO, HURRAY_RULE_NONE,
+                                "hurray-net: the GET transfer was cut off: %s",
+                                ucs_status_string(us));
+      } else {
+        std::memcpy(dst, in.data, in.length);
+      }
+    }
+    if (!st && staging != nullptr) st = hurray_buffer_copy_from_host(b, 0, staging, in.length, err);
+  } catch (...) {
+    st = fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
+  }
+  release_data(c->w.worker, in);
+  std::free(staging);
+  if (st) {
+    hurray_buffer_unref(b);
+    return st;
+  }
+  *out = b;
+  return HURRAY_OK;
+}
+
+}  // extern "C"

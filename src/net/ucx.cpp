@@ -1,0 +1,203 @@
+// UCX plumbing shared by the server and the client (see ucx.h).
+#include "ucx.h"
+
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace hurray::net {
+
+hurray_status fail(hurray_error *err, hurray_status status, hurray_rule rule, const char *fmt,
+                   ...) noexcept {
+  if (err == nullptr) return status;
+  std::memset(err, 0, sizeof *err);
+  err->status = status;
+  err->rule = static_cast<uint32_t>(rule);
+  err->severity = HURRAY_SEVERITY_ERROR;
+  err->buffer_index = -1;
+  err->byte_offset = -1;
+  const char *id = hurray_rule_id(rule);
+  std::snprintf(err->rule_id, sizeof err->rule_id, "%s", id);
+  int n = 0;
+  if (id[0] != '\0') n = std::snprintf(err->message, sizeof err->message, "%s: ", id);
+  if (n < 0) n = 0;
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(err->message + n, sizeof err->message - static_cast<size_t>(n), fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+void log_debug(const char *fmt, ...) noexcept {
+  static const bool on = [] {
+    const char *v = std::getenv("HURRAY_LOG");
+    return v != nullptr && std::strcmp(v, "debug") == 0;
+  }();
+  if (!on) return;
+  char line[512];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  std::fprintf(stderr, "hurray-net: %s\n", line);
+}
+
+int Deadline::left_ms(int cap) const noexcept {
+  if (infinite) return cap;
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(at - Clock::now()).count();
+  if (left <= 0) return 0;
+  return left < cap ? static_cast<int>(left) : cap;
+}
+
+hurray_status Worker::init(hurray_error *err) noexcept {
+  ucp_config_t *config = nullptr;
+  ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
+  if (st != UCS_OK)
+    return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "UCX: ucp_config_read: %s",
+                ucs_status_string(st));
+  ucp_params_t params;
+  std::memset(&params, 0, sizeof params);
+  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME;
+  params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
+  params.name = "hurray-net";
+  st = ucp_init(&params, config, &context);
+  ucp_config_release(config);
+  if (st != UCS_OK) {
+    context = nullptr;
+    return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "UCX: ucp_init: %s", ucs_status_string(st));
+  }
+  ucp_worker_params_t wp;
+  std::memset(&wp, 0, sizeof wp);
+  wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+  st = ucp_worker_create(context, &wp, &worker);
+  if (st != UCS_OK) {
+    worker = nullptr;
+    fini();
+    return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "UCX: ucp_worker_create: %s",
+                ucs_status_string(st));
+  }
+  st = ucp_worker_get_efd(worker, &efd);
+  if (st != UCS_OK) {
+    efd = -1;
+    fini();
+    return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "UCX: ucp_worker_get_efd: %s",
+                ucs_status_string(st));
+  }
+  return HURRAY_OK;
+}
+
+void Worker::fini() noexcept {
+  if (worker != nullptr) ucp_worker_destroy(worker);
+  if (context != nullptr) ucp_cleanup(context);
+  worker = nullptr;
+  context = nullptr;
+  efd = -1;
+}
+
+bool Worker::wait(int ms) noexcept {
+  if (ucp_worker_progress(worker) != 0) return true;
+  if (ms <= 0) return false;
+  const ucs_status_t st = ucp_worker_arm(worker);
+  if (st == UCS_ERR_BUSY) return false;  // events are pending: progress again
+  if (st != UCS_OK) return false;
+  pollfd p{efd, POLLIN, 0};
+  (void)::poll(&p, 1, ms);
+  return false;
+}
+
+ucs_status_t Worker::wait_request(ucs_status_ptr_t request, const Deadline &deadline) noexcept {
+  if (request == nullptr) return UCS_OK;
+  if (UCS_PTR_IS_ERR(request)) return UCS_PTR_STATUS(request);
+  ucs_status_t st;
+  while ((st = ucp_request_check_status(request)) == UCS_INPROGRESS) {
+    if (deadline.passed()) {
+      ucp_request_cancel(worker, request);
+      while ((st = ucp_request_check_status(request)) == UCS_INPROGRESS)
+        ucp_worker_progress(worker);
+      ucp_request_free(request);
+      return UCS_ERR_TIMED_OUT;
+    }
+    wait(deadline.left_ms(50));
+  }
+  ucp_request_free(request);
+  return st;
+}
+
+hurray_status connect(Worker &w, const char *host, uint16_t port, ucp_err_handler_cb_t cb,
+                      void *arg, ucp_ep_h *out, hurray_error *err) noexcept {
+  if (host == nullptr || host[0] == '\0')
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray-net: the server address is empty");
+  addrinfo hints;
+  std::memset(&hints, 0, sizeof hints);
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  char service[8];
+  std::snprintf(service, sizeof service, "%u", static_cast<unsigned>(port));
+  addrinfo *res = nullptr;
+  const int rc = ::getaddrinfo(host, service, &hints, &res);
+  if (rc != 0 || res == nullptr)
+    return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray-net: cannot resolve %s: %s", host,
+                gai_strerror(rc));
+  ucp_ep_params_t ep;
+  std::memset(&ep, 0, sizeof ep);
+  ep.field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR |
+                  UCP_EP_PARAM_FIELD_ERR_HANDLER | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+  ep.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
+  ep.sockaddr.addr = res->ai_addr;
+  ep.sockaddr.addrlen = res->ai_addrlen;
+  ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+  ep.err_handler.cb = cb;
+  ep.err_handler.arg = arg;
+  const ucs_status_t st = ucp_ep_create(w.worker, &ep, out);
+  ::freeaddrinfo(res);
+  if (st != UCS_OK)
+    return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray-net: cannot connect to %s:%u: %s",
+                host, static_cast<unsigned>(port), ucs_status_string(st));
+  return HURRAY_OK;
+}
+
+void close_ep(Worker &w, ucp_ep_h ep, bool graceful, int ms) noexcept {
+  if (ep == nullptr) return;
+  ucp_request_param_t p;
+  std::memset(&p, 0, sizeof p);
+  p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  p.flags = graceful ? 0u : static_cast<uint32_t>(UCP_EP_CLOSE_FLAG_FORCE);
+  ucs_status_ptr_t req = ucp_ep_close_nbx(ep, &p);
+  if (req == nullptr || UCS_PTR_IS_ERR(req)) return;
+  const Deadline d = Deadline::in(ms);
+  while (ucp_request_check_status(req) == UCS_INPROGRESS) {
+    if (d.passed()) {
+      // A close that cannot finish in time: UCX completes it in the
+      // background, or when the worker is destroyed.
+      ucp_request_free(req);
+      return;
+    }
+    w.wait(d.left_ms(20));
+  }
+  ucp_request_free(req);
+}
+
+ucs_status_ptr_t am_send(ucp_ep_h ep, unsigned id, const void *header, size_t header_length,
+                         const void *data, size_t length, uint32_t flags,
+                         ucp_send_nbx_callback_t cb, void *user) noexcept {
+  ucp_request_param_t p;
+  std::memset(&p, 0, sizeof p);
+  p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_DATATYPE;
+  p.flags = flags;
+  p.datatype = ucp_dt_make_contig(1);
+  if (cb != nullptr) {
+    p.op_attr_mask |= UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    p.cb.send = cb;
+    p.user_data = user;
+  }
+  return ucp_am_send_nbx(ep, id, header, header_length, data, length, &p);
+}
+
+}  // namespace hurray::net

@@ -1,0 +1,71 @@
+// What src/net offers itself (and the tests' raw peer): a UCX context and
+// worker with active messages and wake-up, client endpoints, waiting on
+// requests, and hurray_error helpers.
+#pragma once
+
+#include <hurray_net.h>
+#include <ucp/api/ucp.h>
+
+#include <chrono>
+#include <cstdarg>
+
+namespace hurray::net {
+
+// Fills *err (if not NULL): status, rule, and a message that starts with the
+// rule ID when there is one. Returns status.
+hurray_status fail(hurray_error *err, hurray_status status, hurray_rule rule,
+                   const char *fmt, ...) noexcept __attribute__((format(printf, 4, 5)));
+
+// HURRAY_LOG=debug: one line on stderr per event of the network layer.
+void log_debug(const char *fmt, ...) noexcept __attribute__((format(printf, 1, 2)));
+
+using Clock = std::chrono::steady_clock;
+// A deadline `ms` from now; negative ms: none.
+struct Deadline {
+  bool infinite = true;
+  Clock::time_point at{};
+  static Deadline in(int32_t ms) noexcept {
+    Deadline d;
+    if (ms >= 0) {
+      d.infinite = false;
+      d.at = Clock::now() + std::chrono::milliseconds(ms);
+    }
+    return d;
+  }
+  bool passed() const noexcept { return !infinite && Clock::now() >= at; }
+  // Milliseconds left, capped at `cap`.
+  int left_ms(int cap) const noexcept;
+};
+
+struct Worker {
+  ucp_context_h context = nullptr;
+  ucp_worker_h worker = nullptr;
+  int efd = -1;
+
+  // Reads the UCX_* environment; features: active messages and wake-up.
+  hurray_status init(hurray_error *err) noexcept;
+  void fini() noexcept;
+  // Progress once; if nothing moved, sleep on the worker's event fd for at
+  // most ms milliseconds. Returns true if progress was made.
+  bool wait(int ms) noexcept;
+  // Progress until the request (a ucp_*_nbx result) completes or the
+  // deadline passes; frees it. UCS_ERR_TIMED_OUT on timeout (the request is
+  // then cancelled and waited for).
+  ucs_status_t wait_request(ucs_status_ptr_t request, const Deadline &deadline) noexcept;
+};
+
+// A client endpoint to host:port with peer-failure handling: cb(arg, ep,
+// status) is called when the connection fails.
+hurray_status connect(Worker &w, const char *host, uint16_t port, ucp_err_handler_cb_t cb,
+                      void *arg, ucp_ep_h *out, hurray_error *err) noexcept;
+// Close an endpoint (flush when `graceful`, else force) and wait at most
+// ms milliseconds for the close to finish.
+void close_ep(Worker &w, ucp_ep_h ep, bool graceful, int ms) noexcept;
+
+// Send an active message (header + contiguous data) on ep; returns the
+// request as ucp_am_send_nbx does. `flags`: UCP_AM_SEND_FLAG_*.
+ucs_status_ptr_t am_send(ucp_ep_h ep, unsigned id, const void *header, size_t header_length,
+                         const void *data, size_t length, uint32_t flags,
+                         ucp_send_nbx_callback_t cb = nullptr, void *user = nullptr) noexcept;
+
+}  // namespace hurray::net

@@ -1,0 +1,134 @@
+// The messages of the hurray-net protocol (docs/spec/network.md, section 2):
+// UCX active messages whose headers are fixed-size, little-endian records
+// assembled byte by byte. Shared by the library and the tests' raw peer.
+#pragma once
+
+#include <hurray_net.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace hurray::net {
+
+inline constexpr uint32_t kMagic = 0x54454E48u;  // "HNET" little-endian
+inline constexpr uint16_t kVersion = HURRAY_NET_PROTOCOL_VERSION;
+
+// Active-message ids (ucp_worker_set_am_recv_handler).
+enum Op : uint16_t {
+  kHelloReq = 1,  // client -> server: prefix, request id
+  kHelloRep = 2,  // server -> client: prefix, request id, transport, devices
+  kPut = 3,       // client -> server: PutHeader + the bytes as data
+  kPutRep = 4,    // server -> client: Reply
+  kGetReq = 5,    // client -> server: GetHeader
+  kGetRep = 6,    // server -> client: Reply + handle, the bytes as data
+};
+
+inline void put_u16(unsigned char *p, uint16_t v) {
+  p[0] = static_cast<unsigned char>(v);
+  p[1] = static_cast<unsigned char>(v >> 8);
+}
+inline void put_u32(unsigned char *p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
+}
+inline void put_u64(unsigned char *p, uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
+}
+inline uint16_t get_u16(const unsigned char *p) {
+  return static_cast<uint16_t>(p[0] | (p[1] << 8));
+}
+inline uint32_t get_u32(const unsigned char *p) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+inline uint64_t get_u64(const unsigned char *p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+// Every header starts with magic (4), version (2), op (2), request id (8).
+inline constexpr size_t kPrefixSize = 16;
+inline void put_prefix(unsigned char *p, Op op, uint64_t request_id) {
+  put_u32(p, kMagic);
+  put_u16(p + 4, kVersion);
+  put_u16(p + 6, op);
+  put_u64(p + 8, request_id);
+}
+// True when the header is at least `size` bytes and carries our magic,
+// version and `op`.
+inline bool check_prefix(const void *header, size_t length, Op op, size_t size) {
+  if (header == nullptr || length < size || size < kPrefixSize) return false;
+  const auto *p = static_cast<const unsigned char *>(header);
+  return get_u32(p) == kMagic && get_u16(p + 4) == kVersion && get_u16(p + 6) == op;
+}
+inline uint64_t request_id_of(const void *header) {
+  return get_u64(static_cast<const unsigned char *>(header) + 8);
+}
+
+// HELLO reply: prefix, transport (4), n (4), n x device (12 bytes: tag, 3
+// zero bytes, count i32, memory-class mask u32).
+inline constexpr size_t kHelloRepFixed = kPrefixSize + 8;
+inline constexpr size_t kHelloDeviceSize = 12;
+inline constexpr uint32_t kMaxHelloDevices = 256;
+
+// PUT: prefix, buffer id (8), the 16 wire bytes of the destination handle,
+// device ordinal (4), reserved (4). The data is the buffer's bytes.
+inline constexpr size_t kPutSize = kPrefixSize + 8 + HURRAY_HANDLE_SIZE + 8;
+struct PutHeader {
+  uint64_t request_id;
+  uint64_t buffer_id;
+  unsigned char handle[HURRAY_HANDLE_SIZE];
+  int32_t device_ordinal;
+};
+inline void encode(const PutHeader &h, unsigned char *p) {
+  put_prefix(p, kPut, h.request_id);
+  put_u64(p + 16, h.buffer_id);
+  std::memcpy(p + 24, h.handle, HURRAY_HANDLE_SIZE);
+  put_u32(p + 40, static_cast<uint32_t>(h.device_ordinal));
+  put_u32(p + 44, 0);
+}
+inline void decode(const unsigned char *p, PutHeader *h) {
+  h->request_id = get_u64(p + 8);
+  h->buffer_id = get_u64(p + 16);
+  std::memcpy(h->handle, p + 24, HURRAY_HANDLE_SIZE);
+  h->device_ordinal = static_cast<int32_t>(get_u32(p + 40));
+}
+
+// GET request: prefix, buffer id (8).
+inline constexpr size_t kGetSize = kPrefixSize + 8;
+
+// Reply (PUT_REP, GET_REP): prefix, status (4), rule (4), buffer id (8),
+// message (256, NUL-terminated), then for GET_REP the handle (16).
+inline constexpr size_t kMessageSize = HURRAY_ERROR_MESSAGE_SIZE;
+inline constexpr size_t kReplySize = kPrefixSize + 16 + kMessageSize;
+inline constexpr size_t kGetRepSize = kReplySize + HURRAY_HANDLE_SIZE;
+struct Reply {
+  uint64_t request_id = 0;
+  int32_t status = 0;
+  uint32_t rule = 0;
+  uint64_t buffer_id = 0;
+  char message[kMessageSize] = {};
+  unsigned char handle[HURRAY_HANDLE_SIZE] = {};
+};
+inline void encode(const Reply &r, Op op, unsigned char *p) {
+  put_prefix(p, op, r.request_id);
+  put_u32(p + 16, static_cast<uint32_t>(r.status));
+  put_u32(p + 20, r.rule);
+  put_u64(p + 24, r.buffer_id);
+  std::memcpy(p + 32, r.message, kMessageSize);
+  p[32 + kMessageSize - 1] = 0;
+  if (op == kGetRep) std::memcpy(p + kReplySize, r.handle, HURRAY_HANDLE_SIZE);
+}
+inline void decode(const unsigned char *p, Op op, Reply *r) {
+  r->request_id = get_u64(p + 8);
+  r->status = static_cast<int32_t>(get_u32(p + 16));
+  r->rule = get_u32(p + 20);
+  r->buffer_id = get_u64(p + 24);
+  std::memcpy(r->message, p + 32, kMessageSize);
+  r->message[kMessageSize - 1] = 0;
+  if (op == kGetRep) std::memcpy(r->handle, p + kReplySize, HURRAY_HANDLE_SIZE);
+}
+
+}  // namespace hurray::net

@@ -1,0 +1,791 @@
+// libhurray-net over UCX's TCP transport on loopback (CTest sets UCX_TLS=tcp).
+// The server runs in this process, polled by the test's thread; clients run
+// on a second thread ([net]) or as real processes, the example client and a
+// raw peer that skips the client's checks ([process]).
+#include <catch2/catch.hpp>
+
+#include <hurray_backend.h>
+#include <hurray_net.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+// UCX over TCP only, for the same behaviour on every machine (the caller's
+// UCX_TLS wins); PoCL's kernel cache in the build tree. Set before main, so
+// before UCX reads its configuration; the child processes inherit them.
+const bool environment_set = [] {
+  setenv("UCX_TLS", "tcp", 0);
+  setenv("UCX_WARN_UNUSED_ENV_VARS", "n", 0);
+  setenv("POCL_CACHE_DIR", HURRAY_NET_POCL_CACHE, 0);
+  return true;
+}();
+
+unsigned char pattern(uint64_t i, uint64_t seed) {
+  return static_cast<unsigned char>((i * 131 + seed) % 251);
+}
+
+struct Server {
+  hurray_context *ctx = nullptr;
+  hurray_net_server *s = nullptr;
+  std::vector<hurray_net_received> landed;
+  hurray_error err{};
+
+  explicit Server(std::vector<uint8_t> devices = {},
+                  uint32_t transport = HURRAY_TRANSPORT_CROSS_MACHINE) {
+    REQUIRE(hurray_context_create(&ctx, nullptr) == HURRAY_OK);
+    REQUIRE(hurray_context_set_guard(ctx, 1, nullptr) == HURRAY_OK);
+    hurray_net_server_config cfg = HURRAY_NET_SERVER_CONFIG_INIT;
+    cfg.address = "127.0.0.1";
+    cfg.transport = transport;
+    cfg.context = ctx;
+    cfg.devices = devices.empty() ? nullptr : devices.data();
+    cfg.n_devices = static_cast<uint32_t>(devices.size());
+    const hurray_status st = hurray_net_server_create(&cfg, &s, &err);
+    INFO(err.message);
+    REQUIRE(st == HURRAY_OK);
+    REQUIRE(hurray_net_server_port(s) != 0);
+  }
+  ~Server() {
+    for (auto &r : landed) hurray_buffer_unref(r.buffer);
+    hurray_net_server_destroy(s);
+    hurray_context_destroy(ctx);
+  }
+  uint16_t port() const { return hurray_net_server_port(s); }
+  hurray_net_stats stats() const {
+    hurray_net_stats st;
+    hurray_net_server_stats(s, &st);
+    return st;
+  }
+  void poll(int ms) {
+    hurray_net_received got;
+    got.size = sizeof got;
+    if (hurray_net_server_poll(s, ms, &got, &err) != HURRAY_OK) FAIL("poll: " << err.message);
+    if (got.buffer != nullptr) landed.push_back(got);
+  }
+  // Close a client while this thread keeps the server answering.
+  void drop(hurray_net_client *c);
+  // Destroy now and report the guard's findings (handoffs never released).
+  uint64_t finish() {
+    for (auto &r : landed) hurray_buffer_unref(r.buffer);
+    landed.clear();
+    hurray_net_server_destroy(s);
+    s = nullptr;
+    return hurray_context_guard_count(ctx);
+  }
+};
+
+// Run fn (the client's side) on a thread while this thread polls the server.
+template <class F>
+void with_client(Server &srv, F fn) {
+  std::atomic<bool> done{false};
+  std::thread t([&] {
+    fn();
+    done = true;
+  });
+  while (!done) srv.poll(5);
+  t.join();
+  srv.poll(0);
+}
+
+void Server::drop(hurray_net_client *c) {
+  with_client(*this, [&] { hurray_net_client_destroy(c); });
+}
+
+hurray_net_client *connect(uint16_t port, hurray_error *err,
+                           uint32_t transport = HURRAY_TRANSPORT_CROSS_MACHINE,
+                           int32_t timeout_ms = 30000) {
+  hurray_net_client_config cfg = HURRAY_NET_CLIENT_CONFIG_INIT;
+  cfg.address = "127.0.0.1";
+  cfg.port = port;
+  cfg.transport = transport;
+  cfg.timeout_ms = timeout_ms;
+  hurray_net_client *c = nullptr;
+  return hurray_net_client_connect(&cfg, &c, err) == HURRAY_OK ? c : nullptr;
+}
+
+hurray_buffer *cpu_buffer(uint64_t n, uint64_t seed, uint32_t alignment = 4096) {
+  hurray_alloc_desc a = HURRAY_ALLOC_DESC_INIT;
+  a.byte_size = n;
+  a.alignment = alignment;
+  hurray_buffer *b = nullptr;
+  REQUIRE(hurray_buffer_alloc(nullptr, &a, &b, nullptr) == HURRAY_OK);
+  auto *p = static_cast<unsigned char *>(hurray_buffer_data(b));
+  for (uint64_t i = 0; i < n; ++i) p[i] = pattern(i, seed);
+  return b;
+}
+
+bool same_bytes(const hurray_buffer *b, uint64_t n, uint64_t seed) {
+  std::vector<unsigned char> host(n);
+  if (n > 0 && hurray_buffer_copy_to_host(b, 0, host.data(), n, nullptr) != HURRAY_OK) return false;
+  for (uint64_t i = 0; i < n; ++i)
+    if (host[i] != pattern(i, seed)) return false;
+  return true;
+}
+
+// Can this machine allocate (tag, memory_class)?
+bool local_has(uint8_t tag, uint8_t mc) {
+  int32_t n = 0;
+  if (hurray_device_count(nullptr, tag, &n, nullptr) != HURRAY_OK || n <= 0) return false;
+  hurray_backend_device_info info;
+  if (hurray_device_info(nullptr, tag, 0, &info, nullptr) != HURRAY_OK) return false;
+  return (info.memory_classes & (1u << mc)) != 0;
+}
+
+hurray_net_transfer_desc to(uint8_t tag, uint8_t mc = HURRAY_MEMORY_STANDARD, uint64_t id = 0) {
+  hurray_net_transfer_desc d = HURRAY_NET_TRANSFER_DESC_INIT;
+  d.buffer_id = id;
+  d.device_tag = tag;
+  d.memory_class = mc;
+  return d;
+}
+
+// ------------------------------------------------------------ processes --
+struct Child {
+  pid_t pid = -1;
+  int fd = -1;
+  std::string output;
+  int status = -1;
+
+  explicit Child(const std::vector<std::string> &args) {
+    int p[2];
+    REQUIRE(pipe(p) == 0);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      dup2(p[1], 1);
+      dup2(p[1], 2);
+      close(p[0]);
+      close(p[1]);
+      std::vector<char *> argv;
+      for (const auto &a : args) argv.push_back(const_cast<char *>(a.c_str()));
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    close(p[1]);
+    fd = p[0];
+    fcntl(fd, F_SETFL, O_NONBLOCK);
+  }
+  ~Child() {
+    if (pid > 0 && status < 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+    if (fd >= 0) close(fd);
+  }
+  void drain() {
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0) output.append(buf, static_cast<size_t>(n));
+  }
+  bool exited() {
+    drain();
+    if (status >= 0) return true;
+    int st = 0;
+    if (waitpid(pid, &st, WNOHANG) == pid) {
+      status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+      drain();
+      return true;
+    }
+    return false;
+  }
+  void signal(int sig) { kill(pid, sig); }
+};
+
+// Serve until the child exits; its exit status.
+int serve_until_exit(Server &srv, Child &c) {
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+  while (!c.exited()) {
+    srv.poll(5);
+    if (std::chrono::steady_clock::now() > limit) FAIL("child hangs: " << c.output);
+  }
+  srv.poll(0);
+  return c.status;
+}
+
+std::string port_arg(const Server &srv) { return std::to_string(srv.port()); }
+
+// Serve until cond(stats) holds (a guard of 2 minutes against a hang).
+template <class Cond>
+void serve_until(Server &srv, Cond cond, const char *what) {
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+  while (!cond(srv.stats())) {
+    srv.poll(1);
+    if (std::chrono::steady_clock::now() > limit) FAIL("never happened: " << what);
+  }
+}
+
+// A well-behaved client process PUTs 64 KiB and is served.
+void good_client_is_served(Server &srv) {
+  const uint64_t before = srv.stats().puts_landed;
+  Child ok({HURRAY_NET_EXAMPLE_CLIENT, "127.0.0.1", port_arg(srv), "--size", "65536", "--id", "42"});
+  const int rc = serve_until_exit(srv, ok);
+  INFO(ok.output);
+  CHECK(rc == 0);
+  CHECK(ok.output.find("landed") != std::string::npos);
+  CHECK(srv.stats().puts_landed == before + 1);
+  REQUIRE(!srv.landed.empty());
+  CHECK(srv.landed.back().buffer_id == 42);
+}
+
+}  // namespace
+
+// ================================================================ [net] --
+
+TEST_CASE("the HELLO lists exactly the devices the server offers", "[net]") {
+  SECTION("every device present") {
+    Server srv;
+    hurray_error err;
+    hurray_net_client *c = nullptr;
+    std::vector<hurray_net_device> devs(16);
+    size_t n = 0;
+    with_client(srv, [&] {
+      c = connect(srv.port(), &err);
+      if (c) hurray_net_client_peer_devices(c, devs.data(), devs.size(), &n, nullptr);
+    });
+    INFO(err.message);
+    REQUIRE(c != nullptr);
+    size_t expected = 0;
+    for (unsigned t = 0; t <= HURRAY_DEVICE_OPENCL; ++t) {
+      int32_t count = 0;
+      if (hurray_device_count(nullptr, static_cast<uint8_t>(t), &count, nullptr) == HURRAY_OK &&
+          count > 0)
+        ++expected;
+    }
+    CHECK(n == expected);
+    REQUIRE(n >= 1);
+    CHECK(devs[0].device_tag == HURRAY_DEVICE_CPU);
+    CHECK(devs[0].count == 1);
+    CHECK((devs[0].memory_classes & 1u) == 1u);
+    srv.drop(c);
+  }
+  SECTION("restricted to CPU") {
+    Server srv({HURRAY_DEVICE_CPU});
+    hurray_net_client *c = nullptr;
+    size_t n = 99;
+    hurray_net_device d;
+    with_client(srv, [&] {
+      c = connect(srv.port(), nullptr);
+      if (c) hurray_net_client_peer_devices(c, &d, 1, &n, nullptr);
+    });
+    REQUIRE(c != nullptr);
+    CHECK(n == 1);
+    CHECK(d.device_tag == HURRAY_DEVICE_CPU);
+    srv.drop(c);
+  }
+}
+
+TEST_CASE("PUT of CPU buffers lands byte for byte, the server owns its copy (BP-NET-OWN)",
+          "[net][BP-NET-OWN]") {
+  Server srv;
+  const std::vector<uint64_t> sizes = {0, 1, 4096, 100000, 8u << 20};
+  std::vector<hurray_status> results;
+  std::vector<hurray_buffer *> sources;
+  hurray_net_client *c = nullptr;
+  with_client(srv, [&] {
+    c = connect(srv.port(), nullptr);
+    if (!c) return;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      hurray_buffer *b = cpu_buffer(sizes[i], i);
+      sources.push_back(b);
+      hurray_net_transfer_desc d = to(HURRAY_DEVICE_CPU, HURRAY_MEMORY_STANDARD, 100 + i);
+      results.push_back(hurray_net_client_put_buffer(c, b, &d, nullptr));
+    }
+  });
+  REQUIRE(c != nullptr);
+  REQUIRE(results.size() == sizes.size());
+  for (auto r : results) CHECK(r == HURRAY_OK);
+  REQUIRE(srv.landed.size() == sizes.size());
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const hurray_net_received &r = srv.landed[i];
+    CHECK(r.buffer_id == 100 + i);
+    CHECK(r.handle.byte_size == sizes[i]);
+    CHECK(r.handle.device_tag == HURRAY_DEVICE_CPU);
+    CHECK(r.handle.sync_mode == HURRAY_SYNC_PRODUCER_SYNCED);
+    CHECK(r.handle.memory_class == HURRAY_MEMORY_STANDARD);
+    CHECK(r.handle.alignment == 4096);
+    // The sender keeps its source and may change it: the copy is the server's.
+    if (sizes[i] > 0) {
+      static_cast<unsigned char *>(hurray_buffer_data(sources[i]))[0] ^= 0xff;
+      CHECK(hurray_buffer_data(r.buffer) != hurray_buffer_data(sources[i]));
+    }
+    CHECK(same_bytes(r.buffer, sizes[i], i));
+  }
+  // A handoff of the received buffer is the server's to give on.
+  hurray_handoff h;
+  REQUIRE(hurray_buffer_export(srv.landed[3].buffer, nullptr, &h, nullptr) == HURRAY_OK);
+  CHECK(hurray_handoff_check(&h, nullptr, nullptr) == HURRAY_OK);
+  CHECK(hurray_handoff_release(&h, nullptr) == HURRAY_OK);
+  for (auto *b : sources) hurray_buffer_unref(b);
+  srv.drop(c);
+  const hurray_net_stats st = srv.stats();
+  CHECK(st.puts_landed == sizes.size());
+  CHECK(st.in_flight == 0);
+  CHECK(srv.finish() == 0);
+}
+
+TEST_CASE("PUT into Vulkan and OpenCL memory lands there, or is refused where absent",
+          "[net][BP-PUT-DEVICE]") {
+  Server srv;
+  struct Dest {
+    uint8_t tag, mc;
+  };
+  const std::vector<Dest> dests = {
+      {HURRAY_DEVICE_VULKAN, HURRAY_MEMORY_STANDARD}, {HURRAY_DEVICE_VULKAN, HURRAY_MEMORY_HOST_PINNED},
+      {HURRAY_DEVICE_OPENCL, HURRAY_MEMORY_STANDARD}, {HURRAY_DEVICE_OPENCL, HURRAY_MEMORY_HOST_PINNED},
+      {HURRAY_DEVICE_OPENCL, HURRAY_MEMORY_UNIFIED}};
+  const uint64_t n = 1u << 20;
+  std::vector<hurray_status> results;
+  std::vector<hurray_error> errors(dests.size());
+  hurray_net_client *c = nullptr;
+  hurray_buffer *src = cpu_buffer(n, 7);
+  with_client(srv, [&] {
+    c = connect(srv.port(), nullptr);
+    if (!c) return;
+    for (size_t i = 0; i < dests.size(); ++i) {
+      hurray_net_transfer_desc d = to(dests[i].tag, dests[i].mc, i);
+      results.push_back(hurray_net_client_put_buffer(c, src, &d, &errors[i]));
+    }
+  });
+  REQUIRE(c != nullptr);
+  REQUIRE(results.size() == dests.size());
+  size_t landed = 0;
+  for (size_t i = 0; i < dests.size(); ++i) {
+    INFO(hurray_device_tag_name(dests[i].tag) << "/" << hurray_memory_class_name(dests[i].mc)
+                                              << ": " << errors[i].message);
+    if (local_has(dests[i].tag, dests[i].mc)) {
+      REQUIRE(results[i] == HURRAY_OK);
+      REQUIRE(landed < srv.landed.size());
+      const hurray_net_received &r = srv.landed[landed++];
+      CHECK(r.buffer_id == i);
+      CHECK(r.handle.device_tag == dests[i].tag);  // exactly the declared device
+      CHECK(r.handle.memory_class == dests[i].mc);
+      CHECK(same_bytes(r.buffer, n, 7));
+    } else {
+      CHECK(results[i] == HURRAY_E_DEVICE_UNAVAILABLE);
+      CHECK(std::string(errors[i].rule_id) == "BP-PUT-DEVICE");
+    }
+  }
+  CHECK(srv.landed.size() == landed);
+  hurray_buffer_unref(src);
+  srv.drop(c);
+  CHECK(srv.finish() == 0);
+}
+
+TEST_CASE("a PUT to a device the server lacks is refused before anything is sent",
+          "[net][BP-PUT-DEVICE]") {
+  Server srv({HURRAY_DEVICE_CPU});
+  hurray_net_client *c = nullptr;
+  hurray_error e1, e2;
+  hurray_status s1 = HURRAY_OK, s2 = HURRAY_OK, s3 = HURRAY_E_INTERNAL;
+  hurray_buffer *src = cpu_buffer(4096, 1);
+  with_client(srv, [&] {
+    c = connect(srv.port(), nullptr);
+    if (!c) return;
+    hurray_net_transfer_desc vk = to(HURRAY_DEVICE_VULKAN);
+    s1 = hurray_net_client_put_buffer(c, src, &vk, &e1);
+    hurray_net_transfer_desc second_cpu = to(HURRAY_DEVICE_CPU);
+    second_cpu.device_ordinal = 1;
+    s2 = hurray_net_client_put_buffer(c, src, &second_cpu, &e2);
+    hurray_net_transfer_desc cpu = to(HURRAY_DEVICE_CPU);
+    s3 = hurray_net_client_put_buffer(c, src, &cpu, nullptr);
+  });
+  REQUIRE(c != nullptr);
+  CHECK(s1 == HURRAY_E_DEVICE_UNAVAILABLE);
+  CHECK(std::string(e1.rule_id) == "BP-PUT-DEVICE");
+  CHECK(std::string(e1.message).find("never placed elsewhere") != std::string::npos);
+  CHECK(s2 == HURRAY_E_DEVICE_UNAVAILABLE);
+  CHECK(std::string(e2.rule_id) == "BP-PUT-DEVICE");
+  CHECK(s3 == HURRAY_OK);
+  // Nothing of the refused PUTs reached the server.
+  CHECK(srv.stats().puts_refused == 0);
+  CHECK(srv.stats().puts_landed == 1);
+  hurray_buffer_unref(src);
+  srv.drop(c);
+  CHECK(srv.finish() == 0);
+}
+
+namespace {
+void noop_release(hurray_handoff *h) { h->release = nullptr; }
+void noop_release_event(hurray_handoff *h) { h->release_event = nullptr; }
+}  // namespace
+
+TEST_CASE("BP-SYNC-NET: EVENT and CONSUMER_STREAM handoffs never reach the wire",
+          "[net][BP-SYNC-NET]") {
+  Server srv;
+  alignas(4096) static unsigned char bytes[4096];
+  int event = 0;
+  auto make = [&](uint8_t sync) {
+    hurray_handoff h;
+    std::memset(&h, 0, sizeof h);
+    h.version = HURRAY_HANDOFF_VERSION;
+    hurray_buffer_handle bh = {sizeof bytes, 4096, HURRAY_DEVICE_VULKAN, sync,
+                               HURRAY_MEMORY_HOST_PINNED, 0};
+    hurray_handle_encode(&bh, h.handle, sizeof h.handle, nullptr);
+    h.data = bytes;
+    h.sync_object = &event;
+    if (sync == HURRAY_SYNC_EVENT) h.release_event = noop_release_event;
+    h.release = noop_release;
+    return h;
+  };
+  hurray_handoff ev = make(HURRAY_SYNC_EVENT), stream = make(HURRAY_SYNC_CONSUMER_STREAM);
+  hurray_error e1, e2;
+  hurray_status s1 = HURRAY_OK, s2 = HURRAY_OK;
+  hurray_net_client *c = nullptr;
+  with_client(srv, [&] {
+    c = connect(srv.port(), nullptr);
+    if (!c) return;
+    hurray_net_transfer_desc d = to(HURRAY_DEVICE_CPU);
+    s1 = hurray_net_client_put(c, &ev, &d, &e1);
+    s2 = hurray_net_client_put(c, &stream, &d, &e2);
+  });
+  REQUIRE(c != nullptr);
+  CHECK(s1 == HURRAY_E_SYNC);
+  CHECK(std::string(e1.rule_id) == "BP-SYNC-NET");
+  CHECK(s2 == HURRAY_E_SYNC);
+  CHECK(std::string(e2.rule_id) == "BP-SYNC-NET");
+  CHECK(srv.stats().puts_refused == 0);  // refused before anything was sent
+  CHECK(srv.stats().puts_landed == 0);
+  CHECK(ev.release != nullptr);          // the handoff stays the caller's
+  srv.drop(c);
+}
+
+TEST_CASE("a PUT of a handoff: a CPU export goes as it is, device memory needs staging",
+          "[net]") {
+  Server srv;
+  hurray_buffer *src = cpu_buffer(50000, 3);
+  hurray_handoff h;
+  REQUIRE(hurray_buffer_export(src, nullptr, &h, nullptr) == HURRAY_OK);
+  hurray_status s = HURRAY_E_INTERNAL;
+  hurray_net_client *c = nullptr;
+  with_client(srv, [&] {
+    c = connect(srv.port(), nullptr);
+    if (!c) return;
+    hurray_net_transfer_desc d = to(HURRAY_DEVICE_CPU, HURRAY_MEMORY_STANDARD, 9);
+    s = hurray_net_client_put(c, &h, &d, nullptr);
+  });
+  REQUIRE(c != nullptr);
+  CHECK(s == HURRAY_OK);
+  REQUIRE(srv.landed.size() == 1);
+  CHECK(same_bytes(srv.landed[0].buffer, 50000, 3));
+  CHECK(h.release != nullptr);  // still the caller's (BP-NET-OWN)
+  CHECK(hurray_handoff_release(&h, nullptr) == HURRAY_OK);
+  hurray_buffer_unref(src);
+
+  // Opaque device memory as a handoff: refused with the reason; as a buffer: staged.
+  if (local_has(HURRAY_DEVICE_OPENCL, HURRAY_MEMORY_STANDARD)) {
+    hurray_alloc_desc a = HURRAY_ALLOC_DESC_INIT;
+    a.byte_size = 70000;
+    a.alignment = 4096;
+    a.device_tag = HURRAY_DEVICE_OPENCL;
+    hurray_buffer *dev = nullptr;
+    REQUIRE(hurray_buffer_alloc(nullptr, &a, &dev, nullptr) == HURRAY_OK);
+    std::vector<unsigned char> host(70000);
+    for (size_t i = 0; i < host.size(); ++i) host[i] = pattern(i, 4);
+    REQUIRE(hurray_buffer_copy_from_host(dev, 0, host.data(), host.size(), nullptr) == HURRAY_OK);
+    hurray_handoff dh;
+    REQUIRE(hurray_buffer_export(dev, nullptr, &dh, nullptr) == HURRAY_OK);
+    hurray_status s1 = HURRAY_OK, s2 = HURRAY_E_INTERNAL;
+    hurray_error e1;
+    with_client(srv, [&] {
+      hurray_net_transfer_desc d = to(HURRAY_DEVICE_CPU, HURRAY_MEMORY_STANDARD, 10);
+      s1 = hurray_net_client_put(c, &dh, &d, &e1);
+      s2 = hurray_net_client_put_buffer(c, dev, &d, nullptr);
+    });
+    CHECK(s1 == HURRAY_E_UNSUPPORTED);
+    CHECK(std::string(e1.message).find("put_buffer") != std::string::npos);
+    CHECK(s2 == HURRAY_OK);
+    REQUIRE(srv.landed.size() == 2);
+    CHECK(same_bytes(srv.landed[1].buffer, 70000, 4));
+    hurray_handoff_release(&dh, nullptr);
+    hurray_buffer_unref(dev);
+  }
+  srv.drop(c);
+  CHECK(srv.finish() == 0);
+}
+
+TEST_CASE("BP-ALIGN-IPC: under the RDMA policy 64-byte alignment is refused and 4096 passes",
+          "[net][BP-ALIGN-IPC]") {
+  Server srv({}, HURRAY_TRANSPORT_RDMA);
+  hurray_buffer *a64 = cpu_buffer(8192, 1, 64);
+  hurray_buffer *a4k = cpu_buffer(8192, 2, 4096);
+  hurray_status s1 = HURRAY_OK, s2 = HURRAY_E_INTERNAL;
+  hurray_error e1;
+  hurray_net_client *c = nullptr;
+  with_client(srv, [&] {
+    c = connect(srv.port(), nullptr, HURRAY_TRANSPORT_RDMA);
+    if (!c) return;
+    hurray_net_transfer_desc d = to(HURRAY_DEVICE_CPU);
+    s1 = hurray_net_client_put_buffer(c, a64, &d, &e1);
+    s2 = hurray_net_client_put_buffer(c, a4k, &d, nullptr);
+  });
+  REQUIRE(c != nullptr);
+  CHECK(s1 == HURRAY_E_ALIGNMENT);
+  CHECK(std::string(e1.rule_id) == "BP-ALIGN-IPC");
+  CHECK(s2 == HURRAY_OK);
+  CHECK(srv.stats().puts_landed == 1);
+  hurray_buffer_unref(a64);
+  hurray_buffer_unref(a4k);
+  srv.drop(c);
+  // A transport the network does not use is refused.
+  hurray_net_client_config cfg = HURRAY_NET_CLIENT_CONFIG_INIT;
+  cfg.address = "127.0.0.1";
+  cfg.port = srv.port();
+  cfg.transport = HURRAY_TRANSPORT_IPC;
+  hurray_net_client *bad = nullptr;
+  CHECK(hurray_net_client_connect(&cfg, &bad, nullptr) == HURRAY_E_INVALID_ARGUMENT);
+  CHECK(bad == nullptr);
+}
+
+TEST_CASE("GET copies a registered buffer onto the client's declared device", "[net]") {
+  Server srv;
+  const uint64_t n = 3u << 20;
+  hurray_buffer *offer = cpu_buffer(n, 5);
+  REQUIRE(hurray_net_server_register(srv.s, 5, offer, nullptr) == HURRAY_OK);
+  CHECK(hurray_net_server_register(srv.s, 5, offer, nullptr) == HURRAY_E_INVALID_ARGUMENT);
+  hurray_buffer_unref(offer);  // the server holds its own reference
+  hurray_buffer *got = nullptr, *got_cl = nullptr, *none = nullptr;
+  hurray_status s_ok = HURRAY_E_INTERNAL, s_unknown = HURRAY_OK, s_nodev = HURRAY_OK,
+                s_cl = HURRAY_E_INTERNAL;
+  hurray_error e_unknown, e_nodev;
+  const bool has_cl = local_has(HURRAY_DEVICE_OPENCL, HURRAY_MEMORY_STANDARD);
+  hurray_net_client *c = nullptr;
+  with_client(srv, [&] {
+    c = connect(srv.port(), nullptr);
+    if (!c) return;
+    hurray_net_transfer_desc d = to(HURRAY_DEVICE_CPU, HURRAY_MEMORY_STANDARD, 5);
+    s_ok = hurray_net_client_get(c, &d, &got, nullptr);
+    hurray_net_transfer_desc u = to(HURRAY_DEVICE_CPU, HURRAY_MEMORY_STANDARD, 6);
+    s_unknown = hurray_net_client_get(c, &u, &none, &e_unknown);
+    hurray_net_transfer_desc r = to(HURRAY_DEVICE_ROCM, HURRAY_MEMORY_STANDARD, 5);
+    s_nodev = hurray_net_client_get(c, &r, &none, &e_nodev);
+    if (has_cl) {
+      hurray_net_transfer_desc cl = to(HURRAY_DEVICE_OPENCL, HURRAY_MEMORY_STANDARD, 5);
+      s_cl = hurray_net_client_get(c, &cl, &got_cl, nullptr);
+    }
+  });
+  REQUIRE(c != nullptr);
+  REQUIRE(s_ok == HURRAY_OK);
+  hurray_buffer_handle h;
+  REQUIRE(hurray_buffer_get_handle(got, &h, nullptr) == HURRAY_OK);
+  CHECK(h.byte_size == n);
+  CHECK(h.device_tag == HURRAY_DEVICE_CPU);
+  CHECK(same_bytes(got, n, 5));
+  CHECK(s_unknown == HURRAY_E_INVALID_ARGUMENT);
+  CHECK(std::string(e_unknown.message).find("no buffer registered") != std::string::npos);
+  CHECK(s_nodev == HURRAY_E_DEVICE_UNAVAILABLE);
+  CHECK(std::string(e_nodev.rule_id) == "BP-PUT-DEVICE");
+  CHECK(none == nullptr);
+  if (has_cl) {
+    REQUIRE(s_cl == HURRAY_OK);
+    REQUIRE(hurray_buffer_get_handle(got_cl, &h, nullptr) == HURRAY_OK);
+    CHECK(h.device_tag == HURRAY_DEVICE_OPENCL);
+    CHECK(same_bytes(got_cl, n, 5));
+  }
+  const hurray_net_stats st = srv.stats();
+  CHECK(st.gets_served == (has_cl ? 2u : 1u));
+  CHECK(st.gets_refused == 1);
+  CHECK(hurray_net_server_unregister(srv.s, 5, nullptr) == HURRAY_OK);
+  CHECK(hurray_net_server_unregister(srv.s, 5, nullptr) == HURRAY_E_INVALID_ARGUMENT);
+  hurray_status s_gone = HURRAY_OK;
+  with_client(srv, [&] {
+    hurray_net_transfer_desc d = to(HURRAY_DEVICE_CPU, HURRAY_MEMORY_STANDARD, 5);
+    s_gone = hurray_net_client_get(c, &d, &none, nullptr);
+  });
+  CHECK(s_gone == HURRAY_E_INVALID_ARGUMENT);
+  hurray_buffer_unref(got);
+  hurray_buffer_unref(got_cl);
+  srv.drop(c);
+  CHECK(srv.finish() == 0);
+}
+
+TEST_CASE("connecting where nobody listens is a clear I/O error", "[net]") {
+  uint16_t port = 0;
+  {
+    Server srv;
+    port = srv.port();
+  }
+  hurray_error err;
+  hurray_net_client *c = connect(port, &err, HURRAY_TRANSPORT_CROSS_MACHINE, 10000);
+  CHECK(c == nullptr);
+  CHECK(err.status == HURRAY_E_IO);
+  CHECK(std::string(err.message).find("cannot connect") != std::string::npos);
+  hurray_net_client_destroy(c);
+}
+
+TEST_CASE("invalid arguments are refused with HURRAY_E_INVALID_ARGUMENT", "[net]") {
+  hurray_net_server *s = nullptr;
+  CHECK(hurray_net_server_create(nullptr, &s, nullptr) == HURRAY_E_INVALID_ARGUMENT);
+  hurray_net_server_config cfg = HURRAY_NET_SERVER_CONFIG_INIT;
+  cfg.transport = HURRAY_TRANSPORT_IN_PROCESS;
+  hurray_error err;
+  CHECK(hurray_net_server_create(&cfg, &s, &err) == HURRAY_E_INVALID_ARGUMENT);
+  CHECK(std::string(err.message).find("transport") != std::string::npos);
+  CHECK(s == nullptr);
+  hurray_net_client *c = nullptr;
+  hurray_net_client_config cc = HURRAY_NET_CLIENT_CONFIG_INIT;
+  CHECK(hurray_net_client_connect(&cc, &c, nullptr) == HURRAY_E_INVALID_ARGUMENT);  // no address
+  hurray_net_received r;
+  r.size = 0;
+  CHECK(hurray_net_server_poll(nullptr, 0, &r, nullptr) == HURRAY_E_INVALID_ARGUMENT);
+  hurray_net_server_destroy(nullptr);
+  hurray_net_client_destroy(nullptr);
+}
+
+// ============================================================ [process] --
+
+TEST_CASE("faults from real processes are refused with their rule, the server keeps serving",
+          "[process]") {
+  Server srv({HURRAY_DEVICE_CPU, HURRAY_DEVICE_VULKAN, HURRAY_DEVICE_OPENCL});
+  struct Fault {
+    const char *mode, *status, *rule, *says;
+  };
+  const Fault faults[] = {
+      {"event", "HURRAY_E_SYNC", "rule=BP-SYNC-NET", "BP-SYNC-NET"},
+      {"truncated", "HURRAY_E_PROTOCOL", "rule= ", "truncated transfer"},
+      {"nodevice", "HURRAY_E_DEVICE_UNAVAILABLE", "rule=BP-PUT-DEVICE", "never placed elsewhere"},
+      {"badheader", "HURRAY_E_PROTOCOL", "rule= ", "malformed PUT header"},
+  };
+  uint64_t refused = 0;
+  for (const Fault &f : faults) {
+    Child peer({HURRAY_NET_RAW_PEER, f.mode, "127.0.0.1", port_arg(srv)});
+    const int rc = serve_until_exit(srv, peer);
+    INFO(f.mode << ": " << peer.output);
+    CHECK(rc == 0);
+    CHECK(peer.output.find(std::string("status=") + f.status) != std::string::npos);
+    CHECK(peer.output.find(f.rule) != std::string::npos);
+    CHECK(peer.output.find(f.says) != std::string::npos);
+    CHECK(srv.stats().puts_refused == ++refused);
+    CHECK(srv.stats().live_buffers == 0);
+    CHECK(srv.stats().in_flight == 0);
+    good_client_is_served(srv);
+  }
+  CHECK(srv.stats().puts_landed == 4);
+  CHECK(srv.finish() == 0);
+}
+
+TEST_CASE("an RDMA-policy server refuses a 64-byte-aligned PUT on the wire (BP-ALIGN-IPC)",
+          "[process][BP-ALIGN-IPC]") {
+  Server srv({}, HURRAY_TRANSPORT_RDMA);
+  Child peer({HURRAY_NET_RAW_PEER, "badalign", "127.0.0.1", port_arg(srv)});
+  CHECK(serve_until_exit(srv, peer) == 0);
+  INFO(peer.output);
+  CHECK(peer.output.find("status=HURRAY_E_ALIGNMENT rule=BP-ALIGN-IPC") != std::string::npos);
+  CHECK(srv.stats().puts_refused == 1);
+}
+
+namespace {
+// Start `args`, wait until the server has a transfer in flight, freeze the
+// child (so the transfer cannot finish), then kill it. Retries when the
+// transfer finished before the child could be frozen.
+void kill_mid_transfer(Server &srv, const std::vector<std::string> &args, bool put) {
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    const hurray_net_stats before = srv.stats();
+    Child c(args);
+    bool frozen = false;
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+    while (!c.exited()) {
+      srv.poll(0);
+      if (srv.stats().in_flight > 0) {
+        c.signal(SIGSTOP);
+        frozen = true;
+        break;
+      }
+      if (std::chrono::steady_clock::now() > limit) FAIL("no transfer started: " << c.output);
+    }
+    INFO(c.output);
+    REQUIRE(frozen);
+    const hurray_net_stats st = srv.stats();
+    const bool finished = put ? st.puts_landed > before.puts_landed
+                              : st.gets_served > before.gets_served;
+    c.signal(SIGKILL);
+    while (!c.exited()) srv.poll(1);
+    if (finished) continue;  // too fast to catch: try again
+    serve_until(srv, [&](const hurray_net_stats &s) {
+      return s.transfers_failed == before.transfers_failed + 1 && s.in_flight == 0;
+    }, "the cut-off transfer is dropped");
+    serve_until(srv, [&](const hurray_net_stats &s) {
+      return s.disconnections == s.connections;
+    }, "the killed client's connection is closed");
+    CHECK(srv.stats().live_buffers == 0);
+    if (put) CHECK(srv.stats().puts_landed == before.puts_landed);
+    return;
+  }
+  FAIL("every transfer finished before the client could be stopped");
+}
+}  // namespace
+
+TEST_CASE("a client killed mid-PUT: the transfer is dropped, nothing leaks, the next "
+          "client is served", "[process]") {
+  Server srv;
+  kill_mid_transfer(srv, {HURRAY_NET_EXAMPLE_CLIENT, "127.0.0.1", port_arg(srv), "--size",
+                          std::to_string(512u << 20)},
+                    true);
+  good_client_is_served(srv);
+  CHECK(srv.finish() == 0);
+}
+
+TEST_CASE("a client killed mid-GET: the send is dropped, the registration stays, the next "
+          "client is served", "[process]") {
+  Server srv;
+  hurray_buffer *offer = cpu_buffer(512u << 20, 1);
+  REQUIRE(hurray_net_server_register(srv.s, 1, offer, nullptr) == HURRAY_OK);
+  hurray_buffer_unref(offer);
+  kill_mid_transfer(srv, {HURRAY_NET_EXAMPLE_CLIENT, "127.0.0.1", port_arg(srv), "--size", "0",
+                          "--get", "1"},
+                    false);
+  good_client_is_served(srv);
+  CHECK(srv.finish() == 0);
+}
+
+TEST_CASE("a server killed mid-PUT: the client gets a clear I/O error", "[process]") {
+  Child server({HURRAY_NET_EXAMPLE_SERVER, "--address", "127.0.0.1", "--port", "0"});
+  std::string port;
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (port.empty()) {
+    REQUIRE(!server.exited());
+    const auto at = server.output.find("listening on port ");
+    const auto eol = at == std::string::npos ? at : server.output.find('\n', at);
+    if (eol != std::string::npos) port = server.output.substr(at + 18, eol - at - 18);
+    if (std::chrono::steady_clock::now() > limit) FAIL("the server did not start: " << server.output);
+    usleep(10000);
+  }
+  hurray_error err;
+  hurray_net_client *c = connect(static_cast<uint16_t>(std::stoi(port)), &err);
+  INFO(err.message);
+  REQUIRE(c != nullptr);
+  server.signal(SIGSTOP);  // the server stops reading mid-way ...
+  hurray_buffer *src = cpu_buffer(256u << 20, 2);
+  std::atomic<bool> done{false};
+  hurray_status s = HURRAY_OK;
+  std::thread t([&] {
+    hurray_net_transfer_desc d = to(HURRAY_DEVICE_CPU);
+    s = hurray_net_client_put_buffer(c, src, &d, &err);
+    done = true;
+  });
+  usleep(100000);  // not an assertion: lets the PUT start before the kill
+  server.signal(SIGKILL);  // ... and dies
+  t.join();
+  CHECK(done);
+  CHECK(s == HURRAY_E_IO);
+  INFO(err.message);
+  CHECK(std::string(err.message).find("hurray-net") != std::string::npos);
+  // The client stays usable only to be destroyed: every call says the connection is lost.
+  hurray_net_transfer_desc d = to(HURRAY_DEVICE_CPU);
+  CHECK(hurray_net_client_put_buffer(c, src, &d, &err) == HURRAY_E_IO);
+  CHECK(std::string(err.message).find("connection is lost") != std::string::npos);
+  hurray_net_client_destroy(c);
+  hurray_buffer_unref(src);
+}

@@ -1,0 +1,123 @@
+// A peer that speaks the hurray-net wire protocol without libhurray-net's
+// checks, to show what the server does with messages a correct client never
+// sends. Usage: hurray_net_raw_peer MODE HOST PORT
+//   event      PUT of a VULKAN handle with sync_mode EVENT (BP-SYNC-NET)
+//   truncated  PUT whose handle declares 1 MiB while 1000 bytes come
+//   nodevice   PUT to a device the server does not offer (BP-PUT-DEVICE)
+//   badheader  PUT whose header is 10 bytes long
+//   badalign   PUT of 64-byte alignment (refused by an RDMA-policy server)
+// Prints "reply status=NAME rule=ID message=..." and exits 0 when the server
+// answered, 1 otherwise.
+#include "ucx.h"
+#include "wire.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <string>
+#include <vector>
+
+using namespace hurray::net;
+
+namespace {
+struct Peer {
+  Worker w;
+  bool failed = false;
+  std::deque<std::vector<unsigned char>> replies;
+};
+
+ucs_status_t on_reply(void *arg, const void *header, size_t header_length, void *, size_t,
+                      const ucp_am_recv_param_t *) {
+  const auto *h = static_cast<const unsigned char *>(header);
+  static_cast<Peer *>(arg)->replies.emplace_back(h, h + header_length);
+  return UCS_OK;
+}
+
+void on_error(void *arg, ucp_ep_h, ucs_status_t) { static_cast<Peer *>(arg)->failed = true; }
+}  // namespace
+
+int main(int argc, char **argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: %s event|truncated|nodevice|badheader|badalign HOST PORT\n",
+                 argv[0]);
+    return 2;
+  }
+  const std::string mode = argv[1];
+  Peer peer;
+  hurray_error err;
+  if (peer.w.init(&err) != HURRAY_OK) {
+    std::fprintf(stderr, "raw peer: %s\n", err.message);
+    return 1;
+  }
+  ucp_am_handler_param_t hp;
+  std::memset(&hp, 0, sizeof hp);
+  hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                  UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+  hp.id = kPutRep;
+  hp.flags = UCP_AM_FLAG_WHOLE_MSG;
+  hp.cb = on_reply;
+  hp.arg = &peer;
+  ucp_worker_set_am_recv_handler(peer.w.worker, &hp);
+  ucp_ep_h ep = nullptr;
+  if (connect(peer.w, argv[2], static_cast<uint16_t>(std::atoi(argv[3])), on_error, &peer, &ep,
+              &err) != HURRAY_OK) {
+    std::fprintf(stderr, "raw peer: %s\n", err.message);
+    peer.w.fini();
+    return 1;
+  }
+  hurray_buffer_handle h = {4096, 4096, HURRAY_DEVICE_CPU, HURRAY_SYNC_PRODUCER_SYNCED,
+                            HURRAY_MEMORY_STANDARD, 0};
+  size_t data_len = 4096;
+  size_t header_len = kPutSize;
+  if (mode == "event") {
+    h.device_tag = HURRAY_DEVICE_VULKAN;
+    h.sync_mode = HURRAY_SYNC_EVENT;
+  } else if (mode == "truncated") {
+    h.byte_size = 1u << 20;
+    data_len = 1000;
+  } else if (mode == "nodevice") {
+    h.device_tag = HURRAY_DEVICE_ROCM;
+  } else if (mode == "badheader") {
+    header_len = 10;
+  } else if (mode == "badalign") {
+    h.alignment = 64;
+  } else {
+    std::fprintf(stderr, "raw peer: unknown mode %s\n", mode.c_str());
+    close_ep(peer.w, ep, false, 1000);
+    peer.w.fini();
+    return 2;
+  }
+  PutHeader ph{};
+  ph.request_id = 7;
+  ph.buffer_id = 99;
+  hurray_handle_encode(&h, ph.handle, sizeof ph.handle, nullptr);
+  unsigned char header[kPutSize];
+  encode(ph, header);
+  std::vector<unsigned char> data(data_len, 0x5a);
+  const Deadline d = Deadline::in(30000);
+  const ucs_status_t st = peer.w.wait_request(
+      am_send(ep, kPut, header, header_len, data.data(), data.size(), UCP_AM_SEND_FLAG_REPLY),
+      d);
+  int rc = 1;
+  if (st != UCS_OK) {
+    std::printf("send failed: %s\n", ucs_status_string(st));
+  } else {
+    while (peer.replies.empty() && !peer.failed && !d.passed()) peer.w.wait(50);
+    if (!peer.replies.empty() &&
+        check_prefix(peer.replies.front().data(), peer.replies.front().size(), kPutRep,
+                     kReplySize)) {
+      Reply r;
+      decode(peer.replies.front().data(), kPutRep, &r);
+      std::printf("reply status=%s rule=%s message=%s\n",
+                  hurray_status_name(static_cast<hurray_status>(r.status)),
+                  hurray_rule_id(static_cast<hurray_rule>(r.rule)), r.message);
+      rc = 0;
+    } else {
+      std::printf("no reply (%s)\n", peer.failed ? "connection failed" : "timeout");
+    }
+  }
+  close_ep(peer.w, ep, true, 2000);
+  peer.w.fini();
+  return rc;
+}

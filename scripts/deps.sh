@@ -25,6 +25,13 @@ for p in "$@"; do
   want+=("${pkgs[@]}")
 done
 
+# interop (issue 7): the Rust consumer needs rustc; rustup's (~/.cargo/bin) will do,
+# else Debian's. Zig comes from npm (scripts/zig.sh installs npm if it must).
+if [[ " $* " == *" interop "* ]] && ! command -v rustc >/dev/null 2>&1 &&
+   [[ ! -x ${HOME:-/nonexistent}/.cargo/bin/rustc ]]; then
+  want+=(rustc)
+fi
+
 missing=()
 for pkg in $(printf '%s\n' "${want[@]}" | sort -u); do
   status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)

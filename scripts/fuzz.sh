@@ -9,7 +9,7 @@
 # Installs clang-14 and libclang-rt-14-dev (and cmake, make) when missing and
 # run as root. Environment:
 #   HURRAY_FUZZ_BUILD    build directory (default build-fuzz)
-#   HURRAY_FUZZ_TARGETS  targets to run (default: all three)
+#   HURRAY_FUZZ_TARGETS  targets to run (default: all of them)
 #   JOBS                 parallel build jobs (default 2)
 #   HURRAY_FUZZ_SKIP_BAD_ENUMS=1  fuzz_handle leaves out its out-of-range
 #                        enum probe (see tests/fuzz/fuzz_handle.cpp)
@@ -28,7 +28,7 @@ if [[ $# -gt 1 || ! $secs =~ ^[1-9][0-9]*$ ]]; then
 fi
 build=${HURRAY_FUZZ_BUILD:-build-fuzz}
 jobs=${JOBS:-2}
-read -r -a targets <<<"${HURRAY_FUZZ_TARGETS:-fuzz_handle fuzz_table_property fuzz_inspect_input}"
+read -r -a targets <<<"${HURRAY_FUZZ_TARGETS:-fuzz_handle fuzz_table_property fuzz_inspect_input fuzz_ipc_message fuzz_dlpack_import}"
 
 # ------------------------------------------------------------ dependencies --
 missing=()

@@ -1,12 +1,25 @@
 /* hurray-demo: a tour of libhurray, written in plain C99 against hurray.h
  * the way a user would. Each step prints what it does and what it got.
  * Exit status 0 when every step behaved as the protocol says. */
+#define _POSIX_C_SOURCE 200809L /* fork, socketpair (the IPC step) */
 #include <hurray.h>
 #include <hurray_backend.h>
+#include <hurray_ipc.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+
+/* net (issue 9): libhurray-net is dlopen()ed when it is there (built with
+ * UCX), so hurray-demo links libhurray alone; hurray_net.h gives the types. */
+#include <dlfcn.h>
+#include <hurray_net.h>
+#include <signal.h>
+#include <stdlib.h>
 
 static int failures = 0;
 
@@ -178,6 +191,225 @@ int main(void) {
       hurray_buffer_unref(buf);
     }
   }
+
+  /* ---- IPC (issue 6): a buffer handed to another process, no copy ---- */
+  printf("\nIPC. Hand a buffer to a child process over a Unix socket (no copy)\n");
+  {
+    int sv[2];
+    pid_t pid;
+    fflush(stdout); /* the child inherits the stdio buffer */
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) != 0 || (pid = fork()) < 0) {
+      expect(0, "socketpair and fork");
+    } else if (pid == 0) { /* the consumer process */
+      hurray_ipc_channel *ch = NULL;
+      hurray_handoff ho;
+      hurray_buffer_handle hd;
+      uint64_t id = 0, i, bad = 0;
+      int rc = 1;
+      close(sv[0]);
+      if (hurray_ipc_channel_from_fd(sv[1], NULL, &ch, &err) == HURRAY_OK &&
+          hurray_ipc_receive(ch, 10000, &ho, &id, &err) == HURRAY_OK) {
+        const unsigned char *p = (const unsigned char *)ho.data;
+        hurray_handle_decode(ho.handle, sizeof ho.handle, &hd, NULL);
+        for (i = 0; i < hd.byte_size; ++i) bad += p[i] != 0x5A;
+        printf("    child pid %d: buffer %" PRIu64 " mapped, %" PRIu64 " bytes, all 0x5a: %s\n",
+               (int)getpid(), id, hd.byte_size, bad ? "NO" : "yes");
+        rc = hurray_ipc_release(&ho, &err) == HURRAY_OK && !bad ? 0 : 1;
+        printf("    child pid %d: released it; the release message went back\n", (int)getpid());
+      } else {
+        printf("    child: %s\n", err.message);
+      }
+      hurray_ipc_close(ch);
+      fflush(stdout);
+      _exit(rc);
+    } else { /* the producer: this process */
+      hurray_ipc_channel *ch = NULL;
+      hurray_alloc_desc a = HURRAY_ALLOC_DESC_INIT;
+      hurray_buffer *buf = NULL, *small = NULL;
+      hurray_ipc_stats s;
+      uint64_t id = 0;
+      int status = 0, tries;
+      close(sv[1]);
+      expect(hurray_ipc_channel_from_fd(sv[0], NULL, &ch, &err) == HURRAY_OK,
+             "channel open, HELLO exchanged with the child");
+      a.flags = HURRAY_ALLOC_SHAREABLE;
+      a.byte_size = 64;
+      a.alignment = 64;
+      hurray_buffer_alloc(NULL, &a, &small, NULL);
+      expect(hurray_ipc_send(ch, small, NULL, NULL, &err) == HURRAY_E_ALIGNMENT &&
+                 strcmp(err.rule_id, "BP-ALIGN-IPC") == 0,
+             "a 64-aligned buffer is refused before anything is sent (BP-ALIGN-IPC)");
+      hurray_buffer_unref(small);
+      a.byte_size = 1 << 20;
+      a.alignment = HURRAY_IPC_ALIGNMENT;
+      expect(hurray_buffer_alloc(NULL, &a, &buf, &err) == HURRAY_OK,
+             "allocated 1 MiB of shareable memory (a memfd)");
+      if (buf) memset(hurray_buffer_data(buf), 0x5A, (size_t)a.byte_size);
+      expect(buf && hurray_ipc_send(ch, buf, NULL, &id, &err) == HURRAY_OK,
+             "sent it: the memfd crossed with SCM_RIGHTS, not the bytes");
+      hurray_buffer_unref(buf); /* the channel holds it until the child releases */
+      fflush(stdout);
+      s.size = sizeof s;
+      for (tries = 0; tries < 100; ++tries) {
+        hurray_ipc_progress(ch, 100, NULL, NULL);
+        hurray_ipc_get_stats(ch, &s, NULL);
+        if (s.released + s.reclaimed == s.sent) break;
+      }
+      expect(s.sent == 1 && s.released == 1 && s.outstanding == 0,
+             "the child's release came back; the memory is freed (BP-IPC-RELEASE)");
+      expect(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+             "the child read every byte through its own mapping");
+      hurray_ipc_close(ch);
+    }
+  }
+  /* ---- end IPC ---- */
+
+  /* ---- net (issue 9): PUT to a server process over UCX (libhurray-net) ---- */
+  printf("\nNetwork. PUT a buffer to a server process over UCX (libhurray-net)\n");
+  {
+    void *net = dlopen("libhurray-net.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (net == NULL) { /* next to this program, as in the build tree (and under ASan,
+                          whose dlopen does not search this program's RUNPATH) */
+      char path[4096];
+      ssize_t n = readlink("/proc/self/exe", path, sizeof path - 32);
+      char *slash;
+      if (n > 0) {
+        path[n] = '\0';
+        slash = strrchr(path, '/');
+        if (slash != NULL) {
+          strcpy(slash + 1, "libhurray-net.so.1");
+          net = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        }
+      }
+      if (net == NULL) dlerror(); /* keep the first message below meaningful */
+      if (net == NULL) net = dlopen("libhurray-net.so.1", RTLD_NOW | RTLD_LOCAL);
+    }
+    struct {
+      hurray_status (*server_create)(const hurray_net_server_config *, hurray_net_server **,
+                                     hurray_error *);
+      void (*server_destroy)(hurray_net_server *);
+      uint16_t (*server_port)(const hurray_net_server *);
+      hurray_status (*server_poll)(hurray_net_server *, int32_t, hurray_net_received *,
+                                   hurray_error *);
+      hurray_status (*client_connect)(const hurray_net_client_config *, hurray_net_client **,
+                                      hurray_error *);
+      void (*client_destroy)(hurray_net_client *);
+      hurray_status (*client_put_buffer)(hurray_net_client *, hurray_buffer *,
+                                         const hurray_net_transfer_desc *, hurray_error *);
+    } f;
+    static const char *const names[] = {
+        "hurray_net_server_create", "hurray_net_server_destroy", "hurray_net_server_port",
+        "hurray_net_server_poll", "hurray_net_client_connect", "hurray_net_client_destroy",
+        "hurray_net_client_put_buffer"};
+    void *syms[7];
+    size_t k, found = 0;
+    for (k = 0; net != NULL && k < 7; ++k) found += (syms[k] = dlsym(net, names[k])) != NULL;
+    if (net == NULL || found != 7) {
+      printf("  --   libhurray-net is not here (it is built only where UCX is): %s\n",
+             net == NULL ? dlerror() : "symbols missing");
+    } else {
+      int fds[2];
+      pid_t pid;
+      /* dlsym gives object pointers; memcpy turns them into function pointers. */
+      memcpy(&f.server_create, &syms[0], sizeof(void *));
+      memcpy(&f.server_destroy, &syms[1], sizeof(void *));
+      memcpy(&f.server_port, &syms[2], sizeof(void *));
+      memcpy(&f.server_poll, &syms[3], sizeof(void *));
+      memcpy(&f.client_connect, &syms[4], sizeof(void *));
+      memcpy(&f.client_destroy, &syms[5], sizeof(void *));
+      memcpy(&f.client_put_buffer, &syms[6], sizeof(void *));
+      setenv("UCX_TLS", "tcp", 0); /* loopback TCP unless UCX_TLS says otherwise */
+      fflush(stdout);
+      if (pipe(fds) != 0 || (pid = fork()) < 0) {
+        expect(0, "pipe and fork");
+      } else if (pid == 0) { /* the client process */
+        hurray_net_client_config cc = HURRAY_NET_CLIENT_CONFIG_INIT;
+        hurray_net_transfer_desc d = HURRAY_NET_TRANSFER_DESC_INIT;
+        hurray_net_client *cli = NULL;
+        hurray_alloc_desc a = HURRAY_ALLOC_DESC_INIT;
+        hurray_buffer *src = NULL;
+        uint16_t port = 0;
+        int rc = 1;
+        close(fds[1]);
+        if (read(fds[0], &port, sizeof port) == (ssize_t)sizeof port) {
+          cc.address = "127.0.0.1";
+          cc.port = port;
+          a.byte_size = 1 << 20;
+          a.alignment = 4096;
+          if (f.client_connect(&cc, &cli, &err) == HURRAY_OK &&
+              hurray_buffer_alloc(NULL, &a, &src, &err) == HURRAY_OK) {
+            memset(hurray_buffer_data(src), 0x5A, (size_t)a.byte_size);
+            d.device_tag = HURRAY_DEVICE_ROCM; /* a device this demo's server does not offer */
+            rc = f.client_put_buffer(cli, src, &d, &err) == HURRAY_E_DEVICE_UNAVAILABLE &&
+                         strcmp(err.rule_id, "BP-PUT-DEVICE") == 0
+                     ? 0 : 1;
+            printf("    client pid %d: PUT to ROCM refused before sending: %s\n",
+                   (int)getpid(), err.message);
+            d.device_tag = HURRAY_DEVICE_CPU;
+            d.buffer_id = 7;
+            if (f.client_put_buffer(cli, src, &d, &err) != HURRAY_OK) rc = 1;
+            printf("    client pid %d: PUT 1 MiB to CPU: %s\n", (int)getpid(),
+                   rc == 0 ? "landed" : err.message);
+          } else {
+            printf("    client: %s\n", err.message);
+          }
+        }
+        hurray_buffer_unref(src);
+        f.client_destroy(cli);
+        fflush(stdout);
+        _exit(rc);
+      } else { /* the server: this process */
+        hurray_net_server_config sc = HURRAY_NET_SERVER_CONFIG_INIT;
+        hurray_net_server *srv = NULL;
+        hurray_net_received got;
+        uint8_t cpu_only = HURRAY_DEVICE_CPU;
+        uint16_t port = 0;
+        int status = 0, tries;
+        close(fds[0]);
+        sc.address = "127.0.0.1";
+        sc.devices = &cpu_only;
+        sc.n_devices = 1;
+        expect(f.server_create(&sc, &srv, &err) == HURRAY_OK,
+               "server listening on 127.0.0.1, offering CPU memory only");
+        fflush(stdout);
+        if (srv != NULL) port = f.server_port(srv);
+        if (write(fds[1], &port, sizeof port) != (ssize_t)sizeof port) port = 0;
+        close(fds[1]);
+        memset(&got, 0, sizeof got);
+        got.size = sizeof got;
+        /* Serve (the client waits for the answers) until the client is done. */
+        for (tries = 0; tries < 300; ++tries) {
+          hurray_net_received r;
+          r.size = sizeof r;
+          if (srv != NULL && f.server_poll(srv, 100, &r, NULL) == HURRAY_OK && r.buffer != NULL) {
+            if (got.buffer == NULL) got = r;
+            else hurray_buffer_unref(r.buffer);
+          }
+          if (waitpid(pid, &status, WNOHANG) == pid) break;
+        }
+        if (tries == 300) {
+          kill(pid, SIGKILL);
+          waitpid(pid, &status, 0);
+        }
+        fflush(stdout);
+        expect(tries < 300 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+               "the client's PUT to a device the server lacks was refused (BP-PUT-DEVICE)");
+        {
+          const unsigned char *p = got.buffer ? (const unsigned char *)hurray_buffer_data(got.buffer)
+                                              : NULL;
+          uint64_t i, bad = p == NULL;
+          for (i = 0; p != NULL && i < got.handle.byte_size; ++i) bad += p[i] != 0x5A;
+          expect(got.buffer != NULL && got.buffer_id == 7 && got.handle.byte_size == 1 << 20 &&
+                     got.handle.device_tag == HURRAY_DEVICE_CPU && bad == 0,
+                 "1 MiB landed in CPU memory the server allocated and owns (BP-NET-OWN)");
+        }
+        hurray_buffer_unref(got.buffer);
+        f.server_destroy(srv);
+      }
+    }
+    if (net != NULL) dlclose(net);
+  }
+  /* ---- end net ---- */
 
   hurray_policy_destroy(rdma);
   hurray_policy_destroy(priv);

@@ -3,6 +3,9 @@
 #   run_consumer.sh install CMAKE BUILD_DIR STAGE [CONFIG]
 #   run_consumer.sh c99|cxx STAGE LIBDIR SOURCE WORKDIR
 #   run_consumer.sh cmake   STAGE LIBDIR SOURCE_DIR WORKDIR CMAKE
+#   run_consumer.sh rust    STAGE LIBDIR SOURCE WORKDIR
+#   run_consumer.sh zig     STAGE LIBDIR SOURCE WORKDIR ZIG_SH
+#   run_consumer.sh python  STAGE LIBDIR SOURCE WORKDIR PYTHON PACKAGE_DIR
 # c99/cxx compile SOURCE with the flags of the staged hurray.pc; cmake builds
 # the project in SOURCE_DIR with find_package(hurray). Any failing step fails.
 set -eu
@@ -48,8 +51,55 @@ cmake)
   "$cmake" --build "$work"
   "$work/app"
   ;;
+# ---- interop consumers (issue 7): Rust, Zig, Python ctypes ----
+# rust: rustc with extern "C" declarations and -l hurray (rustc on PATH, or
+# rustup's in ~/.cargo/bin). zig: Zig 0.11.0 from ZIG_SH (scripts/zig.sh),
+# @cImport of the staged headers. python: `pip install` of PACKAGE_DIR
+# (python/) offline into WORKDIR/site, then SOURCE run with PYTHON against the
+# staged libhurray.so.1. A missing toolchain fails the test.
+rust)
+  stage=$1 libdir=$2 source=$3 work=$4
+  fresh_dir "$work"
+  rustc=$(command -v rustc || true)
+  if [ -z "$rustc" ] && [ -x "${HOME:-/nonexistent}/.cargo/bin/rustc" ]; then
+    rustc=$HOME/.cargo/bin/rustc
+  fi
+  if [ -z "$rustc" ]; then
+    echo "run_consumer.sh: no rustc on PATH or in ~/.cargo/bin (scripts/deps.sh interop installs Debian's)" >&2
+    exit 1
+  fi
+  set -x
+  "$rustc" --version
+  "$rustc" --edition 2021 -D warnings -O -o "$work/app" "$source" \
+    -L "native=$stage/$libdir" -l hurray
+  LD_LIBRARY_PATH=$stage/$libdir "$work/app"
+  ;;
+zig)
+  stage=$1 libdir=$2 source=$3 work=$4 zig_sh=$5
+  fresh_dir "$work"
+  set -x
+  zig=$("$zig_sh")
+  # Zig's own build cache persists next to the compiler (compiled once).
+  cache=$(dirname "$(dirname "$(dirname "$(dirname "$zig")")")")/zig-cache
+  ZIG_GLOBAL_CACHE_DIR=$cache ZIG_LOCAL_CACHE_DIR=$work/zig-cache "$zig" build-exe "$source" \
+    -I "$stage/include" -L "$stage/$libdir" -lhurray -lc -femit-bin="$work/app"
+  LD_LIBRARY_PATH=$stage/$libdir "$work/app"
+  ;;
+python)
+  stage=$1 libdir=$2 source=$3 work=$4 python=$5 package=$6
+  fresh_dir "$work"
+  set -x
+  # pip install ./python, offline: Debian's setuptools builds it (no build
+  # isolation, which would fetch setuptools); from a copy, so that the
+  # source tree gets no build/ or egg-info.
+  cp -R "$package" "$work/src"
+  "$python" -m pip install --no-build-isolation --no-deps --no-index --no-cache-dir \
+    --disable-pip-version-check --root-user-action=ignore --target "$work/site" "$work/src"
+  HURRAY_CONSUMER_SITE=$work/site PYTHONPATH=$work/site PYTHONDONTWRITEBYTECODE=1 \
+    "$python" "$source" "$stage/$libdir/libhurray.so.1"
+  ;;
 *)
-  echo "usage: $0 install|c99|cxx|cmake ..." >&2
+  echo "usage: $0 install|c99|cxx|cmake|rust|zig|python ..." >&2
   exit 2
   ;;
 esac

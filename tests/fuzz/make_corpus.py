@@ -221,10 +221,157 @@ def fuzz_inspect_input_seeds():
     }
 
 
+# ----------------------------------------------------------- fuzz_ipc_message
+# ipc (issue 6): the IPC channel's wire format (docs/spec/ipc.md).
+IPC_MAGIC = 0x50495248
+HELLO, HANDOFF, RELEASE = 1, 2, 3
+
+
+def ipc_header(mtype, length, fds=0, version=1, magic=IPC_MAGIC, reserved=b"\0\0\0"):
+    return struct.pack("<IHHIB", magic, version, mtype, length, fds) + reserved
+
+
+def ipc_wire_handle(kind=0, has_fd=0, size=0, offset=0, blob=b""):
+    return struct.pack("<IIQQ", kind, has_fd, size, offset) + blob.ljust(64, b"\0")
+
+
+def ipc_hello(devices=((CPU, 1),), version=1):
+    body = struct.pack("<IHH", version, len(devices), 0)
+    for tag, classes in devices:
+        body += struct.pack("<B3xI", tag, classes)
+    return ipc_header(HELLO, len(body)) + body
+
+
+def ipc_handoff(id_=1, h=None, ordinal=0, flags=0, sync_value=0, memory=None, event=None,
+                fds=None):
+    h = h if h is not None else handle(size=8192, align=4096)
+    memory = memory if memory is not None else ipc_wire_handle(1, 1, 8192)
+    event = event if event is not None else ipc_wire_handle()
+    body = struct.pack("<Q", id_) + h + struct.pack("<iIQ", ordinal, flags, sync_value)
+    body += memory + event
+    nfds = fds if fds is not None else memory[4] + event[4]
+    return ipc_header(HANDOFF, len(body), nfds) + body
+
+
+def ipc_release(id_=1):
+    return ipc_header(RELEASE, 8) + struct.pack("<Q", id_)
+
+
+def fuzz_ipc_message_seeds():
+    """Byte 0: descriptors that arrived (bits 0-1); then one datagram."""
+    seeds = {}
+
+    def add(name, msg, fds=0):
+        seeds[name] = bytes([fds]) + msg
+
+    add("hello-cpu", ipc_hello())
+    add("hello-cpu-vulkan-cuda", ipc_hello(((CPU, 1), (VULKAN, 7), (CUDA, 15))))
+    add("hello-16-devices", ipc_hello(tuple((t, 1) for t in range(16))))
+    add("hello-future-protocol", ipc_hello(version=7))
+    add("handoff-cpu-memfd", ipc_handoff(), fds=1)
+    add("handoff-cpu-read-only", ipc_handoff(flags=1), fds=1)
+    add("handoff-empty", ipc_handoff(h=handle(size=0, align=4096), memory=ipc_wire_handle()))
+    add("handoff-vulkan-opaque-fd", ipc_handoff(h=handle(size=65536, align=4096, tag=VULKAN),
+                                                memory=ipc_wire_handle(1, 1, 65536)), fds=1)
+    add("handoff-cuda-ipc-handle-event",
+        ipc_handoff(h=handle(size=1 << 20, align=4096, tag=CUDA, sync=EVENT), sync_value=3,
+                    memory=ipc_wire_handle(2, 0, 1 << 21, 4096, bytes(range(64))),
+                    event=ipc_wire_handle(3, 0, 0, 0, bytes(range(64, 128)))))
+    add("handoff-ipc-rules-broken", ipc_handoff(h=handle(size=8192, align=64)), fds=1)
+    add("release-1", ipc_release(1))
+    add("release-max", ipc_release(2**64 - 1))
+    # every check of the parser, broken once
+    add("bad-empty", b"")
+    add("bad-short-header", ipc_release()[:15])
+    add("bad-magic", ipc_header(RELEASE, 8, magic=0x12345678) + struct.pack("<Q", 1))
+    add("bad-version", ipc_header(RELEASE, 8, version=2) + struct.pack("<Q", 1))
+    add("bad-type", ipc_header(9, 8) + struct.pack("<Q", 1))
+    add("bad-length-short", ipc_release()[:-1])
+    add("bad-length-long", ipc_release() + b"\0")
+    add("bad-reserved-header", ipc_header(RELEASE, 8, reserved=b"\0\1\0") + struct.pack("<Q", 1))
+    add("bad-fd-count-mismatch", ipc_handoff(), fds=0)
+    add("bad-stray-fd-on-release", ipc_release(), fds=1)
+    add("bad-release-id-0", ipc_release(0))
+    add("bad-hello-17-devices", ipc_hello(tuple((t, 1) for t in range(17))))
+    add("bad-hello-duplicate-tag", ipc_hello(((CPU, 1), (CPU, 1))))
+    add("bad-hello-version-0", ipc_hello(version=0))
+    add("bad-handoff-id-0", ipc_handoff(id_=0), fds=1)
+    add("bad-handoff-negative-ordinal", ipc_handoff(ordinal=-1), fds=1)
+    add("bad-handoff-unknown-flag", ipc_handoff(flags=2), fds=1)
+    add("bad-handoff-too-small-object", ipc_handoff(memory=ipc_wire_handle(1, 1, 4096)), fds=1)
+    add("handoff-offset-beyond-size", ipc_handoff(memory=ipc_wire_handle(1, 1, 8192, 8193)),
+        fds=1)  # accepted here: the consumer checks offset + size against the memfd
+    add("bad-handoff-no-memory", ipc_handoff(memory=ipc_wire_handle()), fds=0)
+    add("bad-handoff-has-fd-2", ipc_handoff(memory=ipc_wire_handle(1, 2, 8192), fds=2), fds=2)
+    add("bad-handoff-event-without-event-mode",
+        ipc_handoff(event=ipc_wire_handle(3, 0, 0, 0, b"x")), fds=1)
+    add("bad-handoff-event-mode-without-event",
+        ipc_handoff(h=handle(size=8192, align=4096, tag=CUDA, sync=EVENT),
+                    memory=ipc_wire_handle(2, 0, 8192)))
+    add("bad-handoff-none-kind-with-fields", ipc_handoff(
+        h=handle(size=0, align=4096), memory=ipc_wire_handle(0, 0, 5)))
+    return seeds
+
+
+# -------------------------------------------------------- fuzz_dlpack_import
+# dlpack (issue 7): layout at the top of fuzz_dlpack_import.cpp.
+def fuzz_dlpack_import_seeds():
+    def tensor(device=1, dims=((256, 1),), code=2, bits=32, lanes=1, device_id=0,
+               data=0x7F0000000000, offset=0, versioned=False, read_only=False,
+               null_strides=False, null_shape=False, major2=False):
+        flags = (versioned * 1 | read_only * 2 | null_strides * 4 | null_shape * 8 |
+                 major2 * 16)
+        out = struct.pack("<BbbBBHiQQ", flags, device, len(dims), code, bits, lanes,
+                          device_id, data, offset)
+        for shape, stride in dims:
+            out += struct.pack("<hh", shape, stride)
+        return out
+
+    return {
+        "cpu-f32-vector": tensor(),
+        "cpu-f32-matrix-row-major": tensor(dims=((16, 0), (16, 0)), null_strides=True),
+        "cpu-f32-matrix-strided": tensor(dims=((4, 32), (8, 1))),
+        "cpu-reversed": tensor(dims=((64, -1),), data=0x7F0000000000 + 63 * 4),
+        "cpu-scalar": tensor(dims=()),
+        "cpu-empty-null-data": tensor(dims=((0, 1), (7, 1)), data=0),
+        "cpu-byte-offset-aligned": tensor(offset=4096),
+        "cpu-versioned-read-only": tensor(versioned=True, read_only=True),
+        "cpu-versioned-major-2": tensor(versioned=True, major2=True),
+        "cuda-device-id-3": tensor(device=2, device_id=3),
+        "cuda-host": tensor(device=3),
+        "cuda-managed": tensor(device=13),
+        "rocm-host": tensor(device=11),
+        "oneapi": tensor(device=14),
+        "hexagon": tensor(device=16),
+        "opencl-opaque-handle": tensor(device=4, data=0x1003),
+        "vulkan-opaque-offset": tensor(device=7, offset=64),
+        "metal-opaque-reversed": tensor(device=8, dims=((8, -1),)),
+        "refuse-vpi": tensor(device=9),
+        "refuse-ext-dev": tensor(device=12),
+        "refuse-maia": tensor(device=17),
+        "refuse-unknown-negative": tensor(device=-1),
+        "refuse-misaligned-16": tensor(data=0x7F0000000010),
+        "refuse-misaligned-offset": tensor(offset=4),
+        "refuse-null-data": tensor(data=0),
+        "refuse-null-shape": tensor(null_shape=True),
+        "refuse-negative-ndim": struct.pack("<Bbb", 0, 1, -3),
+        "refuse-negative-shape": tensor(dims=((-2, 1),)),
+        "refuse-zero-bits": tensor(bits=0),
+        "refuse-sub-byte": tensor(code=1, bits=4),
+        "refuse-span-overflow": tensor(dims=((32767, 32767),) * 6, bits=128, lanes=65535),
+        "refuse-address-wrap": tensor(data=0xFFFFFFFFFFFFF000, dims=((8192, 1),)),
+        "refuse-first-byte-at-zero": tensor(data=0x8000, offset=0x8000, dims=((33, -512),)),
+        "vector-lanes": tensor(code=2, bits=32, lanes=4),
+        "empty-input": b"",
+    }
+
+
 TARGETS = {
     "fuzz_handle": fuzz_handle_seeds,
     "fuzz_table_property": fuzz_table_property_seeds,
     "fuzz_inspect_input": fuzz_inspect_input_seeds,
+    "fuzz_ipc_message": fuzz_ipc_message_seeds,  # ipc (issue 6)
+    "fuzz_dlpack_import": fuzz_dlpack_import_seeds,  # dlpack (issue 7)
 }
 
 

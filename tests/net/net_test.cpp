@@ -22,16 +22,6 @@
 
 namespace {
 
-// UCX over TCP only, for the same behaviour on every machine (the caller's
-// UCX_TLS wins); PoCL's kernel cache in the build tree. Set before main, so
-// before UCX reads its configuration; the child processes inherit them.
-const bool environment_set = [] {
-  setenv("UCX_TLS", "tcp", 0);
-  setenv("UCX_WARN_UNUSED_ENV_VARS", "n", 0);
-  setenv("POCL_CACHE_DIR", HURRAY_NET_POCL_CACHE, 0);
-  return true;
-}();
-
 unsigned char pattern(uint64_t i, uint64_t seed) {
   return static_cast<unsigned char>((i * 131 + seed) % 251);
 }

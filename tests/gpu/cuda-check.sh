@@ -36,6 +36,17 @@
 #                            event exported through the plugin's ipc
 #                            functions, sent over a socketpair, imported,
 #                            waited on and read back by the child
+#               ipc-channel  libhurray's IPC channel (hurray_ipc.h) with the
+#                            real plugin (hurray_ipc_tests "[.cuda]",
+#                            HURRAY_BACKENDS=cpu,cuda): a SHAREABLE STANDARD
+#                            buffer and its interprocess event sent with
+#                            hurray_ipc_send to hurray_ipc_test_peer, which
+#                            acquires (waits on the event), reads the 64 KiB
+#                            back with cuMemcpyDtoH and releases; then a
+#                            consumer SIGKILLed while holding a buffer, which
+#                            the producer reclaims and frees. Built apart
+#                            from the rest: if it does not build, this part
+#                            fails and the others still run
 #               plugin       the plugin's own tests through its table
 #                            (hurray_cuda_tests), now with a device
 #   4. summary  one PASS/FAIL line per part.
@@ -203,6 +214,16 @@ if ! cmake --build "$build" -j "$jobs" --target "${targets[@]}" >"$work/build.lo
   fi
   die 2 "cannot build: see the errors above"
 fi
+# The IPC channel's tests, apart: a failure here fails the ipc-channel part
+# only, and the device parts above still run.
+ipc_targets=(hurray_ipc_tests hurray_ipc_test_peer)
+ipc_built=1
+say "building ${ipc_targets[*]} (-j$jobs)"
+if ! cmake --build "$build" -j "$jobs" --target "${ipc_targets[@]}" >"$work/build-ipc.log" 2>&1; then
+  tail -n 40 "$work/build-ipc.log"
+  say "could not build ${ipc_targets[*]}: the ipc-channel part will fail (errors above)"
+  ipc_built=0
+fi
 say "built in $(( $(date +%s) - start )) s"
 
 # ---- 3. parts ----------------------------------------------------------------------
@@ -235,6 +256,15 @@ run_part conformance 'test cases|device\(s\)' \
 run_part classes '^classes:' "$build/tests/backends/cuda/hurray_cuda_device_tests" '[classes]'
 run_part event '^event:' "$build/tests/backends/cuda/hurray_cuda_device_tests" '[event]'
 run_part ipc '^ipc:' "$build/tests/backends/cuda/hurray_cuda_device_tests" '[ipc]'
+# The same path through libhurray's IPC channel: the plugin is found next to
+# libhurray ($build/hurray/libhurray-cuda.so); its tests print "cuda-ipc: ...".
+if [[ $ipc_built == 1 ]]; then
+  run_part ipc-channel '^cuda-ipc:' env HURRAY_BACKENDS=cpu,cuda \
+    "$build/tests/ipc/hurray_ipc_tests" '[.cuda]'
+else
+  failed=1
+  summary+=("FAIL  ipc-channel (0 s): hurray_ipc_tests or hurray_ipc_test_peer did not build")
+fi
 # The stand-in run against the stub library is left out here: loaded into
 # this one process, the stub (whose soname is libcuda.so.1 too) could answer
 # for the real driver in the tests after it. CTest runs it in its own process.

@@ -17,17 +17,27 @@
 //                                         1 EVENT buffer, acquire (waits), check, release
 //   hurray_ipc_test_peer consume-vulkan FD announce Vulkan, receive 1 UNIFIED buffer,
 //                                         check its bytes through the mapping, release
+//   hurray_ipc_test_peer consume-cuda FD  announce CUDA (the real plugin), receive 1 STANDARD
+//                                         EVENT buffer, acquire (the host waits on the
+//                                         imported event), copy it to the host with the
+//                                         driver's cuMemcpyDtoH, check every byte, release
+//   hurray_ipc_test_peer hold-cuda FD     as consume-cuda up to the check, then write 'R'
+//                                         to stdout and wait to be killed
 //
 // Exit status 0 when everything held; otherwise a message on stderr.
 #include <hurray_ipc.h>
 
+#include <hurray_backend.h>
+
 #include <dirent.h>
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "../../src/ipc/wire.h"
 
@@ -67,6 +77,73 @@ void send_raw(int fd, const hurray::ipc::Message &m) {
   uint8_t buf[hurray::ipc::kMaxMessage];
   const size_t n = hurray::ipc::encode(m, buf, sizeof buf);
   if (write(fd, buf, n) != static_cast<ssize_t>(n)) std::perror("ipc peer: write");
+}
+
+// The bytes the "[.cuda]" test (ipc_test.cpp) writes last, before it records
+// the event: the same function there.
+unsigned char cuda_pattern(size_t i) {
+  return static_cast<unsigned char>(i * 31 + (i >> 8) + 0x5C);
+}
+
+// Receive one CUDA EVENT handoff, wait for its event on the host, read the
+// device memory back with the driver itself (libhurray has no public copy
+// out of a received device handoff: the plugin's own libcuda handle, slot [4]
+// of hurray_device_native, and its primary context, slot [1]) and check
+// every byte. On success *h is acquired and not yet released.
+bool receive_cuda(hurray_ipc_channel *ch, hurray_handoff *h, hurray_error *err) {
+  auto say = [&](const char *what) {
+    std::snprintf(err->message, sizeof err->message, "%s", what);
+    return false;
+  };
+  if (hurray_ipc_receive(ch, 30000, h, nullptr, err) != HURRAY_OK) return false;
+  hurray_buffer_handle hd;
+  if (hurray_handle_decode(h->handle, sizeof h->handle, &hd, err) != HURRAY_OK) return false;
+  if (hd.device_tag != HURRAY_DEVICE_CUDA || hd.memory_class != HURRAY_MEMORY_STANDARD ||
+      hd.sync_mode != HURRAY_SYNC_EVENT || !h->sync_object || !h->release_event ||
+      (h->flags & HURRAY_HANDOFF_OPAQUE_DATA) || !h->data || hd.byte_size != 65536)
+    return say("not a 64 KiB CUDA STANDARD EVENT handoff with a device address");
+  if (hurray_handoff_acquire(nullptr, h, nullptr, err) != HURRAY_OK)  // cuEventSynchronize
+    return false;
+  if (h->release_event) return say("acquire did not release the event (BP-EVREL-ONCE)");
+  hurray_backend_native nat{};
+  if (hurray_device_native(nullptr, HURRAY_DEVICE_CUDA, h->device_ordinal, &nat, err) != HURRAY_OK)
+    return false;
+  using push_fn = int (*)(void *);
+  using pop_fn = int (*)(void **);
+  using dtoh_fn = int (*)(void *, unsigned long long, size_t);
+  using name_fn = int (*)(int, const char **);
+  void *lib = nat.handles[4];
+  auto push = lib ? reinterpret_cast<push_fn>(dlsym(lib, "cuCtxPushCurrent_v2")) : nullptr;
+  auto pop = lib ? reinterpret_cast<pop_fn>(dlsym(lib, "cuCtxPopCurrent_v2")) : nullptr;
+  auto dtoh = lib ? reinterpret_cast<dtoh_fn>(dlsym(lib, "cuMemcpyDtoH_v2")) : nullptr;
+  auto name = lib ? reinterpret_cast<name_fn>(dlsym(lib, "cuGetErrorName")) : nullptr;
+  if (!push || !pop || !dtoh)
+    return say("no libcuda handle (hurray_device_native slot [4]), or no cuCtxPushCurrent_v2, "
+               "cuCtxPopCurrent_v2 or cuMemcpyDtoH_v2 in it");
+  std::vector<unsigned char> got(hd.byte_size);
+  int r = push(nat.handles[1]);
+  if (r == 0) {
+    r = dtoh(got.data(), static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(h->data)),
+             got.size());
+    void *popped = nullptr;
+    pop(&popped);
+  }
+  if (r != 0) {
+    const char *n = nullptr;
+    if (!name || name(r, &n) != 0 || !n) n = "CUresult";
+    std::snprintf(err->message, sizeof err->message,
+                  "cuCtxPushCurrent_v2/cuMemcpyDtoH_v2 of the imported memory: %s (%d)", n, r);
+    return false;
+  }
+  for (size_t i = 0; i < got.size(); ++i)
+    if (got[i] != cuda_pattern(i)) {
+      std::snprintf(err->message, sizeof err->message,
+                    "byte %zu of the imported CUDA memory is 0x%02X, expected 0x%02X (the bytes "
+                    "written before the event)",
+                    i, got[i], cuda_pattern(i));
+      return false;
+    }
+  return true;
 }
 
 int consume(hurray_ipc_channel *ch, int n) {
@@ -149,6 +226,24 @@ int main(int argc, char **argv) {
     const auto *p = static_cast<const unsigned char *>(h.data);
     for (int i = 0; i < 65536; ++i)
       if (p[i] != 0x22) return die("the bytes before the event was reached");
+    if (hurray_ipc_release(&h, &err) != HURRAY_OK) return die("release", &err);
+    hurray_ipc_close(ch);
+    return 0;
+  }
+  if (mode == "consume-cuda" || mode == "hold-cuda") {
+    // the real CUDA plugin: one STANDARD buffer with an interprocess event
+    const uint8_t tags[] = {HURRAY_DEVICE_CUDA};
+    hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
+    o.device_count = 1;
+    o.device_tags = tags;
+    if (hurray_ipc_channel_from_fd(std::atoi(argv[2]), &o, &ch, &err) != HURRAY_OK)
+      return die("channel", &err);
+    hurray_handoff h;
+    if (!receive_cuda(ch, &h, &err)) return die("consume-cuda", &err);
+    if (mode == "hold-cuda") {
+      if (write(1, "R", 1) != 1) return die("write");
+      for (;;) pause();
+    }
     if (hurray_ipc_release(&h, &err) != HURRAY_OK) return die("release", &err);
     hurray_ipc_close(ch);
     return 0;

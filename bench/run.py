@@ -246,10 +246,14 @@ def net_sweep(build_dir, docs_dir, repetitions):
             "one reused buffer each side, a window of sends in flight) move the same sizes "
             f"the same number of times. Median of {repetitions} runs; at least 1 GiB and 3 "
             "transfers per size. The target is a ratio of at least 0.90. ucx_perftest polls "
-            "without sleeping in both processes, libhurray-net sleeps on UCX's event file "
-            "descriptor when nothing moves: on a busy machine that favours libhurray-net, on "
-            f"an idle one less so; compare ratios on the machine at hand ({machine}, "
-            f"load average {load:.1f} at the start).\n\n" + table + picture +
+            "without sleeping in both processes; libhurray-net polls for 200 us "
+            "(HURRAY_NET_SPIN_US), then sleeps on UCX's event file descriptor. Each PUT is "
+            "one synchronous request and answer into a freshly allocated buffer (page "
+            "faults included), where ucx_perftest keeps a window of sends in flight into one "
+            "reused buffer: below 64 MiB that costs libhurray-net most of its gap. The "
+            "shared machine's noise moves ucx_perftest by 3x between runs; compare ratios "
+            f"on the machine at hand ({machine}, load average {load:.1f} at the start)."
+            "\n\n" + table + picture +
             f"{NET_END}\n")
 
 

@@ -41,12 +41,14 @@ struct Worker {
   ucp_context_h context = nullptr;
   ucp_worker_h worker = nullptr;
   int efd = -1;
+  uint32_t spin_us = 200;  // wait() polls this long before sleeping
 
   // Reads the UCX_* environment; features: active messages and wake-up.
   hurray_status init(hurray_error *err) noexcept;
   void fini() noexcept;
-  // Progress once; if nothing moved, sleep on the worker's event fd for at
-  // most ms milliseconds. Returns true if progress was made.
+  // Progress once; if nothing moved and ms > 0, poll for up to spin_us
+  // microseconds, then sleep on the worker's event fd for at most ms
+  // milliseconds. Returns true if progress was made.
   bool wait(int ms) noexcept;
   // Progress until the request (a ucp_*_nbx result) completes or the
   // deadline passes; frees it. UCS_ERR_TIMED_OUT on timeout (the request is

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Build libhurray and take the tour: hurray-demo, then hurray-inspect on a
-# few handles. Installs missing Debian packages when run as root.
+# few handles. Installs missing Debian packages when run as root (UCX too, so
+# the tour includes the network step).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh build vulkan opencl
+scripts/deps.sh build vulkan opencl net
 export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$(mktemp -d)} XDG_CACHE_HOME=${XDG_CACHE_HOME:-$(mktemp -d)}
 
 build=${HURRAY_BUILD_DIR:-build-tour}

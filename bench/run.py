@@ -248,9 +248,10 @@ def net_sweep(build_dir, docs_dir, repetitions):
             "transfers per size. The target is a ratio of at least 0.90. ucx_perftest polls "
             "without sleeping in both processes; libhurray-net polls for 200 us "
             "(HURRAY_NET_SPIN_US), then sleeps on UCX's event file descriptor. Each PUT is "
-            "one synchronous request and answer into a freshly allocated buffer (page "
-            "faults included), where ucx_perftest keeps a window of sends in flight into one "
-            "reused buffer: below 64 MiB that costs libhurray-net most of its gap. The "
+            "one synchronous request and answer into a buffer the server allocates, where "
+            "ucx_perftest keeps a window of sends in flight into one reused buffer. The CPU "
+            "backend reuses freed blocks up to HURRAY_CPU_CACHE_MB (256 MiB), so only the "
+            "1 GiB PUTs land in fresh memory and pay its page faults. The "
             "shared machine's noise moves ucx_perftest by 3x between runs; compare ratios "
             f"on the machine at hand ({machine}, load average {load:.1f} at the start)."
             "\n\n" + table + picture +

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 #include <hurray_backend.h>
 
@@ -87,6 +88,67 @@ void cpu_free(const CpuAllocation &a) noexcept {
 // ---- the CPU backend as a plugin-shaped table (built in) ----
 namespace {
 
+// Freed heap allocations of 256 KiB and more are kept for the next
+// allocation of the same size: glibc gives blocks that large back to the
+// kernel, and the next one then pays a page fault and a page clear per 4 KiB
+// (a network receiver allocating each buffer that lands spent most of its
+// time there; bench/run.py). At most kBlocks blocks and HURRAY_CPU_CACHE_MB
+// MiB (default 256; 0 turns the cache off) are kept. Memory handed out again
+// is not cleared, as with malloc. Shareable (memfd) memory is never kept.
+class HostCache {
+ public:
+  static constexpr uint64_t kMinBytes = 256u << 10;
+  static constexpr int kBlocks = 8;
+
+  void *take(uint64_t size, uint32_t alignment) noexcept {
+    if (size < kMinBytes) return nullptr;
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int i = 0; i < n_; ++i) {
+      Block &b = blocks_[i];
+      if (b.size == size && reinterpret_cast<uintptr_t>(b.p) % alignment == 0) {
+        void *p = b.p;
+        bytes_ -= size;
+        b = blocks_[--n_];
+        return p;
+      }
+    }
+    return nullptr;
+  }
+  // True if the cache kept p; false: the caller frees it.
+  bool put(void *p, uint64_t size) noexcept {
+    if (size < kMinBytes || size > limit()) return false;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (n_ == kBlocks || bytes_ + size > limit()) return false;
+    blocks_[n_++] = Block{p, size};
+    bytes_ += size;
+    return true;
+  }
+
+ private:
+  static uint64_t limit() noexcept {
+    static const uint64_t bytes = [] {
+      const char *mb = std::getenv("HURRAY_CPU_CACHE_MB");
+      char *end = nullptr;
+      const unsigned long long v = mb && *mb ? std::strtoull(mb, &end, 10) : 256;
+      return (mb && *mb && *end) || v > (UINT64_MAX >> 20) ? uint64_t{256} << 20 : v << 20;
+    }();
+    return bytes;
+  }
+  struct Block {
+    void *p;
+    uint64_t size;
+  };
+  std::mutex mu_;
+  Block blocks_[kBlocks] = {};
+  int n_ = 0;
+  uint64_t bytes_ = 0;
+};
+// Never destroyed: allocations may be freed during exit.
+HostCache &host_cache() noexcept {
+  static HostCache *c = new HostCache;
+  return *c;
+}
+
 // A CpuAllocation kept in a hurray_backend_allocation without a heap block:
 // plugin_data = the memfd (or -1), reserved[0] = mapping length,
 // reserved[1] = what to munmap or free.
@@ -126,7 +188,10 @@ hurray_status cpu_alloc_fn(void *, int32_t, uint8_t mc, uint64_t size, uint32_t 
     return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, HURRAY_RULE_PUT_DEVICE,
                 "cpu: memory class %s is not host memory", hurray_memory_class_name(mc));
   CpuAllocation c;
-  HURRAY_RETURN_NOT_OK(cpu_alloc(size, alignment, flags & HURRAY_ALLOC_SHAREABLE, &c, err));
+  if (void *p = flags & HURRAY_ALLOC_SHAREABLE ? nullptr : host_cache().take(size, alignment))
+    c.data = c.map_base = p;
+  else
+    HURRAY_RETURN_NOT_OK(cpu_alloc(size, alignment, flags & HURRAY_ALLOC_SHAREABLE, &c, err));
   std::memset(out, 0, sizeof *out);
   pack(c, out);
   out->byte_size = size;
@@ -134,7 +199,12 @@ hurray_status cpu_alloc_fn(void *, int32_t, uint8_t mc, uint64_t size, uint32_t 
   out->memory_class = mc;
   return HURRAY_OK;
 }
-void cpu_free_fn(void *, hurray_backend_allocation *a) { cpu_free(unpack(*a)); }
+void cpu_free_fn(void *, hurray_backend_allocation *a) {
+  const CpuAllocation c = unpack(*a);
+  if (c.map_len == 0 && c.map_base != nullptr && host_cache().put(c.map_base, a->byte_size))
+    return;
+  cpu_free(c);
+}
 hurray_status cpu_to_host(void *, const hurray_backend_allocation *src, uint64_t off, void *dst,
                           uint64_t n, hurray_error *err) {
   if (off > src->byte_size || n > src->byte_size - off)

@@ -279,11 +279,7 @@ std::mutex &quarantine_mu() {
 // Guard mode keeps released records out of circulation for a while, so a
 // double release through a stale copy is reported with where the handoff was
 // created. Outside guard mode a record goes straight back to the pool.
-void retire(Slot *s) {
-  if (!s->guard_ctx.load(std::memory_order_relaxed)) {
-    slot_push(s);
-    return;
-  }
+[[gnu::noinline]] void quarantine(Slot *s) {
   constexpr size_t kDepth = 256;
   static Slot *ring[kDepth];
   static size_t next = 0;
@@ -301,6 +297,13 @@ void retire(Slot *s) {
     evicted->guard_ctx.store(nullptr, std::memory_order_relaxed);
     slots().push(evicted);
   }
+}
+
+inline void retire(Slot *s) {
+  if (s->guard_ctx.load(std::memory_order_relaxed)) [[unlikely]]
+    quarantine(s);
+  else
+    slot_push(s);
 }
 
 // A release or event release that was refused. Reported with the record's
@@ -332,33 +335,25 @@ void call_event_free(Slot *s) {
   if (s->event_free) s->event_free(s->event_user, s->event);
 }
 
-// Release a libhurray handoff. Returns OK, or E_ALREADY_RELEASED when the
-// record is not live with this generation (nothing is forwarded then).
-inline hurray_status release_record(hurray_handoff *self, hurray_error *err) {
-  uint32_t gen;
-  Slot *s = from_token(self->private_data, &gen);
+// A release that found no live record of its generation: nothing is
+// forwarded. Out of line, so the common release stays short.
+[[gnu::noinline, gnu::cold]] hurray_status release_refused(hurray_handoff *self, Slot *s,
+                                                           uint32_t gen, hurray_error *err) {
   if (!s)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_handoff: private_data is not a libhurray handoff token");
-  uint64_t st = s->state.load(std::memory_order_acquire);
-  for (;;) {
-    if (!(st & kLive) || gen_of(st) != gen) {
-      self->release = nullptr;
-      self->release_event = nullptr;
-      report_stale(s, gen, HURRAY_RULE_REL_ONCE,
-                   "BP-REL-ONCE: a handoff was released twice (a released copy of the "
-                   "struct was released again); the second release was not forwarded");
-      return fail(err, HURRAY_E_ALREADY_RELEASED, HURRAY_RULE_REL_ONCE,
-                  "BP-REL-ONCE: this handoff was already released");
-    }
-    const uint64_t next = static_cast<uint64_t>(gen + 1) << kGenShift;
-    if (s->state.compare_exchange_weak(st, next, std::memory_order_acq_rel,
-                                       std::memory_order_acquire))
-      break;
-  }
-  // From here on this thread owns the record.
   self->release = nullptr;
   self->release_event = nullptr;
+  report_stale(s, gen, HURRAY_RULE_REL_ONCE,
+               "BP-REL-ONCE: a handoff was released twice (a released copy of the "
+               "struct was released again); the second release was not forwarded");
+  return fail(err, HURRAY_E_ALREADY_RELEASED, HURRAY_RULE_REL_ONCE,
+              "BP-REL-ONCE: this handoff was already released");
+}
+
+// The rarer duties of a release this thread owns: an EVENT handoff whose
+// event was never released, and guard mode's checks.
+[[gnu::noinline]] void release_extras(Slot *s, uint64_t st) {
   hurray_context *const gctx = s->guard_ctx.load(std::memory_order_relaxed);
   const void *const where = s->created_at.load(std::memory_order_relaxed);
   if (s->sync_mode == HURRAY_SYNC_EVENT && !(st & kEventDone)) {
@@ -368,7 +363,6 @@ inline hurray_status release_record(hurray_handoff *self, hurray_error *err) {
                    "libhurray released the event");
     call_event_free(s);
   }
-  hurray_buffer *b = s->buf;
   if (gctx) {
     guard_untrack(gctx, &s->node);
     if (s->checksummed && checksum(s->data, s->byte_size) != s->checksum) {
@@ -379,6 +373,29 @@ inline hurray_status release_record(hurray_handoff *self, hurray_error *err) {
                           : "BP-ZC-NOMUT: a read-only buffer changed while handed off");
     }
   }
+}
+
+// Release a libhurray handoff. Returns OK, or E_ALREADY_RELEASED when the
+// record is not live with this generation (nothing is forwarded then).
+inline hurray_status release_record(hurray_handoff *self, hurray_error *err) {
+  uint32_t gen;
+  Slot *s = from_token(self->private_data, &gen);
+  if (!s) [[unlikely]]
+    return release_refused(self, nullptr, gen, err);
+  // BP-REL-ONCE: one compare-and-swap decides which release is the one.
+  uint64_t st = s->state.load(std::memory_order_acquire);
+  do {
+    if (!(st & kLive) || gen_of(st) != gen) [[unlikely]]
+      return release_refused(self, s, gen, err);
+  } while (!s->state.compare_exchange_weak(st, static_cast<uint64_t>(gen + 1) << kGenShift,
+                                           std::memory_order_acq_rel, std::memory_order_acquire));
+  // From here on this thread owns the record.
+  self->release = nullptr;
+  self->release_event = nullptr;
+  if ((s->sync_mode == HURRAY_SYNC_EVENT && !(st & kEventDone)) ||
+      s->guard_ctx.load(std::memory_order_relaxed)) [[unlikely]]
+    release_extras(s, st);
+  hurray_buffer *const b = s->buf;
   const hurray_free_fn free_fn = s->free_fn;
   void *const free_user = s->free_user, *const data = s->data;
   s->buf = nullptr;
@@ -466,47 +483,55 @@ hurray_status read_export(const hurray_export_desc *in, hurray_buffer_handle *h,
 // What a new handoff hands out, whichever way its memory is owned.
 struct Origin {
   hurray_context *ctx;  // for guard mode
-  const hurray_buffer_handle *handle;  // with the export's sync_mode
+  hurray_buffer_handle handle;  // with the export's sync_mode
   void *data;
   int32_t ordinal;
   uint32_t flags;  // buffer flags | export flags
   const void *caller;
 };
 
+// Guard mode's part of publishing a record: track it, and checksum memory
+// that must not change while handed off.
+// (Origin by value: passing its address would put the caller's copy on the
+// stack, on the fast path too.)
+[[gnu::noinline]] void publish_guarded(Slot *s, Origin o) {
+  s->byte_size = o.handle.byte_size;
+  s->checksummed = false;
+  context_ref(o.ctx);
+  s->guard_ctx.store(o.ctx, std::memory_order_relaxed);
+  s->created_at.store(o.caller, std::memory_order_relaxed);
+  s->node.created_at = o.caller;
+  const bool host = o.data && o.handle.byte_size &&
+                    o.handle.device_tag == HURRAY_DEVICE_CPU &&
+                    !(o.flags & HURRAY_HANDOFF_OPAQUE_DATA);
+  if (host && (o.flags & (HURRAY_HANDOFF_READ_ONLY | HURRAY_HANDOFF_QPARAM))) {
+    s->checksummed = true;
+    s->checksum = checksum(o.data, o.handle.byte_size);
+  }
+  guard_track(o.ctx, &s->node);
+}
+
 // Fill a popped record and the consumer's struct. Cannot fail.
-void publish(Slot *s, const Origin &o, const hurray_export_desc &d, hurray_handoff *out) {
+[[gnu::always_inline]] inline void publish(Slot *s, const Origin &o, const hurray_export_desc &d,
+                                           hurray_handoff *out) {
   // Only what release reads: the event fields for EVENT, the guard fields
   // in guard mode (a record out of the pool has guard_ctx == nullptr).
   s->flags = o.flags;
-  s->sync_mode = o.handle->sync_mode;
+  s->sync_mode = o.handle.sync_mode;
   s->data = o.data;
   if (d.sync_mode == HURRAY_SYNC_EVENT) {
     s->event_free = d.event_free_fn;
     s->event_user = d.event_user;
     s->event = d.sync_object;
   }
-  if (o.ctx->guard.load(std::memory_order_relaxed)) [[unlikely]] {
-    s->byte_size = o.handle->byte_size;
-    s->checksummed = false;
-    context_ref(o.ctx);
-    s->guard_ctx.store(o.ctx, std::memory_order_relaxed);
-    s->created_at.store(o.caller, std::memory_order_relaxed);
-    s->node.created_at = o.caller;
-    const bool host = o.data && o.handle->byte_size &&
-                      o.handle->device_tag == HURRAY_DEVICE_CPU &&
-                      !(o.flags & HURRAY_HANDOFF_OPAQUE_DATA);
-    if (host && (o.flags & (HURRAY_HANDOFF_READ_ONLY | HURRAY_HANDOFF_QPARAM))) {
-      s->checksummed = true;
-      s->checksum = checksum(o.data, o.handle->byte_size);
-    }
-    guard_track(o.ctx, &s->node);
-  }
+  if (o.ctx->guard.load(std::memory_order_relaxed)) [[unlikely]]
+    publish_guarded(s, o);
   const uint64_t st = s->state.load(std::memory_order_relaxed) | kLive;
   s->state.store(st, std::memory_order_release);
 
   out->version = HURRAY_HANDOFF_VERSION;
   out->flags = o.flags;
-  encode16(*o.handle, out->handle);
+  encode16(o.handle, out->handle);
   out->device_ordinal = o.ordinal;
   out->reserved0 = 0;
   out->data = o.data;
@@ -539,40 +564,45 @@ hurray_status export_buffer(hurray_buffer *b, const hurray_export_desc *in, cons
   b->refs.fetch_add(1, std::memory_order_relaxed);
   s->buf = b;
   s->free_fn = nullptr;
-  publish(s, Origin{ctx, &h, b->data, b->ordinal, d.flags | b->flags, caller}, d, out);
+  publish(s, Origin{ctx, h, b->data, b->ordinal, d.flags | b->flags, caller}, d, out);
   return HURRAY_OK;
 }
 
+// hurray_handoff_wrap's common case, in a few branches and no stack frame:
+// descriptors of this library's size, no QPARAM, a handle and payload that
+// pass the quick checks, and a record in this thread's cache. False: take the
+// checked path (wrap_handoff), which decides and explains everything.
+[[gnu::always_inline]] inline bool wrap_fast(hurray_context *ctx, const hurray_buffer_desc *in,
+                                             const hurray_export_desc *exp, const void *caller,
+                                             hurray_handoff *out) {
+  if (!in || !out || in->size != sizeof *in || (exp && exp->size != sizeof *exp)) return false;
+  const hurray_export_desc &e = exp ? *exp : kDefaultExport;
+  hurray_context *const c = resolve(ctx);
+  hurray_buffer_handle h = in->handle;
+  h.sync_mode = static_cast<uint8_t>(e.sync_mode);
+  if (in->handle.sync_mode != HURRAY_SYNC_PRODUCER_SYNCED ||
+      (in->flags & ~HURRAY_HANDOFF_OPAQUE_DATA) || (e.flags & ~HURRAY_HANDOFF_READ_ONLY) ||
+      e.sync_mode > HURRAY_SYNC_CONSUMER_STREAM || !fast_valid(h, c->policy) ||
+      payload_problem(e.sync_mode, e.sync_object, e.event_free_fn, e.sync_value) ||
+      !((in->flags & HURRAY_HANDOFF_OPAQUE_DATA) || address_ok(h, in->data)))
+    return false;
+  SlotCache &tc = t_cache;
+  if (!tc.n) return false;
+  Slot *s = tc.items[--tc.n];
+  s->buf = nullptr;
+  s->free_fn = in->free_fn;
+  s->free_user = in->free_user;
+  publish(s, Origin{c, h, in->data, in->device_ordinal, e.flags | in->flags, caller}, e, out);
+  return true;
+}
+
 // hurray_handoff_wrap: one record, no shared buffer, no reference count.
-hurray_status wrap_handoff(hurray_context *ctx, const hurray_buffer_desc *in,
-                           const hurray_export_desc *exp, const void *caller,
-                           hurray_handoff *out, hurray_error *err) {
+[[gnu::noinline]] hurray_status wrap_handoff(hurray_context *ctx, const hurray_buffer_desc *in,
+                                             const hurray_export_desc *exp, const void *caller,
+                                             hurray_handoff *out, hurray_error *err) {
   if (!in || !out)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_handoff_wrap: %s is NULL", in ? "out" : "buffer");
-  // Fast path: descriptors of this library's size, no QPARAM, and a handle
-  // and payload that pass the quick checks. Anything else, and every error,
-  // takes the checked path below.
-  if (in->size == sizeof *in && (!exp || exp->size == sizeof *exp)) {
-    const hurray_export_desc &e = exp ? *exp : kDefaultExport;
-    hurray_buffer_handle h = in->handle;
-    h.sync_mode = static_cast<uint8_t>(e.sync_mode);
-    if (in->handle.sync_mode == HURRAY_SYNC_PRODUCER_SYNCED &&
-        !(in->flags & ~HURRAY_HANDOFF_OPAQUE_DATA) && !(e.flags & ~HURRAY_HANDOFF_READ_ONLY) &&
-        e.sync_mode <= HURRAY_SYNC_CONSUMER_STREAM && fast_valid(h, resolve(ctx)->policy) &&
-        !payload_problem(e.sync_mode, e.sync_object, e.event_free_fn, e.sync_value) &&
-        ((in->flags & HURRAY_HANDOFF_OPAQUE_DATA) || address_ok(h, in->data))) {
-      if (Slot *s = slot_pop()) {
-        s->buf = nullptr;
-        s->free_fn = in->free_fn;
-        s->free_user = in->free_user;
-        publish(s, Origin{resolve(ctx), &h, in->data, in->device_ordinal, e.flags | in->flags,
-                          caller},
-                e, out);
-        return HURRAY_OK;
-      }
-    }
-  }
   hurray_buffer_desc bcopy;
   const hurray_buffer_desc *bp;
   HURRAY_RETURN_NOT_OK(read_buffer_desc(in, &bcopy, &bp, nullptr, err));
@@ -597,13 +627,44 @@ hurray_status wrap_handoff(hurray_context *ctx, const hurray_buffer_desc *in,
   s->buf = nullptr;
   s->free_fn = bd.free_fn;
   s->free_user = bd.free_user;
-  publish(s, Origin{resolve(ctx), &h, bd.data, bd.device_ordinal, dp->flags | bd.flags, caller},
+  publish(s, Origin{resolve(ctx), h, bd.data, bd.device_ordinal, dp->flags | bd.flags, caller},
           *dp, out);
   return HURRAY_OK;
 }
 
 bool is_ours(const hurray_handoff *h) {
   return h->release == release_trampoline;
+}
+
+constexpr uint32_t kKnownHandoffFlags =
+    HURRAY_HANDOFF_READ_ONLY | HURRAY_HANDOFF_OPAQUE_DATA | HURRAY_HANDOFF_QPARAM;
+
+// hurray_handoff_check's checked path: the reference for every answer.
+[[gnu::noinline]] hurray_status check_handoff(const hurray_handoff *h, const hurray_policy *policy,
+                                              hurray_error *err) {
+  if (!h)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_handoff_check: handoff is NULL");
+  if (h->version != HURRAY_HANDOFF_VERSION)
+    return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
+                "hurray_handoff.version is %u; this library reads version %u", h->version,
+                HURRAY_HANDOFF_VERSION);
+  if (!h->release)
+    return fail(err, HURRAY_E_ALREADY_RELEASED, HURRAY_RULE_REL_ONCE,
+                "BP-REL-ONCE: the handoff is released (release is NULL)");
+  if (h->reserved0 != 0 || (h->flags & ~kKnownHandoffFlags) ||
+      (h->reserved[0] | h->reserved[1] | h->reserved[2] | h->reserved[3]) != 0)
+    return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
+                "hurray_handoff: unknown flags or non-zero reserved words (a newer producer?)");
+  HURRAY_RETURN_NOT_OK(hurray_table_validate(h->handle, sizeof h->handle, policy, err));
+  hurray_buffer_handle hd;
+  decode16(h->handle, &hd);
+  if (const char *bad =
+          payload_problem(hd.sync_mode, h->sync_object, h->release_event, h->sync_value))
+    return fail(err, HURRAY_E_SYNC, HURRAY_RULE_SYNC_PAYLOAD, "BP-SYNC-PAYLOAD: %s", bad);
+  if (!(h->flags & HURRAY_HANDOFF_OPAQUE_DATA))
+    HURRAY_RETURN_NOT_OK(hurray_handle_check_address(&hd, h->data, err));
+  return HURRAY_OK;
 }
 
 }  // namespace
@@ -746,49 +807,29 @@ HURRAY_API hurray_status hurray_buffer_copy_to_host(const hurray_buffer *buffer,
 HURRAY_API hurray_status hurray_handoff_wrap(hurray_context *ctx, const hurray_buffer_desc *buffer,
                                              const hurray_export_desc *exp, hurray_handoff *out,
                                              hurray_error *err) {
+  if (wrap_fast(ctx, buffer, exp, __builtin_return_address(0), out)) return HURRAY_OK;
   return wrap_handoff(ctx, buffer, exp, __builtin_return_address(0), out, err);
 }
 
 HURRAY_API hurray_status hurray_handoff_check(const hurray_handoff *h, const hurray_policy *policy,
                                               hurray_error *err) {
-  if (!h)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_handoff_check: handoff is NULL");
-  constexpr uint32_t known =
-      HURRAY_HANDOFF_READ_ONLY | HURRAY_HANDOFF_OPAQUE_DATA | HURRAY_HANDOFF_QPARAM;
-  const bool reserved_clear = h->reserved0 == 0 && !(h->flags & ~known) &&
-                              (h->reserved[0] | h->reserved[1] | h->reserved[2] | h->reserved[3]) == 0;
-  hurray_buffer_handle hd;
-  decode16(h->handle, &hd);
-  const bool opaque = h->flags & HURRAY_HANDOFF_OPAQUE_DATA;
-  // Fast path: everything in order. Any doubt takes the checked path below.
-  if (h->version == HURRAY_HANDOFF_VERSION && h->release && reserved_clear &&
-      fast_valid(hd, resolve(policy)) &&
-      !payload_problem(hd.sync_mode, h->sync_object, h->release_event, h->sync_value) &&
-      (opaque || address_ok(hd, h->data)))
-    return HURRAY_OK;
-
-  if (h->version != HURRAY_HANDOFF_VERSION)
-    return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
-                "hurray_handoff.version is %u; this library reads version %u", h->version,
-                HURRAY_HANDOFF_VERSION);
-  if (!h->release)
-    return fail(err, HURRAY_E_ALREADY_RELEASED, HURRAY_RULE_REL_ONCE,
-                "BP-REL-ONCE: the handoff is released (release is NULL)");
-  if (!reserved_clear)
-    return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
-                "hurray_handoff: unknown flags or non-zero reserved words (a newer producer?)");
-  HURRAY_RETURN_NOT_OK(hurray_table_validate(h->handle, sizeof h->handle, policy, err));
-  if (const char *bad =
-          payload_problem(hd.sync_mode, h->sync_object, h->release_event, h->sync_value))
-    return fail(err, HURRAY_E_SYNC, HURRAY_RULE_SYNC_PAYLOAD, "BP-SYNC-PAYLOAD: %s", bad);
-  if (!opaque) HURRAY_RETURN_NOT_OK(hurray_handle_check_address(&hd, h->data, err));
-  return HURRAY_OK;
+  // Fast path: everything in order. Any doubt takes the checked path.
+  if (h && h->version == HURRAY_HANDOFF_VERSION && h->release && h->reserved0 == 0 &&
+      !(h->flags & ~kKnownHandoffFlags) &&
+      (h->reserved[0] | h->reserved[1] | h->reserved[2] | h->reserved[3]) == 0) {
+    hurray_buffer_handle hd;
+    decode16(h->handle, &hd);
+    if (fast_valid(hd, resolve(policy)) &&
+        !payload_problem(hd.sync_mode, h->sync_object, h->release_event, h->sync_value) &&
+        ((h->flags & HURRAY_HANDOFF_OPAQUE_DATA) || address_ok(hd, h->data)))
+      return HURRAY_OK;
+  }
+  return check_handoff(h, policy, err);
 }
 
-HURRAY_API hurray_status hurray_handoff_acquire(hurray_context *ctx, hurray_handoff *h,
-                                                void *consumer_stream, hurray_error *err) {
-  (void)ctx;  // backends are process-wide
+// hurray_handoff_acquire beyond its common case: waits, and every error.
+[[gnu::noinline]] static hurray_status acquire_handoff(hurray_handoff *h, void *consumer_stream,
+                                                       hurray_error *err) {
   if (!h)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_handoff_acquire: handoff is NULL");
@@ -834,6 +875,14 @@ HURRAY_API hurray_status hurray_handoff_acquire(hurray_context *ctx, hurray_hand
       return fail(err, HURRAY_E_SYNC, HURRAY_RULE_SYNC_VALUE,
                   "BP-SYNC-VALUE: sync_mode 0x%02X is not defined", mode);
   }
+}
+
+HURRAY_API hurray_status hurray_handoff_acquire(hurray_context *ctx, hurray_handoff *h,
+                                                void *consumer_stream, hurray_error *err) {
+  (void)ctx;  // backends are process-wide
+  // PRODUCER_SYNCED: nothing to wait for, the common case.
+  if (h && h->release && h->handle[13] == HURRAY_SYNC_PRODUCER_SYNCED) return HURRAY_OK;
+  return acquire_handoff(h, consumer_stream, err);
 }
 
 HURRAY_API hurray_status hurray_handoff_release_event(hurray_handoff *h, hurray_error *err) {

@@ -40,27 +40,25 @@ void at_exit() { report_leaks(default_context(), "at process exit"); }
 
 }  // namespace
 
-namespace {
-
 // The default context exists from library load on, so that NULL resolves to
 // it without a lazy-initialisation check on every call.
-hurray_context g_default;
+hurray_context g_default_context;
+
+namespace {
 
 bool init_default_context() {
-  g_default.immortal = true;
+  g_default_context.immortal = true;
   const char *env = std::getenv("HURRAY_GUARD");
   if (env && std::strcmp(env, "1") == 0) {
-    g_default.guard.store(true);
+    g_default_context.guard.store(true);
     std::atexit(at_exit);
   }
   return true;
 }
-// Initialised in order of definition within this file: after g_default.
+// Initialised in order of definition within this file: after g_default_context.
 [[maybe_unused]] const bool g_default_ready = init_default_context();
 
 }  // namespace
-
-hurray_context *default_context() noexcept { return &g_default; }
 
 void context_ref(hurray_context *ctx) noexcept {
   if (!ctx->immortal) ctx->refs.fetch_add(1, std::memory_order_relaxed);

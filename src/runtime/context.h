@@ -42,7 +42,10 @@ struct hurray_context {
 
 namespace hurray::detail {
 
-hurray_context *default_context() noexcept;  // lives from library load to exit
+// The default context, used for NULL: lives from library load to exit, and
+// is a plain object so that resolving NULL costs no call.
+extern hurray_context g_default_context;
+inline hurray_context *default_context() noexcept { return &g_default_context; }
 inline hurray_context *resolve(hurray_context *ctx) noexcept {
   return ctx ? ctx : default_context();
 }

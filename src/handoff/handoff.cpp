@@ -189,9 +189,6 @@ hurray_status new_buffer(hurray_context *ctx, hurray_buffer **out, hurray_error 
   return HURRAY_OK;
 }
 
-// Copy a caller's option struct that starts with `uint32_t size`: fields
-// beyond what the caller knows stay zero, bytes beyond what we know must be
-// zero (libbpf's OPTS_VALID).
 // Read a caller's option struct that starts with `uint32_t size`: fields
 // beyond what the caller knows read as zero, bytes beyond what we know must
 // be zero (libbpf's OPTS_VALID). Returns the struct to read: the caller's own
@@ -632,6 +629,58 @@ hurray_status export_buffer(hurray_buffer *b, const hurray_export_desc *in, cons
   return HURRAY_OK;
 }
 
+// Allocate through the backend for exactly h's device and class
+// (BP-PUT-DEVICE: that device and class, or an error) into a new record;
+// h is valid.
+hurray_status alloc_buffer(hurray_context *c, const hurray_buffer_handle &h, int32_t ordinal,
+                           uint32_t flags, const void *caller, hurray_buffer **out,
+                           hurray_error *err) {
+  Backend be;
+  HURRAY_RETURN_NOT_OK(backend_device(h.device_tag, ordinal, &be, err));
+  hurray_buffer *b;
+  HURRAY_RETURN_NOT_OK(new_buffer(c, &b, err));
+  b->alloc = hurray_backend_allocation{};
+  if (const hurray_status st = be.table->alloc(be.state, ordinal, h.memory_class, h.byte_size,
+                                               h.alignment, flags, &b->alloc, err)) {
+    buffer_unref(b);  // nothing to free yet: not backend_owned, no free_fn
+    return st;
+  }
+  b->handle = h;
+  b->data = b->alloc.data;
+  b->ordinal = ordinal;
+  b->flags = b->alloc.flags & HURRAY_HANDOFF_OPAQUE_DATA;
+  b->backend_owned = true;
+  b->backend = be;
+  b->created_at = caller;
+  *out = b;
+  return HURRAY_OK;
+}
+
+// hurray_buffer_alloc's checked path: the reference for every answer.
+[[gnu::noinline]] hurray_status alloc_checked(hurray_context *ctx, const hurray_alloc_desc *in,
+                                              const void *caller, hurray_buffer **out,
+                                              hurray_error *err) {
+  if (!in || !out)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_buffer_alloc: %s is NULL", in ? "out" : "desc");
+  hurray_alloc_desc copy;
+  const hurray_alloc_desc *dp = read_desc(in, &copy, "hurray_alloc_desc", err);
+  if (!dp) return HURRAY_E_INVALID_ARGUMENT;
+  hurray_alloc_desc d = *dp;
+  if (d.flags & ~HURRAY_ALLOC_SHAREABLE)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_alloc_desc.flags: unknown bits 0x%X", d.flags & ~HURRAY_ALLOC_SHAREABLE);
+  if (d.alignment == 0) d.alignment = HURRAY_MIN_ALIGNMENT;
+  const hurray_buffer_handle h = {d.byte_size, d.alignment, d.device_tag,
+                                  HURRAY_SYNC_PRODUCER_SYNCED, d.memory_class, 0};
+  hurray_context *c = resolve(ctx);
+  HURRAY_RETURN_NOT_OK(hurray_handle_validate(&h, &c->policy, err));
+  if (d.alignment < HURRAY_MIN_ALIGNMENT)  // empty buffers too: we allocate real memory
+    return fail(err, HURRAY_E_ALIGNMENT, HURRAY_RULE_ALIGN_MIN,
+                "BP-ALIGN-MIN: allocations are aligned to at least 64, asked %u", d.alignment);
+  return alloc_buffer(c, h, d.device_ordinal, d.flags, caller, out, err);
+}
+
 bool is_ours(const hurray_handoff *h) {
   return h->release == release_trampoline;
 }
@@ -679,45 +728,18 @@ HURRAY_API hurray_status hurray_buffer_wrap(hurray_context *ctx, const hurray_bu
 
 HURRAY_API hurray_status hurray_buffer_alloc(hurray_context *ctx, const hurray_alloc_desc *in,
                                              hurray_buffer **out, hurray_error *err) {
-  if (!in || !out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_buffer_alloc: %s is NULL", in ? "out" : "desc");
-  hurray_alloc_desc copy;
-  const hurray_alloc_desc *dp = read_desc(in, &copy, "hurray_alloc_desc", err);
-  if (!dp) return HURRAY_E_INVALID_ARGUMENT;
-  hurray_alloc_desc d = *dp;
-  if (d.flags & ~HURRAY_ALLOC_SHAREABLE)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_alloc_desc.flags: unknown bits 0x%X", d.flags & ~HURRAY_ALLOC_SHAREABLE);
-  if (d.alignment == 0) d.alignment = HURRAY_MIN_ALIGNMENT;
-  const hurray_buffer_handle h = {d.byte_size, d.alignment, d.device_tag,
-                                  HURRAY_SYNC_PRODUCER_SYNCED, d.memory_class, 0};
-  hurray_context *c = resolve(ctx);
-  HURRAY_RETURN_NOT_OK(hurray_handle_validate(&h, &c->policy, err));
-  if (d.alignment < HURRAY_MIN_ALIGNMENT)  // empty buffers too: we allocate real memory
-    return fail(err, HURRAY_E_ALIGNMENT, HURRAY_RULE_ALIGN_MIN,
-                "BP-ALIGN-MIN: allocations are aligned to at least 64, asked %u", d.alignment);
-  // BP-PUT-DEVICE: exactly the device and class asked for, or an error
-  Backend be;
-  HURRAY_RETURN_NOT_OK(backend_device(d.device_tag, d.device_ordinal, &be, err));
-  hurray_backend_allocation a{};
-  HURRAY_RETURN_NOT_OK(be.table->alloc(be.state, d.device_ordinal, d.memory_class, d.byte_size,
-                                       d.alignment, d.flags, &a, err));
-  hurray_buffer *b;
-  if (const hurray_status st = new_buffer(ctx, &b, err); st != HURRAY_OK) {
-    be.table->free(be.state, &a);
-    return st;
+  // Fast path: a descriptor of this library's size whose handle passes the
+  // quick checks. Anything else, and every error, takes the checked path.
+  if (in && out && in->size == sizeof *in && !(in->flags & ~HURRAY_ALLOC_SHAREABLE)) {
+    const uint32_t alignment = in->alignment ? in->alignment : HURRAY_MIN_ALIGNMENT;
+    const hurray_buffer_handle h = {in->byte_size, alignment, in->device_tag,
+                                    HURRAY_SYNC_PRODUCER_SYNCED, in->memory_class, 0};
+    hurray_context *const c = resolve(ctx);
+    if (alignment >= HURRAY_MIN_ALIGNMENT && fast_valid(h, c->policy))
+      return alloc_buffer(c, h, in->device_ordinal, in->flags, __builtin_return_address(0), out,
+                          err);
   }
-  b->handle = h;
-  b->data = a.data;
-  b->ordinal = d.device_ordinal;
-  b->flags = a.flags & HURRAY_HANDOFF_OPAQUE_DATA;
-  b->backend_owned = true;
-  b->backend = be;
-  b->alloc = a;
-  b->created_at = __builtin_return_address(0);
-  *out = b;
-  return HURRAY_OK;
+  return alloc_checked(ctx, in, __builtin_return_address(0), out, err);
 }
 
 HURRAY_API hurray_status hurray_buffer_export(hurray_buffer *buffer, const hurray_export_desc *desc,

@@ -38,6 +38,20 @@ class Pool {
 
   void push(T *t) noexcept { push_list(t, t); }
 
+  // One past the highest index a record has had: find() knows [0, capacity()).
+  uint64_t capacity() const noexcept {
+    return static_cast<uint64_t>(nchunks_.load(std::memory_order_acquire)) * kChunk;
+  }
+
+  // Free every record, for an owner that goes away (a plugin's state at
+  // shutdown) when no thread uses the pool or any record from it any more.
+  void destroy() noexcept {
+    const uint32_t n = nchunks_.load(std::memory_order_acquire);
+    for (uint32_t i = 0; i < n; ++i) delete[] chunks_[i].exchange(nullptr);
+    nchunks_.store(0, std::memory_order_release);
+    head_.store(0, std::memory_order_release);
+  }
+
   // The record with this index, or nullptr if it was never handed out.
   T *find(uint64_t index) const noexcept {
     if (index >= static_cast<uint64_t>(nchunks_.load(std::memory_order_acquire)) * kChunk)

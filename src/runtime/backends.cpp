@@ -20,6 +20,9 @@
 #include "../core/internal.h"
 
 namespace hurray::detail {
+
+constinit std::atomic<const Backend *> g_ready_backends[256] = {};
+
 namespace {
 
 // Plugins named after the devices this project ships backends for; a file
@@ -61,7 +64,7 @@ class Registry {
  public:
   hurray_status get(uint8_t tag, Backend *out, hurray_error *err) {
     // Once a tag's backend is ready it never changes: read it without the lock.
-    if (const Backend *ready = ready_[tag].load(std::memory_order_acquire)) {
+    if (const Backend *ready = g_ready_backends[tag].load(std::memory_order_acquire)) {
       *out = *ready;
       return HURRAY_OK;
     }
@@ -69,7 +72,7 @@ class Registry {
     TagState &t = tags_[tag];
     if (!t.resolved) resolve(tag, t);
     if (t.backend.table) {
-      ready_[tag].store(&t.backend, std::memory_order_release);
+      g_ready_backends[tag].store(&t.backend, std::memory_order_release);
       *out = t.backend;
       return HURRAY_OK;
     }
@@ -327,7 +330,6 @@ class Registry {
   std::string search_desc_;
   std::vector<std::unique_ptr<Plugin>> plugins_;
   TagState tags_[256];
-  std::atomic<const Backend *> ready_[256] = {};
 };
 
 Registry &registry() {
@@ -363,7 +365,8 @@ hurray_status backend_for(uint8_t tag, Backend *out, hurray_error *err) noexcept
   }
 }
 
-hurray_status backend_device(uint8_t tag, int32_t ordinal, Backend *out, hurray_error *err) noexcept {
+hurray_status backend_device_slow(uint8_t tag, int32_t ordinal, Backend *out,
+                                  hurray_error *err) noexcept {
   HURRAY_RETURN_NOT_OK(backend_for(tag, out, err));
   const int32_t n = out->table->device_count(out->state);
   if (ordinal < 0 || ordinal >= n)

@@ -6,6 +6,7 @@
 #include <hurray.h>
 #include <hurray_backend.h>
 
+#include <atomic>
 #include <string>
 
 namespace hurray::detail {
@@ -20,9 +21,24 @@ struct Backend {
 // HURRAY_E_DEVICE_UNAVAILABLE with the reason when there is none.
 hurray_status backend_for(uint8_t tag, Backend *out, hurray_error *err) noexcept;
 
+// Each tag's backend once it is probed and ready (it never changes after),
+// so that finding it is one load; nullptr until then.
+extern std::atomic<const Backend *> g_ready_backends[256];
+
+hurray_status backend_device_slow(uint8_t tag, int32_t ordinal, Backend *out,
+                                  hurray_error *err) noexcept;
+
 // Also checks the ordinal against the backend's device count.
-hurray_status backend_device(uint8_t tag, int32_t ordinal, Backend *out,
-                             hurray_error *err) noexcept;
+inline hurray_status backend_device(uint8_t tag, int32_t ordinal, Backend *out,
+                                    hurray_error *err) noexcept {
+  if (const Backend *b = g_ready_backends[tag].load(std::memory_order_acquire)) {
+    if (ordinal >= 0 && ordinal < b->table->device_count(b->state)) {
+      *out = *b;
+      return HURRAY_OK;
+    }
+  }
+  return backend_device_slow(tag, ordinal, out, err);
+}
 
 // An object whose address identifies (backend, device) for callbacks that
 // only carry one user pointer (an event's release).

@@ -55,8 +55,8 @@
  * the host (clWaitForEvents).
  *
  * Threads: OpenCL calls are thread-safe (the plugin calls no clSetKernelArg);
- * the plugin's own mutable state (the live allocations and the SVM ranges)
- * is behind a mutex. libOpenCL.so.1 stays loaded after shutdown(): ICD loaders
+ * allocation records come from a lock-free pool (so that alloc and free take
+ * no lock) and the SVM ranges are behind a mutex. libOpenCL.so.1 stays loaded after shutdown(): ICD loaders
  * and vendor drivers are not made to be unloaded.
  */
 #include <dlfcn.h>
@@ -75,6 +75,7 @@
 #include <hurray_backend.h>
 
 #include "internal.h"
+#include "../../handoff/pool.h"
 
 namespace {
 
@@ -188,7 +189,12 @@ struct Device {
 };
 
 // The plugin's record of one allocation: hurray_backend_allocation.plugin_data.
+// Records come from State::records and go back there when freed; `live` says
+// which ones shutdown() still has to free.
 struct Allocation {
+  std::atomic<uint32_t> pool_next{0};  // for hurray::detail::Pool
+  uint32_t pool_index = 0;
+  std::atomic<bool> live{false};
   int32_t device = 0;
   uint8_t memory_class = 0;
   uint64_t byte_size = 0;
@@ -196,7 +202,6 @@ struct Allocation {
   cl_mem parent = nullptr;   // HOST_PINNED placed inside a larger buffer
   void *ptr = nullptr;       // HOST_PINNED: the mapped pointer; UNIFIED: the SVM pointer
   void *svm_base = nullptr;  // UNIFIED: what clSVMFree takes
-  Allocation *prev = nullptr, *next = nullptr;  // State::live
 };
 
 struct SvmRange {
@@ -209,45 +214,13 @@ struct State {
   Api cl;
   std::vector<Device> devices;  // fixed after probe
 
+  // Allocation records, reused without a lock (the alloc/free cycle then
+  // never takes the heap; bench/backend_bench.cpp measures it against the
+  // raw calls). Never shrinks until shutdown.
+  hurray::detail::Pool<Allocation> records;
+
   std::mutex mu;                          // guards what follows
-  Allocation *live = nullptr;             // every allocation not yet freed
   std::map<uintptr_t, SvmRange> svm;      // UNIFIED pointers handed out
-  // Records of freed allocations, kept for the next alloc (linked by next):
-  // the alloc/free cycle then takes the lock once each way and never the
-  // heap (bench/backend_bench.cpp measures it against the raw calls).
-  static constexpr int kMaxSpare = 64;
-  Allocation *spare = nullptr;
-  int nspare = 0;
-
-  Allocation *take_record() noexcept {  // under mu
-    Allocation *a = spare;
-    if (a == nullptr) return new (std::nothrow) Allocation;
-    spare = a->next;
-    --nspare;
-    a->next = nullptr;
-    return a;
-  }
-  // Under mu. Returns a record the caller must delete (the spare list is full), or nullptr.
-  Allocation *keep_record(Allocation *a) noexcept {
-    if (nspare >= kMaxSpare) return a;
-    *a = Allocation{};
-    a->next = spare;
-    spare = a;
-    ++nspare;
-    return nullptr;
-  }
-
-  void link(Allocation *a) noexcept {
-    a->next = live;
-    if (live != nullptr) live->prev = a;
-    live = a;
-  }
-  void unlink(Allocation *a) noexcept {
-    if (a->prev != nullptr) a->prev->next = a->next;
-    else live = a->next;
-    if (a->next != nullptr) a->next->prev = a->prev;
-    a->prev = a->next = nullptr;
-  }
 };
 
 hurray_status get_device(const State *s, int32_t device, const Device **out,
@@ -507,20 +480,13 @@ void free_allocation(State *s, Allocation *a) noexcept;
 void shutdown(void *state) noexcept {
   auto *s = static_cast<State *>(state);
   if (s == nullptr) return;
-  // Allocations still alive are freed with the state (their records too).
-  for (;;) {
-    Allocation *a = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(s->mu);
-      a = s->live;
-    }
-    if (a == nullptr) break;
-    free_allocation(s, a);
+  // Allocations still alive are freed with the state, then the records.
+  const uint64_t n = s->records.capacity();
+  for (uint64_t i = 0; i < n; ++i) {
+    Allocation *a = s->records.find(i);
+    if (a != nullptr && a->live.load(std::memory_order_acquire)) free_allocation(s, a);
   }
-  while (Allocation *a = s->spare) {
-    s->spare = a->next;
-    delete a;
-  }
+  s->records.destroy();
   close_devices(s);
   delete s;
 }
@@ -750,7 +716,7 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
   if (flags != 0)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, "opencl: alloc: unknown flags 0x%x", flags);
   if (alignment == 0) alignment = HURRAY_MIN_ALIGNMENT;
-  if (!std::has_single_bit(alignment))
+  if ((alignment & (alignment - 1)) != 0)  // (std::has_single_bit calls libgcc's popcount)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, "opencl: alloc: alignment %u is not a power of two",
                 alignment);
   const uint32_t align = std::max(alignment, d->min_alignment());
@@ -765,45 +731,40 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
     return fail(err, HURRAY_E_OUT_OF_MEMORY, "opencl: %llu bytes cannot be allocated",
                 static_cast<unsigned long long>(byte_size));
 
-  Allocation made;
-  made.device = device;
-  made.memory_class = memory_class;
-  made.byte_size = byte_size;
+  Allocation *a = s->records.pop();
+  if (a == nullptr) return fail(err, HURRAY_E_OUT_OF_MEMORY, "opencl: alloc: out of host memory");
+  a->device = device;
+  a->memory_class = memory_class;
+  a->byte_size = byte_size;
+  a->mem = a->parent = nullptr;
+  a->ptr = a->svm_base = nullptr;
   const Api &cl = s->cl;
   hurray_status st = HURRAY_OK;
   switch (memory_class) {
     case HURRAY_MEMORY_STANDARD:
-      st = create_buffer(cl, *d, CL_MEM_READ_WRITE, byte_size, &made.mem, err);
+      st = create_buffer(cl, *d, CL_MEM_READ_WRITE, byte_size, &a->mem, err);
       break;
     case HURRAY_MEMORY_HOST_PINNED:
-      st = alloc_pinned(cl, *d, byte_size, align, &made, err);
+      st = alloc_pinned(cl, *d, byte_size, align, a, err);
       break;
     default:
-      st = alloc_svm(cl, *d, byte_size, align, &made, err);
+      st = alloc_svm(cl, *d, byte_size, align, a, err);
+      if (st == HURRAY_OK) {
+        try {
+          std::lock_guard<std::mutex> lock(s->mu);
+          s->svm.emplace(reinterpret_cast<uintptr_t>(a->ptr), SvmRange{byte_size, device});
+        } catch (...) {
+          release_resources(cl, *d, a);
+          st = fail(err, HURRAY_E_OUT_OF_MEMORY, "opencl: alloc: out of host memory");
+        }
+      }
       break;
   }
-  if (st != HURRAY_OK) return st;
-  Allocation *a = nullptr, *extra = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(s->mu);
-    a = s->take_record();
-    if (a != nullptr) {
-      *a = made;
-      try {
-        if (memory_class == HURRAY_MEMORY_UNIFIED)
-          s->svm.emplace(reinterpret_cast<uintptr_t>(a->ptr), SvmRange{byte_size, device});
-        s->link(a);
-      } catch (...) {
-        extra = s->keep_record(a);
-        a = nullptr;
-      }
-    }
+  if (st != HURRAY_OK) {
+    s->records.push(a);
+    return st;
   }
-  if (a == nullptr) {
-    delete extra;
-    release_resources(cl, *d, &made);
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, "opencl: alloc: out of host memory");
-  }
+  a->live.store(true, std::memory_order_release);
   if (memory_class == HURRAY_MEMORY_STANDARD) {
     out->data = a->mem;
   } else {
@@ -814,16 +775,13 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
 }
 
 void free_allocation(State *s, Allocation *a) noexcept {
-  Allocation gone;
-  {
+  a->live.store(false, std::memory_order_relaxed);
+  if (a->memory_class == HURRAY_MEMORY_UNIFIED) {
     std::lock_guard<std::mutex> lock(s->mu);
-    s->unlink(a);
-    if (a->memory_class == HURRAY_MEMORY_UNIFIED) s->svm.erase(reinterpret_cast<uintptr_t>(a->ptr));
-    gone = *a;
-    a = s->keep_record(a);
+    s->svm.erase(reinterpret_cast<uintptr_t>(a->ptr));
   }
-  release_resources(s->cl, s->devices[static_cast<size_t>(gone.device)], &gone);
-  delete a;
+  release_resources(s->cl, s->devices[static_cast<size_t>(a->device)], a);
+  s->records.push(a);
 }
 
 void free_(void *state, hurray_backend_allocation *allocation) noexcept {

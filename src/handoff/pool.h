@@ -10,6 +10,13 @@
 #include <mutex>
 #include <new>
 
+#include <sys/mman.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#define HURRAY_POOL_LSAN 1
+#endif
+
 namespace hurray::detail {
 
 // T must have `std::atomic<uint32_t> pool_next` and `uint32_t pool_index`.
@@ -19,6 +26,7 @@ class Pool {
   static constexpr uint32_t kChunkBits = 10;
   static constexpr uint32_t kChunk = 1u << kChunkBits;
   static constexpr uint32_t kMaxChunks = 1u << 14;  // 16M records
+  static constexpr size_t kChunkBytes = sizeof(T) * kChunk;
 
   // nullptr when out of memory.
   T *pop() noexcept {
@@ -47,7 +55,14 @@ class Pool {
   // shutdown) when no thread uses the pool or any record from it any more.
   void destroy() noexcept {
     const uint32_t n = nchunks_.load(std::memory_order_acquire);
-    for (uint32_t i = 0; i < n; ++i) delete[] chunks_[i].exchange(nullptr);
+    for (uint32_t i = 0; i < n; ++i) {
+      T *chunk = chunks_[i].exchange(nullptr);
+      for (uint32_t j = 0; j < kChunk; ++j) chunk[j].~T();
+#ifdef HURRAY_POOL_LSAN
+      __lsan_unregister_root_region(chunk, kChunkBytes);
+#endif
+      munmap(chunk, kChunkBytes);
+    }
     nchunks_.store(0, std::memory_order_release);
     head_.store(0, std::memory_order_release);
   }
@@ -78,8 +93,20 @@ class Pool {
     if ((head_.load(std::memory_order_acquire) & 0xFFFFFFFFu) != 0) return true;  // someone else did
     const uint32_t n = nchunks_.load(std::memory_order_relaxed);
     if (n == kMaxChunks) return false;
-    T *chunk = new (std::nothrow) T[kChunk];
-    if (!chunk) return false;
+    // Chunks are mapped pages, not heap: a pool that grows in the middle of
+    // an application's work leaves the layout of its heap alone (a 90 KiB
+    // chunk carved from the top of the heap made PoCL's every free of a
+    // cl_mem consolidate it, bench/count.c showed).
+    void *mem = mmap(nullptr, kChunkBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                     -1, 0);
+    if (mem == MAP_FAILED) return false;
+#ifdef HURRAY_POOL_LSAN
+    // LeakSanitizer does not look inside mapped pages by itself; records
+    // hold pointers to heap objects (a context, a buffer).
+    __lsan_register_root_region(mem, kChunkBytes);
+#endif
+    T *chunk = static_cast<T *>(mem);
+    for (uint32_t i = 0; i < kChunk; ++i) new (&chunk[i]) T;
     for (uint32_t i = 0; i < kChunk; ++i) {
       chunk[i].pool_index = n * kChunk + i;
       chunk[i].pool_next.store(i + 1 < kChunk ? n * kChunk + i + 2 : 0, std::memory_order_relaxed);

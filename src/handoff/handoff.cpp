@@ -82,41 +82,59 @@ constinit Pool<Slot> g_slots;
 Pool<hurray_buffer> &buffers() { return g_buffers; }
 Pool<Slot> &slots() { return g_slots; }
 
-// A per-thread stack of free records in front of the shared pool, so the
-// common wrap/release cycle touches no shared cache line but the record's.
-// Plain data in initial-exec TLS (no TLS wrapper call); a pthread key flushes
-// it back to the pool when its thread exits.
-struct SlotCache {
+// Per-thread stacks of free records in front of the shared pools, so the
+// common wrap/release and alloc/free cycles touch no shared cache line but
+// the record's and take no locked instruction for it. Plain data in
+// initial-exec TLS (no TLS wrapper call); a pthread key flushes them back to
+// the pools when their thread exits.
+struct ThreadCache {
   // Small: initial-exec TLS comes from the static TLS reserve that a
   // dlopen()ed libhurray (Python ctypes, say) shares with other libraries.
-  static constexpr int kSize = 16;
-  Slot *items[kSize];
-  int n;
+  static constexpr int kSlots = 12, kBuffers = 4;
+  Slot *slots[kSlots];
+  hurray_buffer *buffers[kBuffers];
+  int nslots, nbuffers;
   bool registered;
 };
-thread_local SlotCache t_cache __attribute__((tls_model("initial-exec")));
+thread_local ThreadCache t_cache __attribute__((tls_model("initial-exec")));
 
 void flush_cache(void *p) {
-  auto *c = static_cast<SlotCache *>(p);
-  while (c->n) slots().push(c->items[--c->n]);
+  auto *c = static_cast<ThreadCache *>(p);
+  while (c->nslots) slots().push(c->slots[--c->nslots]);
+  while (c->nbuffers) buffers().push(c->buffers[--c->nbuffers]);
 }
 pthread_key_t g_cache_key;
 [[maybe_unused]] const bool g_cache_key_ok = pthread_key_create(&g_cache_key, flush_cache) == 0;
 
-Slot *slot_pop() { return t_cache.n ? t_cache.items[--t_cache.n] : slots().pop(); }
-void slot_push(Slot *s) {
-  SlotCache &c = t_cache;
-  if (!c.registered) {
-    if (!g_cache_key_ok || pthread_setspecific(g_cache_key, &c) != 0) {
-      slots().push(s);
-      return;
-    }
+// This thread's cache, registered for the flush at thread exit; nullptr if
+// it cannot be (then records go straight back to the pool).
+inline ThreadCache *thread_cache() {
+  ThreadCache &c = t_cache;
+  if (!c.registered) [[unlikely]] {
+    if (!g_cache_key_ok || pthread_setspecific(g_cache_key, &c) != 0) return nullptr;
     c.registered = true;
   }
-  if (c.n < SlotCache::kSize)
-    c.items[c.n++] = s;
+  return &c;
+}
+
+Slot *slot_pop() { return t_cache.nslots ? t_cache.slots[--t_cache.nslots] : slots().pop(); }
+void slot_push(Slot *s) {
+  ThreadCache *c = thread_cache();
+  if (c && c->nslots < ThreadCache::kSlots)
+    c->slots[c->nslots++] = s;
   else
     slots().push(s);
+}
+
+hurray_buffer *buffer_pop() {
+  return t_cache.nbuffers ? t_cache.buffers[--t_cache.nbuffers] : buffers().pop();
+}
+void buffer_push(hurray_buffer *b) {
+  ThreadCache *c = thread_cache();
+  if (c && c->nbuffers < ThreadCache::kBuffers)
+    c->buffers[c->nbuffers++] = b;
+  else
+    buffers().push(b);
 }
 
 uint32_t gen_of(uint64_t state) { return static_cast<uint32_t>(state >> kGenShift); }
@@ -167,7 +185,7 @@ void buffer_destroy(hurray_buffer *b) {
   b->ctx = nullptr;
   b->free_fn = nullptr;
   b->backend_owned = false;
-  buffers().push(b);
+  buffer_push(b);
 }
 
 void buffer_unref(hurray_buffer *b) {
@@ -175,7 +193,7 @@ void buffer_unref(hurray_buffer *b) {
 }
 
 hurray_status new_buffer(hurray_context *ctx, hurray_buffer **out, hurray_error *err) {
-  hurray_buffer *b = buffers().pop();
+  hurray_buffer *b = buffer_pop();
   if (!b) return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "out of buffer records");
   b->refs.store(1, std::memory_order_relaxed);
   b->ctx = resolve(ctx);
@@ -583,9 +601,9 @@ hurray_status export_buffer(hurray_buffer *b, const hurray_export_desc *in, cons
       payload_problem(e.sync_mode, e.sync_object, e.event_free_fn, e.sync_value) ||
       !((in->flags & HURRAY_HANDOFF_OPAQUE_DATA) || address_ok(h, in->data)))
     return false;
-  SlotCache &tc = t_cache;
-  if (!tc.n) return false;
-  Slot *s = tc.items[--tc.n];
+  ThreadCache &tc = t_cache;
+  if (!tc.nslots) return false;
+  Slot *s = tc.slots[--tc.nslots];
   s->buf = nullptr;
   s->free_fn = in->free_fn;
   s->free_user = in->free_user;

@@ -42,8 +42,33 @@ typedef struct hurray_net_server hurray_net_server;
 /** \brief A client connected to one server (opaque). */
 typedef struct hurray_net_client hurray_net_client;
 
+/** \brief Allocates the destination of one PUT on a server, in place of
+ *  hurray_buffer_alloc() (hurray_net_server_config.alloc): lets the receiving
+ *  application give PUTs memory it owns and recycles, e.g. a pool of
+ *  receive buffers wrapped with hurray_buffer_wrap() whose free_fn returns
+ *  the memory to the pool. Called on the thread that polls the server.
+ *  \param user       hurray_net_server_config.alloc_user
+ *  \param buffer_id  the name the client gave the buffer
+ *  \param desc       what the PUT declares: byte_size, alignment,
+ *                    device_tag, memory_class, device_ordinal
+ *  \param out        receives the owner's reference of a buffer of exactly
+ *                    desc->byte_size bytes on exactly desc's device, ordinal
+ *                    and memory class (BP-PUT-DEVICE), aligned to at least
+ *                    desc->alignment; the server checks it and refuses the
+ *                    PUT (and unrefs the buffer) when it does not match
+ *  \param err        the reason when it returns an error, which the server
+ *                    sends to the client as the PUT's answer (e.g.
+ *                    HURRAY_E_DEVICE_UNAVAILABLE, HURRAY_E_OUT_OF_MEMORY)
+ *  \return HURRAY_OK with *out set, or the status the PUT is refused with. */
+typedef hurray_status (*hurray_net_alloc_fn)(void *user, uint64_t buffer_id,
+                                             const hurray_alloc_desc *desc,
+                                             hurray_buffer **out,
+                                             hurray_error *err);
+
 /** \brief How a server listens and what it offers. Start from
- *  HURRAY_NET_SERVER_CONFIG_INIT. */
+ *  HURRAY_NET_SERVER_CONFIG_INIT. A configuration that ends at `context`
+ *  (size = offsetof(hurray_net_server_config, alloc)) is accepted: the fields
+ *  after it are then taken as NULL. */
 typedef struct hurray_net_server_config {
   uint32_t size;           /**< sizeof(hurray_net_server_config) */
   uint32_t transport;      /**< HURRAY_TRANSPORT_CROSS_MACHINE (default) or
@@ -58,11 +83,15 @@ typedef struct hurray_net_server_config {
   const uint8_t *devices;  /**< device tags offered (a subset of those present);
                                 copied at create */
   hurray_context *context; /**< allocations go through it; NULL: the default */
+  hurray_net_alloc_fn alloc; /**< allocates each PUT's destination; NULL:
+                                  hurray_buffer_alloc() through context */
+  void *alloc_user;        /**< passed to alloc */
 } hurray_net_server_config;
 /** Initialiser of hurray_net_server_config: cross-machine, any port. */
 #define HURRAY_NET_SERVER_CONFIG_INIT                                          \
   { (uint32_t)sizeof(hurray_net_server_config),                               \
-    (uint32_t)HURRAY_TRANSPORT_CROSS_MACHINE, NULL, 0, 0, 0, NULL, NULL }
+    (uint32_t)HURRAY_TRANSPORT_CROSS_MACHINE, NULL, 0, 0, 0, NULL, NULL, NULL, \
+    NULL }
 
 /** \brief How a client connects. Start from HURRAY_NET_CLIENT_CONFIG_INIT. */
 typedef struct hurray_net_client_config {
@@ -157,7 +186,9 @@ HURRAY_API uint16_t hurray_net_server_port(const hurray_net_server *server);
  *  is ready; negative: until a PUT lands) and return the next landed PUT in
  *  *out (out->buffer is NULL when none landed in time). Accepts clients,
  *  answers HELLOs, validates PUTs (refused ones are answered with the rule),
- *  allocates on exactly the declared device, receives the data, serves GETs.
+ *  allocates on exactly the declared device (through config->alloc when the
+ *  application gave one), receives the data, serves GETs. Several PUTs of
+ *  one client may be in flight at once; each is answered on its own.
  *  out->size must be sizeof(hurray_net_received). */
 HURRAY_API hurray_status hurray_net_server_poll(hurray_net_server *server,
                                                 int32_t timeout_ms,
@@ -215,6 +246,58 @@ HURRAY_API hurray_status hurray_net_client_put(hurray_net_client *client,
 HURRAY_API hurray_status hurray_net_client_put_buffer(
     hurray_net_client *client, hurray_buffer *source,
     const hurray_net_transfer_desc *desc, hurray_error *err);
+
+/* ---- PUTs in flight ------------------------------------------------------
+ * A client may keep several PUTs in flight: each *_start call validates
+ * exactly as the synchronous call does (nothing is sent when it fails, and no
+ * ticket is issued), sends the PUT and returns at once with a ticket; the
+ * server receives them in order, answers each, and a refusal or failure of
+ * one does not affect the others. hurray_net_client_put_wait() returns a
+ * PUT's own result (the server's refusal with its rule, as the synchronous
+ * call would) and retires its ticket; hurray_net_client_put_test() tells
+ * whether it has finished. Every started PUT is waited for once; PUTs not
+ * waited for when the client is destroyed are abandoned (the server drops
+ * what has not landed). Tickets of one client are never reused; 0 is never
+ * a ticket. The client's timeout_ms counts from the PUT's start. */
+
+/** \brief Start a PUT of a handoff (see hurray_net_client_put()) and return
+ *  without waiting: *ticket names it for hurray_net_client_put_wait(). The
+ *  handoff stays the caller's (BP-NET-OWN), and its memory must stay valid
+ *  and unchanged until the PUT is waited for (or tested done).
+ *  On an error *ticket is 0 and nothing was sent. */
+HURRAY_API hurray_status hurray_net_client_put_start(
+    hurray_net_client *client, const hurray_handoff *source,
+    const hurray_net_transfer_desc *desc, uint64_t *ticket, hurray_error *err);
+/** \brief Start a PUT of a buffer of any device (see
+ *  hurray_net_client_put_buffer()): the client holds a read-only
+ *  PRODUCER_SYNCED export of `source` until the bytes are sent (the caller
+ *  may unref its own reference at once, but must not write to the buffer
+ *  before the PUT is done); memory that is not host-addressable is copied
+ *  to host memory here, before this call returns. On an error *ticket is 0
+ *  and nothing was sent. */
+HURRAY_API hurray_status hurray_net_client_put_buffer_start(
+    hurray_net_client *client, hurray_buffer *source,
+    const hurray_net_transfer_desc *desc, uint64_t *ticket, hurray_error *err);
+/** \brief Drive the network without blocking and tell whether the PUT
+ *  `ticket` has finished (*done = 1: its result is ready for
+ *  hurray_net_client_put_wait(), which then returns at once) or not
+ *  (*done = 0). Does not retire the ticket. HURRAY_E_INVALID_ARGUMENT (and
+ *  *done = 0) when `ticket` is not a PUT in flight on this client: never
+ *  started, or already waited for. */
+HURRAY_API hurray_status hurray_net_client_put_test(hurray_net_client *client,
+                                                    uint64_t ticket,
+                                                    int32_t *done,
+                                                    hurray_error *err);
+/** \brief Wait until the PUT `ticket` has finished, retire the ticket and
+ *  return the PUT's result: HURRAY_OK when the server answered that it
+ *  landed; the server's refusal with its status and rule (e.g.
+ *  HURRAY_E_DEVICE_UNAVAILABLE, BP-PUT-DEVICE); HURRAY_E_IO when the
+ *  connection was lost or the client's timeout passed. A ticket that is not
+ *  in flight on this client (never started, or already waited for) is
+ *  HURRAY_E_INVALID_ARGUMENT, with a message that says so. */
+HURRAY_API hurray_status hurray_net_client_put_wait(hurray_net_client *client,
+                                                    uint64_t ticket,
+                                                    hurray_error *err);
 /** \brief GET the buffer the server registered as desc->buffer_id into a
  *  new buffer on the client's device desc->device_tag / memory_class
  *  (BP-PUT-DEVICE applies to the client as receiver). *out receives the

@@ -3,10 +3,14 @@
  *
  *   hurray-net-client HOST PORT [--size BYTES] [--device cpu|vulkan|opencl|...]
  *                     [--class standard|host-pinned|unified] [--id N] [--get ID]
+ *                     [--count N] [--window W]
  *
  * Prints what the server offers (its HELLO); with --get, GETs the buffer the
  * server registered as ID into CPU memory and checks it; then PUTs BYTES
  * bytes (byte i = i % 251; none for 0) to the declared device and class.
+ * --count N PUTs it N times (ids N, N+1, ...), keeping up to W PUTs in flight
+ * (hurray_net_client_put_buffer_start / hurray_net_client_put_wait; W = 1,
+ * the default, waits for each before the next).
  * Exit status 0 when everything behaved, 1 on a refusal or error (printed).
  */
 #include <hurray_net.h>
@@ -40,12 +44,13 @@ int main(int argc, char **argv) {
   hurray_buffer *src = NULL;
   hurray_error err;
   unsigned long long size = 1 << 20, k;
-  long get_id = -1;
+  uint64_t tickets[64];
+  long get_id = -1, count = 1, window = 1, started = 0, waited = 0;
   size_t n = 0, i;
   int status = 0, j;
   if (argc < 3) {
     fprintf(stderr, "usage: %s HOST PORT [--size BYTES] [--device NAME] [--class NAME] "
-                    "[--id N] [--get ID]\n", argv[0]);
+                    "[--id N] [--get ID] [--count N] [--window W]\n", argv[0]);
     return 2;
   }
   cfg.address = argv[1];
@@ -56,7 +61,13 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[j], "--class") == 0) put.memory_class = class_of(argv[j + 1]);
     else if (strcmp(argv[j], "--id") == 0) put.buffer_id = strtoull(argv[j + 1], NULL, 0);
     else if (strcmp(argv[j], "--get") == 0) get_id = atol(argv[j + 1]);
+    else if (strcmp(argv[j], "--count") == 0) count = atol(argv[j + 1]);
+    else if (strcmp(argv[j], "--window") == 0) window = atol(argv[j + 1]);
   }
+  if (count < 1) count = 1;
+  if (window < 1) window = 1;
+  if (window > (long)(sizeof tickets / sizeof tickets[0]))
+    window = (long)(sizeof tickets / sizeof tickets[0]);
   if (hurray_net_client_connect(&cfg, &cli, &err) != HURRAY_OK) {
     fprintf(stderr, "client: %s\n", err.message);
     return 1;
@@ -97,12 +108,33 @@ int main(int argc, char **argv) {
   } else if (hurray_buffer_alloc(NULL, &a, &src, &err) == HURRAY_OK) {
     unsigned char *p = (unsigned char *)hurray_buffer_data(src);
     for (k = 0; k < size; ++k) p[k] = (unsigned char)(k % 251);
-    if (hurray_net_client_put_buffer(cli, src, &put, &err) == HURRAY_OK) {
-      printf("PUT %llu bytes to %s/%s: landed\n", size, hurray_device_tag_name(put.device_tag),
-             hurray_memory_class_name(put.memory_class));
-    } else {
-      printf("PUT refused: %s (%s)\n", err.message, hurray_status_name((hurray_status)err.status));
-      status = 1;
+    const uint64_t first_id = put.buffer_id;
+    /* Up to `window` PUTs in flight; each answered PUT makes room for the
+     * next. Tickets are waited for in the order they were started. */
+    while (waited < count) {
+      if (started < count && started - waited < window) {
+        put.buffer_id = first_id + (uint64_t)started;
+        if (hurray_net_client_put_buffer_start(cli, src, &put, &tickets[started % window],
+                                               &err) != HURRAY_OK) {
+          printf("PUT refused: %s (%s)\n", err.message,
+                 hurray_status_name((hurray_status)err.status));
+          status = 1;
+          count = started; /* start no more; wait for those in flight */
+          continue;
+        }
+        ++started;
+        continue;
+      }
+      if (hurray_net_client_put_wait(cli, tickets[waited % window], &err) == HURRAY_OK) {
+        printf("PUT %llu bytes to %s/%s: landed\n", size, hurray_device_tag_name(put.device_tag),
+               hurray_memory_class_name(put.memory_class));
+      } else {
+        printf("PUT refused: %s (%s)\n", err.message,
+               hurray_status_name((hurray_status)err.status));
+        status = 1;
+      }
+      ++waited;
+      fflush(stdout);
     }
     hurray_buffer_unref(src);
   } else {

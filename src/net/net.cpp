@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -295,6 +296,8 @@ struct hurray_net_server {
   uint16_t port = 0;
   hurray_policy *policy = nullptr;
   hurray_context *ctx = nullptr;
+  hurray_net_alloc_fn alloc = nullptr;  // the application's, or NULL
+  void *alloc_user = nullptr;
   uint32_t transport = HURRAY_TRANSPORT_CROSS_MACHINE;
   std::vector<Offer> offers;
   std::vector<ucp_conn_request_h> conn_requests;
@@ -312,6 +315,8 @@ struct hurray_net_server {
   void on_get(Incoming &in);
   void on_hello(Incoming &in);
   void finish(Transfer &t, ucs_status_t st);
+  hurray_status alloc_dest(const hurray_buffer_handle &h, int32_t ordinal, uint64_t buffer_id,
+                           hurray_buffer **out, hurray_error *err);
   Conn *conn_of(ucp_ep_h ep) {
     auto it = conns.find(ep);
     return it == conns.end() ? nullptr : it->second.get();
@@ -371,6 +376,67 @@ void hurray_net_server::on_hello(Incoming &in) {
   sends.push_back({req, std::move(bytes)});
 }
 
+// The destination of a PUT: from the application's allocator when it gave
+// one (checked: exactly the declared device and memory class, BP-PUT-DEVICE,
+// the declared size, at least the declared alignment), else allocated
+// through the backend for exactly the declared device.
+hurray_status hurray_net_server::alloc_dest(const hurray_buffer_handle &h, int32_t ordinal,
+                                            uint64_t buffer_id, hurray_buffer **out,
+                                            hurray_error *err) {
+  *out = nullptr;
+  if (alloc == nullptr) return alloc_exact(ctx, h, ordinal, out, err);
+  hurray_alloc_desc a = HURRAY_ALLOC_DESC_INIT;
+  a.byte_size = h.byte_size;
+  a.alignment = h.alignment;
+  a.device_tag = h.device_tag;
+  a.memory_class = h.memory_class;
+  a.device_ordinal = ordinal;
+  hurray_error e;
+  std::memset(&e, 0, sizeof e);
+  hurray_buffer *b = nullptr;
+  const hurray_status st = alloc(alloc_user, buffer_id, &a, &b, &e);
+  if (st != HURRAY_OK) {
+    hurray_buffer_unref(b);
+    if (e.status == st && e.message[0] != '\0') {
+      if (err != nullptr) *err = e;
+      return st;
+    }
+    return fail(err, st, st == HURRAY_E_DEVICE_UNAVAILABLE ? HURRAY_RULE_PUT_DEVICE : HURRAY_RULE_NONE,
+                "the server's allocator refused %llu bytes on %s device %d (%s)",
+                static_cast<unsigned long long>(h.byte_size), hurray_device_tag_name(h.device_tag),
+                ordinal, hurray_status_name(st));
+  }
+  hurray_buffer_handle got;
+  if (b == nullptr || hurray_buffer_get_handle(b, &got, nullptr) != HURRAY_OK) {
+    hurray_buffer_unref(b);
+    return fail(err, HURRAY_E_INTERNAL, HURRAY_RULE_NONE,
+                "hurray-net: the server's allocator returned no buffer");
+  }
+  hurray_status bad = HURRAY_OK;
+  if (got.device_tag != h.device_tag || got.memory_class != h.memory_class)
+    bad = fail(err, HURRAY_E_DEVICE_UNAVAILABLE, HURRAY_RULE_PUT_DEVICE,
+               "the server's allocator returned %s/%s memory where %s/%s was declared; the "
+               "buffer is refused, never placed elsewhere",
+               hurray_device_tag_name(got.device_tag), hurray_memory_class_name(got.memory_class),
+               hurray_device_tag_name(h.device_tag), hurray_memory_class_name(h.memory_class));
+  else if (got.byte_size != h.byte_size)
+    bad = fail(err, HURRAY_E_INTERNAL, HURRAY_RULE_NONE,
+               "hurray-net: the server's allocator returned %llu bytes where %llu were declared",
+               static_cast<unsigned long long>(got.byte_size),
+               static_cast<unsigned long long>(h.byte_size));
+  else if (got.alignment < h.alignment)
+    bad = fail(err, HURRAY_E_INTERNAL, HURRAY_RULE_NONE,
+               "hurray-net: the server's allocator returned %u-byte alignment where %u was "
+               "declared",
+               static_cast<unsigned>(got.alignment), static_cast<unsigned>(h.alignment));
+  if (bad != HURRAY_OK) {
+    hurray_buffer_unref(b);
+    return bad;
+  }
+  *out = b;
+  return HURRAY_OK;
+}
+
 void hurray_net_server::on_put(Incoming &in) {
   Reply r;
   hurray_error e;
@@ -383,6 +449,14 @@ void hurray_net_server::on_put(Incoming &in) {
     send_reply(in.ep, kPutRep, r);
   };
   if (in.header.size() >= kPrefixSize) r.request_id = request_id_of(in.header.data());
+  // A PUT from a client already gone (its other PUTs in flight failed, or it
+  // was closed): nothing to allocate, nobody to answer.
+  if (Conn *c = conn_of(in.ep); c == nullptr || c->dead || c->closed) {
+    release_data(w.worker, in);
+    ++stats.transfers_failed;
+    log_debug("server: a PUT of a client that is gone is dropped");
+    return;
+  }
   if (!check_prefix(in.header.data(), in.header.size(), kPut, kPutSize)) {
     fail(&e, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
          "hurray-net: malformed PUT header (%zu bytes, protocol %u expected)", in.header.size(),
@@ -412,7 +486,8 @@ void hurray_net_server::on_put(Incoming &in) {
   t->request_id = ph.request_id;
   t->buffer_id = ph.buffer_id;
   t->ordinal = ph.device_ordinal;
-  if (alloc_exact(ctx, h, ph.device_ordinal, &t->buffer, &e) != HURRAY_OK) return refuse();
+  if (alloc_dest(h, ph.device_ordinal, ph.buffer_id, &t->buffer, &e) != HURRAY_OK)
+    return refuse();
   ++stats.live_buffers;
   hurray_handoff probe;
   bool host = false;
@@ -422,7 +497,17 @@ void hurray_net_server::on_put(Incoming &in) {
     return refuse();
   }
   void *dst = probe.data;
+  const int32_t got_ordinal = probe.device_ordinal;
   hurray_handoff_release(&probe, nullptr);
+  if (got_ordinal != ph.device_ordinal) {  // (only an application's allocator can)
+    hurray_buffer_unref(t->buffer);
+    --stats.live_buffers;
+    fail(&e, HURRAY_E_DEVICE_UNAVAILABLE, HURRAY_RULE_PUT_DEVICE,
+         "the server's allocator returned device %d where %d was declared; the buffer is "
+         "refused, never placed elsewhere",
+         got_ordinal, ph.device_ordinal);
+    return refuse();
+  }
   if (host && h.device_tag == HURRAY_DEVICE_CPU) advise_huge(dst, in.length);
   if (!host && in.length > 0) {
     t->staging = alloc_staging(in.length);
@@ -650,8 +735,10 @@ extern "C" {
 
 HURRAY_API hurray_status hurray_net_server_create(const hurray_net_server_config *config,
                                                   hurray_net_server **out, hurray_error *err) {
-  if (config == nullptr || out == nullptr || config->size < sizeof(hurray_net_server_config) ||
-      config->reserved0 != 0 || (config->n_devices > 0 && config->devices == nullptr))
+  // A configuration may end at `context` (before `alloc` was added).
+  if (config == nullptr || out == nullptr ||
+      config->size < offsetof(hurray_net_server_config, alloc) || config->reserved0 != 0 ||
+      (config->n_devices > 0 && config->devices == nullptr))
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_net_server_create: config and out are required (config from "
                 "HURRAY_NET_SERVER_CONFIG_INIT)");
@@ -660,6 +747,10 @@ HURRAY_API hurray_status hurray_net_server_create(const hurray_net_server_config
   try {
     s = new hurray_net_server;
     s->ctx = config->context;
+    if (config->size >= sizeof(hurray_net_server_config)) {
+      s->alloc = config->alloc;
+      s->alloc_user = config->alloc_user;
+    }
     s->transport = config->transport;
     if (hurray_status st = make_policy(config->transport, &s->policy, err)) {
       hurray_net_server_destroy(s);
@@ -800,7 +891,13 @@ HURRAY_API hurray_status hurray_net_server_poll(hurray_net_server *s, int32_t ti
   try {
     const Deadline deadline = Deadline::in(timeout_ms);
     for (;;) {
+      // Progress while UCX has work, but handle a message as soon as one is
+      // queued: a PUT that comes while another's bytes move then has its
+      // destination allocated and its receive posted at once, so the
+      // transfers of a client's PUTs in flight follow each other without a
+      // round trip between them.
       while (s->w.wait(0)) {
+        if (!s->incoming.empty() || !s->conn_requests.empty()) break;
       }
       s->process();
       if (!s->landed.empty()) {
@@ -869,6 +966,24 @@ HURRAY_API void hurray_net_server_stats(const hurray_net_server *s, hurray_net_s
 
 // ===================================================================== client
 
+namespace {
+// A PUT in flight on a client (hurray_net_client_put_start): its header (UCX
+// reads it until the send completes), the source it holds, its answer.
+struct PutOp {
+  uint64_t id = 0;
+  Deadline deadline;
+  unsigned char header[kPutSize] = {};
+  void *send = nullptr;        // the UCX send request, NULL once completed
+  ucs_status_t send_st = UCS_OK;  // how the send completed
+  bool answered = false;       // the server's answer came
+  hurray_status result = HURRAY_OK;  // the answer's status (when answered)
+  hurray_error error{};        // the answer's error (when answered and not OK)
+  hurray_handoff held{};       // put_buffer_start: the export it holds
+  bool holding = false;
+  void *staging = nullptr;     // put_buffer_start: the host copy it sends
+};
+}  // namespace
+
 struct hurray_net_client {
   Worker w;
   ucp_ep_h ep = nullptr;
@@ -880,6 +995,7 @@ struct hurray_net_client {
   uint64_t next_id = 1;
   std::vector<Offer> offers;
   std::deque<Incoming> incoming;
+  std::map<uint64_t, std::unique_ptr<PutOp>> puts;  // PUTs in flight, by ticket
 
   hurray_status lost(hurray_error *err) const {
     return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray-net: the connection is lost (%s)",
@@ -889,12 +1005,20 @@ struct hurray_net_client {
                            hurray_error *err);
   hurray_status send_and_wait(ucs_status_ptr_t req, const Deadline &d, const char *what,
                               hurray_error *err);
-  hurray_status put_bytes(const unsigned char handle[HURRAY_HANDLE_SIZE],
+  hurray_status start_put(const unsigned char handle[HURRAY_HANDLE_SIZE],
                           const hurray_net_transfer_desc *desc, const void *data,
-                          hurray_error *err);
+                          std::unique_ptr<PutOp> op, uint64_t *ticket, hurray_error *err);
   hurray_status check_put(const unsigned char src[HURRAY_HANDLE_SIZE],
                           const hurray_net_transfer_desc *desc,
                           unsigned char wire[HURRAY_HANDLE_SIZE], hurray_error *err);
+  bool take_put_answer(Incoming &in);
+  void settle_puts();
+  void pump();
+  bool finished(const PutOp &op) const {
+    return op.send == nullptr && (op.answered || op.send_st != UCS_OK || failed);
+  }
+  hurray_status wait_put(uint64_t ticket, bool block, int32_t *done, const char *who,
+                         hurray_error *err);
 };
 
 namespace {
@@ -909,7 +1033,62 @@ bool desc_ok(const hurray_net_transfer_desc *d) {
   return d != nullptr && d->size >= sizeof(hurray_net_transfer_desc) && d->reserved0 == 0 &&
          d->reserved1[0] == 0 && d->reserved1[1] == 0;
 }
+
+// What a PUT held for its send: the export, the host copy.
+void release_source(PutOp &op) {
+  if (op.holding) hurray_handoff_release(&op.held, nullptr);
+  op.holding = false;
+  std::free(op.staging);
+  op.staging = nullptr;
+}
 }  // namespace
+
+// A PUT_REP for a PUT in flight: keep its answer. False when it answers none.
+bool hurray_net_client::take_put_answer(Incoming &in) {
+  if (in.op != kPutRep || in.header.size() < kPrefixSize) return false;
+  auto it = puts.find(request_id_of(in.header.data()));
+  if (it == puts.end() || it->second->answered) return false;
+  PutOp &op = *it->second;
+  release_data(w.worker, in);
+  op.answered = true;
+  if (!check_prefix(in.header.data(), in.header.size(), kPutRep, kReplySize)) {
+    op.result = fail(&op.error, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
+                     "hurray-net: malformed PUT answer");
+    return true;
+  }
+  Reply r;
+  decode(in.header.data(), kPutRep, &r);
+  op.result = static_cast<hurray_status>(r.status);
+  if (r.status != HURRAY_OK) copy_error(r, &op.error);
+  return true;
+}
+
+// Sends that completed: free their request and what they held.
+void hurray_net_client::settle_puts() {
+  for (auto &[id, op] : puts) {
+    if (op->send == nullptr) continue;
+    const ucs_status_t st = ucp_request_check_status(op->send);
+    if (st == UCS_INPROGRESS) continue;
+    ucp_request_free(op->send);
+    op->send = nullptr;
+    op->send_st = st;
+    release_source(*op);
+  }
+}
+
+// One round of progress for the PUTs in flight: UCX, their answers, their
+// sends. Other answers are to calls that gave up: dropped.
+void hurray_net_client::pump() {
+  while (w.wait(0)) {
+    if (!incoming.empty()) break;  // an answer: the caller may start the next PUT now
+  }
+  while (!incoming.empty()) {
+    Incoming in = std::move(incoming.front());
+    incoming.pop_front();
+    if (!take_put_answer(in)) release_data(w.worker, in);
+  }
+  settle_puts();
+}
 
 hurray_status hurray_net_client::wait_reply(Op op, uint64_t id, const Deadline &d, Incoming *out,
                                             hurray_error *err) {
@@ -923,8 +1102,11 @@ hurray_status hurray_net_client::wait_reply(Op op, uint64_t id, const Deadline &
         *out = std::move(in);
         return HURRAY_OK;
       }
-      release_data(w.worker, in);  // an answer to a call that gave up
+      // The answer of a PUT in flight is kept for it; others are to calls
+      // that gave up.
+      if (!take_put_answer(in)) release_data(w.worker, in);
     }
+    settle_puts();
     if (failed) return lost(err);
     if (d.passed())
       return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE,
@@ -964,9 +1146,12 @@ hurray_status hurray_net_client::check_put(const unsigned char src[HURRAY_HANDLE
                      "the server", err);
 }
 
-hurray_status hurray_net_client::put_bytes(const unsigned char handle[HURRAY_HANDLE_SIZE],
+// Send a validated PUT (header + bytes) and keep it in flight under a new
+// ticket. On an error, what `op` holds is released and no ticket is issued.
+hurray_status hurray_net_client::start_put(const unsigned char handle[HURRAY_HANDLE_SIZE],
                                            const hurray_net_transfer_desc *desc,
-                                           const void *data, hurray_error *err) {
+                                           const void *data, std::unique_ptr<PutOp> op,
+                                           uint64_t *ticket, hurray_error *err) {
   hurray_buffer_handle h;
   hurray_handle_decode(handle, HURRAY_HANDLE_SIZE, &h, nullptr);
   PutHeader ph;
@@ -974,28 +1159,92 @@ hurray_status hurray_net_client::put_bytes(const unsigned char handle[HURRAY_HAN
   ph.buffer_id = desc->buffer_id;
   std::memcpy(ph.handle, handle, HURRAY_HANDLE_SIZE);
   ph.device_ordinal = desc->device_ordinal;
-  unsigned char header[kPutSize];
-  encode(ph, header);
+  op->id = ph.request_id;
+  op->deadline = Deadline::in(timeout_ms);
+  encode(ph, op->header);
   const auto n = static_cast<size_t>(h.byte_size);
   uint32_t flags = UCP_AM_SEND_FLAG_REPLY;
   if (n >= kRndvMin) flags |= UCP_AM_SEND_FLAG_RNDV;
-  const Deadline d = Deadline::in(timeout_ms);
-  if (hurray_status st = send_and_wait(am_send(ep, kPut, header, sizeof header, n ? data : nullptr,
-                                               n, flags),
-                                       d, "PUT", err))
-    return st;
-  Incoming in;
-  if (hurray_status st = wait_reply(kPutRep, ph.request_id, d, &in, err)) return st;
-  release_data(w.worker, in);
-  if (!check_prefix(in.header.data(), in.header.size(), kPutRep, kReplySize))
-    return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE, "hurray-net: malformed PUT answer");
-  Reply r;
-  decode(in.header.data(), kPutRep, &r);
-  if (r.status != HURRAY_OK) {
-    copy_error(r, err);
-    return static_cast<hurray_status>(r.status);
+  PutOp &o = *op;
+  try {
+    puts.emplace(o.id, std::move(op));
+  } catch (...) {  // nothing sent yet
+    if (op) release_source(*op);
+    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
   }
+  const ucs_status_ptr_t req =
+      am_send(ep, kPut, o.header, sizeof o.header, n ? data : nullptr, n, flags);
+  if (UCS_PTR_IS_ERR(req)) {
+    release_source(o);
+    puts.erase(o.id);
+    if (failed) return lost(err);
+    return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray-net: PUT failed: %s",
+                ucs_status_string(UCS_PTR_STATUS(req)));
+  }
+  o.send = req;
+  if (req == nullptr) release_source(o);  // sent already (small PUTs)
+  *ticket = o.id;
   return HURRAY_OK;
+}
+
+// put_test (block false) and put_wait (block true) on `ticket`.
+hurray_status hurray_net_client::wait_put(uint64_t ticket, bool block, int32_t *done,
+                                          const char *who, hurray_error *err) {
+  auto it = puts.find(ticket);
+  if (it == puts.end())
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "%s: ticket %llu is not a PUT in flight on this client (never started, or "
+                "already waited for)",
+                who, static_cast<unsigned long long>(ticket));
+  PutOp &op = *it->second;
+  for (;;) {
+    pump();
+    if (finished(op) || op.deadline.passed()) break;
+    if (!block) {
+      *done = 0;
+      return HURRAY_OK;
+    }
+    w.wait(op.deadline.left_ms(100));
+  }
+  if (!block) {
+    *done = 1;
+    return HURRAY_OK;
+  }
+  // The result, then the ticket is retired.
+  hurray_status st;
+  if (op.answered && op.send == nullptr && op.send_st == UCS_OK) {
+    st = op.result;
+    if (st != HURRAY_OK && err != nullptr) *err = op.error;
+  } else if (op.send != nullptr) {
+    // The deadline passed while UCX still reads the source: stop it; the
+    // connection cannot be reused (the caller's memory is never read after
+    // this call returns).
+    ucp_request_cancel(w.worker, op.send);
+    while (ucp_request_check_status(op.send) == UCS_INPROGRESS) ucp_worker_progress(w.worker);
+    ucp_request_free(op.send);
+    op.send = nullptr;
+    release_source(op);
+    if (!failed) {
+      failed = true;
+      why = UCS_ERR_TIMED_OUT;
+    }
+    st = fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray-net: PUT failed: %s",
+              ucs_status_string(UCS_ERR_TIMED_OUT));
+  } else if (op.answered) {
+    // Answered, though the send reported an error: the answer says what landed.
+    st = op.result;
+    if (st != HURRAY_OK && err != nullptr) *err = op.error;
+  } else if (failed) {
+    st = lost(err);
+  } else if (op.send_st != UCS_OK) {
+    st = fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray-net: PUT failed: %s",
+              ucs_status_string(op.send_st));
+  } else {
+    st = fail(err, HURRAY_E_IO, HURRAY_RULE_NONE,
+              "hurray-net: no answer from the server within %d ms", timeout_ms);
+  }
+  puts.erase(it);
+  return st;
 }
 
 extern "C" {
@@ -1072,9 +1321,24 @@ HURRAY_API void hurray_net_client_destroy(hurray_net_client *c) {
     if (c->w.worker != nullptr) {
       for (Incoming &in : c->incoming) release_data(c->w.worker, in);
       c->incoming.clear();
-      if (c->ep != nullptr) close_ep(c->w, c->ep, !c->failed, 2000);
+      // PUTs whose bytes are still going out are abandoned: a forced close
+      // completes their sends with an error (the server drops what has not
+      // landed); else the close flushes.
+      bool sending = false;
+      for (auto &[id, op] : c->puts) sending = sending || op->send != nullptr;
+      if (c->ep != nullptr) close_ep(c->w, c->ep, !c->failed && !sending, 2000);
+      const Deadline d = Deadline::in(2000);
+      for (auto &[id, op] : c->puts) {
+        if (op->send == nullptr) continue;
+        while (ucp_request_check_status(op->send) == UCS_INPROGRESS && !d.passed())
+          c->w.wait(1);
+        ucp_request_free(op->send);  // (released by UCX when it completes)
+        op->send = nullptr;
+      }
     }
-    c->w.fini();
+    c->w.fini();  // nothing reads a PUT's source after this
+    for (auto &[id, op] : c->puts) release_source(*op);
+    c->puts.clear();
     hurray_policy_destroy(c->policy);
     delete c;
   } catch (...) {
@@ -1097,13 +1361,17 @@ HURRAY_API hurray_status hurray_net_client_peer_devices(const hurray_net_client 
   return HURRAY_OK;
 }
 
-HURRAY_API hurray_status hurray_net_client_put(hurray_net_client *c, const hurray_handoff *source,
-                                               const hurray_net_transfer_desc *desc,
-                                               hurray_error *err) {
-  if (c == nullptr || source == nullptr || !desc_ok(desc))
+}  // extern "C"
+
+namespace {
+// hurray_net_client_put_start and hurray_net_client_put: validate, send.
+hurray_status put_handoff(hurray_net_client *c, const hurray_handoff *source,
+                          const hurray_net_transfer_desc *desc, uint64_t *ticket,
+                          const char *who, hurray_error *err) {
+  if (c == nullptr || source == nullptr || !desc_ok(desc) || ticket == nullptr)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_net_client_put: client, source and desc (from "
-                "HURRAY_NET_TRANSFER_DESC_INIT) are required");
+                "%s: client, source and desc (from HURRAY_NET_TRANSFER_DESC_INIT) are required",
+                who);
   if (c->failed) return c->lost(err);
   try {
     unsigned char wire[HURRAY_HANDLE_SIZE];
@@ -1113,52 +1381,123 @@ HURRAY_API hurray_status hurray_net_client_put(hurray_net_client *c, const hurra
     hurray_handle_decode(source->handle, HURRAY_HANDLE_SIZE, &h, nullptr);
     if (h.byte_size > 0 && !host_addressable(h.device_tag, h.memory_class, source->flags))
       return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
-                  "hurray_net_client_put: the source's %s memory is not host-addressable and "
-                  "this UCX moves host memory only; use hurray_net_client_put_buffer, which "
-                  "stages it",
-                  hurray_device_tag_name(h.device_tag));
-    return c->put_bytes(wire, desc, source->data, err);
+                  "%s: the source's %s memory is not host-addressable and this UCX moves host "
+                  "memory only; use hurray_net_client_put_buffer, which stages it",
+                  who, hurray_device_tag_name(h.device_tag));
+    return c->start_put(wire, desc, source->data, std::make_unique<PutOp>(), ticket, err);
   } catch (...) {
     return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
   }
 }
 
-HURRAY_API hurray_status hurray_net_client_put_buffer(hurray_net_client *c, hurray_buffer *source,
-                                                      const hurray_net_transfer_desc *desc,
-                                                      hurray_error *err) {
-  if (c == nullptr || source == nullptr || !desc_ok(desc))
+// hurray_net_client_put_buffer_start and hurray_net_client_put_buffer: hold
+// an export (staged to host memory when needed), validate, send.
+hurray_status put_buffer(hurray_net_client *c, hurray_buffer *source,
+                         const hurray_net_transfer_desc *desc, uint64_t *ticket, const char *who,
+                         hurray_error *err) {
+  if (c == nullptr || source == nullptr || !desc_ok(desc) || ticket == nullptr)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_net_client_put_buffer: client, source and desc are required");
+                "%s: client, source and desc are required", who);
   if (c->failed) return c->lost(err);
-  hurray_handoff ho;
+  std::unique_ptr<PutOp> op;
+  try {
+    op = std::make_unique<PutOp>();
+  } catch (...) {
+    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
+  }
   bool host = false;
-  if (hurray_status st = hold(source, &ho, &host, err)) return st;
+  if (hurray_status st = hold(source, &op->held, &host, err)) return st;
+  op->holding = true;
   hurray_status st;
-  void *staging = nullptr;
   try {
     unsigned char wire[HURRAY_HANDLE_SIZE];
-    st = c->check_put(ho.handle, desc, wire, err);
-    if (!st) st = hurray_handoff_check(&ho, c->policy, err);
+    st = c->check_put(op->held.handle, desc, wire, err);
+    if (!st) st = hurray_handoff_check(&op->held, c->policy, err);
     hurray_buffer_handle h;
-    hurray_handle_decode(ho.handle, HURRAY_HANDLE_SIZE, &h, nullptr);
-    const void *data = ho.data;
+    hurray_handle_decode(op->held.handle, HURRAY_HANDLE_SIZE, &h, nullptr);
+    const void *data = op->held.data;
     if (!st && !host && h.byte_size > 0) {
-      staging = alloc_staging(static_cast<size_t>(h.byte_size));
-      if (staging == nullptr)
+      op->staging = alloc_staging(static_cast<size_t>(h.byte_size));
+      if (op->staging == nullptr)
         st = fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE,
                   "hurray-net: no host memory to stage %llu bytes",
                   static_cast<unsigned long long>(h.byte_size));
       else
-        st = hurray_buffer_copy_to_host(source, 0, staging, h.byte_size, err);
-      data = staging;
+        st = hurray_buffer_copy_to_host(source, 0, op->staging, h.byte_size, err);
+      data = op->staging;
     }
-    if (!st) st = c->put_bytes(wire, desc, data, err);
+    if (!st) return c->start_put(wire, desc, data, std::move(op), ticket, err);
   } catch (...) {
     st = fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
   }
-  std::free(staging);
-  hurray_handoff_release(&ho, nullptr);
+  if (op) release_source(*op);
   return st;
+}
+
+hurray_status put_wait(hurray_net_client *c, uint64_t ticket, const char *who, hurray_error *err) {
+  try {
+    return c->wait_put(ticket, true, nullptr, who, err);
+  } catch (...) {
+    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
+  }
+}
+}  // namespace
+
+extern "C" {
+
+HURRAY_API hurray_status hurray_net_client_put(hurray_net_client *c, const hurray_handoff *source,
+                                               const hurray_net_transfer_desc *desc,
+                                               hurray_error *err) {
+  uint64_t ticket = 0;
+  if (hurray_status st = put_handoff(c, source, desc, &ticket, "hurray_net_client_put", err))
+    return st;
+  return put_wait(c, ticket, "hurray_net_client_put", err);
+}
+
+HURRAY_API hurray_status hurray_net_client_put_buffer(hurray_net_client *c, hurray_buffer *source,
+                                                      const hurray_net_transfer_desc *desc,
+                                                      hurray_error *err) {
+  uint64_t ticket = 0;
+  if (hurray_status st = put_buffer(c, source, desc, &ticket, "hurray_net_client_put_buffer", err))
+    return st;
+  return put_wait(c, ticket, "hurray_net_client_put_buffer", err);
+}
+
+HURRAY_API hurray_status hurray_net_client_put_start(hurray_net_client *c,
+                                                     const hurray_handoff *source,
+                                                     const hurray_net_transfer_desc *desc,
+                                                     uint64_t *ticket, hurray_error *err) {
+  if (ticket != nullptr) *ticket = 0;
+  return put_handoff(c, source, desc, ticket, "hurray_net_client_put_start", err);
+}
+
+HURRAY_API hurray_status hurray_net_client_put_buffer_start(hurray_net_client *c,
+                                                            hurray_buffer *source,
+                                                            const hurray_net_transfer_desc *desc,
+                                                            uint64_t *ticket, hurray_error *err) {
+  if (ticket != nullptr) *ticket = 0;
+  return put_buffer(c, source, desc, ticket, "hurray_net_client_put_buffer_start", err);
+}
+
+HURRAY_API hurray_status hurray_net_client_put_test(hurray_net_client *c, uint64_t ticket,
+                                                    int32_t *done, hurray_error *err) {
+  if (done != nullptr) *done = 0;
+  if (c == nullptr || done == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_net_client_put_test: client and done are required");
+  try {
+    return c->wait_put(ticket, false, done, "hurray_net_client_put_test", err);
+  } catch (...) {
+    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
+  }
+}
+
+HURRAY_API hurray_status hurray_net_client_put_wait(hurray_net_client *c, uint64_t ticket,
+                                                    hurray_error *err) {
+  if (c == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_net_client_put_wait: client is required");
+  return put_wait(c, ticket, "hurray_net_client_put_wait", err);
 }
 
 HURRAY_API hurray_status hurray_net_client_get(hurray_net_client *c,

@@ -131,23 +131,64 @@ def plot_ipc_sweep(med, docs_dir):
                     for n, ours, base in rows))
 
 
-def callgrind_counts(build_dir):
-    """Instructions per decode + validate of one handle, from callgrind."""
-    exe = os.path.join(build_dir, "bench", "hurray_count_validate")
+# Paths bench/count.c runs, in pairs of (libhurray, baseline or None).
+COUNT_PAIRS = [
+    ("hurray_handle_decode + hurray_handle_validate, one valid handle", "validate",
+     None, None),
+    ("CPU handoff: wrap + check + acquire + release", "handoff",
+     "DLPack, minimal: malloc a managed tensor, check, call its deleter", "dlpack"),
+    ("OpenCL: allocate + free 1 MiB", "opencl",
+     "clCreateBuffer + clReleaseMemObject", "opencl-raw"),
+]
+
+
+def callgrind_count(exe, path):
+    """Instructions per run of one bench/count.c path, from callgrind; None
+    when the path cannot run here (device absent) or valgrind is missing."""
     totals = {}
     for n in (10000, 20000):
-        out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-                              exe, str(n)], capture_output=True, text=True)
+        try:
+            out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                                  exe, path, str(n)], capture_output=True, text=True)
+        except FileNotFoundError:
+            return None
+        if out.returncode != 0:
+            return None
         for line in out.stderr.splitlines():
             if "Collected :" in line:
                 totals[n] = int(line.split(":")[-1].strip())
     if len(totals) != 2:
-        return "\nInstruction counts: valgrind not available.\n"
-    per_call = (totals[20000] - totals[10000]) / 10000
-    print(f"decode + validate of one handle: {per_call:.0f} instructions (callgrind)")
+        return None
+    return (totals[20000] - totals[10000]) / 10000
+
+
+def callgrind_counts(build_dir):
+    """Instructions per run of each path and its baseline, from callgrind."""
+    exe = os.path.join(build_dir, "bench", "hurray_count")
+    rows = []
+    for what, path, base_desc, base in COUNT_PAIRS:
+        ours = callgrind_count(exe, path)
+        if ours is None:
+            rows.append(f"| {what} | not run | {base_desc or '-'} | - | - |")
+            continue
+        if base is None:
+            rows.append(f"| {what} | {ours:.0f} | - | - | - |")
+            print(f"{what}: {ours:.0f} instructions (callgrind)")
+            continue
+        theirs = callgrind_count(exe, base)
+        if theirs is None:
+            rows.append(f"| {what} | {ours:.0f} | {base_desc} | not run | - |")
+            continue
+        rows.append(f"| {what} | {ours:.0f} | {base_desc} | {theirs:.0f} | "
+                    f"{ours / theirs:.2f} |")
+        print(f"{what}: {ours:.0f} vs {theirs:.0f} instructions (callgrind)")
     return ("\n## Instruction counts (callgrind: the same on any machine)\n\n"
-            "| path | instructions |\n|---|---|\n"
-            f"| hurray_handle_decode + hurray_handle_validate, one valid handle | {per_call:.0f} |\n")
+            "Instructions per run of the path, `bench/count.c` under callgrind (two run "
+            "counts, the difference divided). Time also depends on what the instructions "
+            "wait for (a locked instruction, a cache miss), so these complement the table "
+            "above; they do not replace it.\n\n"
+            "| path | instructions | baseline | baseline instructions | ratio |\n"
+            "|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
 
 
 # net (issue 9): PUT throughput of libhurray-net (bench/net_bench.cpp) beside
@@ -155,6 +196,11 @@ def callgrind_counts(build_dir):
 # (UCX_TLS, default tcp) on 127.0.0.1, interleaved size by size in one run.
 NET_SIZES = [1 << 20, 4 << 20, 16 << 20, 64 << 20, 256 << 20, 1 << 30]
 NET_BEGIN, NET_END = "<!-- net: begin -->", "<!-- net: end -->"
+# PUTs in flight in the windowed rows (net_bench --window). Two are enough
+# to overlap one PUT's answer and the next one's start with bytes moving;
+# more cost more distinct destination memory (each PUT in flight lands in a
+# buffer of its own) and measured slower here from 16 MiB on.
+NET_WINDOW = 2
 
 
 def _free_port():
@@ -186,6 +232,15 @@ def _perftest_mibps(test, size, iters, env):
         server.wait()
 
 
+def _net_bench_mibps(exe, n, env, window, pool):
+    """hurray_net_bench's PUT throughput in MiB/s, and the window it used."""
+    out = subprocess.run([exe, "--sizes", str(n), "--min-bytes", str(1 << 30), "--min-iters", "3",
+                          "--window", str(window), "--pool", str(pool)],
+                         env=env, capture_output=True, text=True, check=True).stdout
+    mbps = float(out.split("MBps=")[1].split()[0])
+    return mbps * 1e6 / (1 << 20), int(out.split("window=")[1].split()[0])
+
+
 def net_sweep(build_dir, docs_dir, repetitions):
     exe = os.path.join(build_dir, "bench", "hurray_net_bench")
     if not os.path.exists(exe) or not shutil.which("ucx_perftest"):
@@ -197,31 +252,36 @@ def net_sweep(build_dir, docs_dir, repetitions):
     rows = []
     for n in NET_SIZES:
         iters = max(3, (1 << 30) // n)
-        ours, tag, am = [], [], []
+        one, win, nopool, tag, am = [], [], [], [], []
+        used = 1
         for _ in range(repetitions):
-            out = subprocess.run([exe, "--sizes", str(n), "--min-bytes", str(1 << 30),
-                                  "--min-iters", "3"], env=env, capture_output=True,
-                                 text=True, check=True).stdout
-            mbps = float(out.split("MBps=")[1].split()[0])
-            ours.append(mbps * 1e6 / (1 << 20))
+            one.append(_net_bench_mibps(exe, n, env, 1, 1)[0])
+            v, used = _net_bench_mibps(exe, n, env, NET_WINDOW, 1)
+            win.append(v)
+            nopool.append(_net_bench_mibps(exe, n, env, NET_WINDOW, 0)[0])
             for test, into in (("tag_bw", tag), ("ucp_am_bw", am)):
                 v = _perftest_mibps(test, n, iters, env)
                 if v is not None:
                     into.append(v)
         med = lambda xs: sorted(xs)[len(xs) // 2] if xs else float("nan")
-        rows.append((n, med(ours), med(tag), med(am)))
-        print(f"net PUT {n >> 20} MiB: libhurray {med(ours):.0f} MiB/s, "
+        rows.append((n, med(one), med(win), med(nopool), med(tag), med(am), used))
+        print(f"net PUT {n >> 20} MiB: libhurray one at a time {med(one):.0f} MiB/s, "
+              f"window of {used} {med(win):.0f} (without the pool {med(nopool):.0f}), "
               f"tag_bw {med(tag):.0f}, ucp_am_bw {med(am):.0f}")
     size = lambda n: f"{n >> 30} GiB" if n >= 1 << 30 else f"{n >> 20} MiB"
-    table = ("| size | libhurray PUT | ucx_perftest tag_bw | ucx_perftest ucp_am_bw | "
-             "libhurray / best of UCX |\n|---|---|---|---|---|\n" +
-             "".join(f"| {size(n)} | {o:.0f} MiB/s | {t:.0f} MiB/s | {a:.0f} MiB/s | "
-                     f"{o / max(t, a):.2f} |\n" for n, o, t, a in rows))
+    table = ("| size | PUT, one at a time | PUT, window (PUTs in flight) | "
+             "PUT, window, no pool | ucx_perftest tag_bw | ucx_perftest ucp_am_bw | "
+             "one at a time / best of UCX | window / best of UCX |\n"
+             "|---|---|---|---|---|---|---|---|\n" +
+             "".join(f"| {size(n)} | {o:.0f} MiB/s | {w:.0f} MiB/s ({u}) | {p:.0f} MiB/s | "
+                     f"{t:.0f} MiB/s | {a:.0f} MiB/s | {o / max(t, a):.2f} | "
+                     f"**{w / max(t, a):.2f}** |\n"
+                     for n, o, w, p, t, a, u in rows))
     picture = "\nNot plotted (gnuplot missing).\n"
     if shutil.which("gnuplot"):
         with tempfile.NamedTemporaryFile("w", suffix=".dat", delete=False) as f:
-            for n, o, t, a in rows:
-                f.write(f"{n} {o} {t} {a}\n")
+            for n, o, w, p, t, a, u in rows:
+                f.write(f"{n} {o} {w} {p} {t} {a}\n")
             data = f.name
         png = os.path.join(docs_dir, "net-sweep.png")
         script = (f'set terminal pngcairo noenhanced size 800,480; set output "{png}";'
@@ -231,27 +291,44 @@ def net_sweep(build_dir, docs_dir, repetitions):
                   'set xrange [786432:1431655765];'
                   'set ylabel "MiB/s"; set yrange [0:*]; set key bottom right; set grid;'
                   f'set title "PUT over UCX (UCX_TLS={env["UCX_TLS"]}, 127.0.0.1)";'
-                  f'plot "{data}" using 1:2 with linespoints title "libhurray-net PUT",'
-                  f' "{data}" using 1:3 with linespoints title "ucx_perftest tag_bw",'
-                  f' "{data}" using 1:4 with linespoints title "ucx_perftest ucp_am_bw"')
+                  f'plot "{data}" using 1:3 with linespoints lw 2 title "libhurray-net PUT, window",'
+                  f' "{data}" using 1:2 with linespoints title "libhurray-net PUT, one at a time",'
+                  f' "{data}" using 1:4 with linespoints dt 2 title "libhurray-net PUT, window, no pool",'
+                  f' "{data}" using 1:5 with linespoints title "ucx_perftest tag_bw",'
+                  f' "{data}" using 1:6 with linespoints title "ucx_perftest ucp_am_bw"')
         subprocess.run(["gnuplot", "-e", script], check=True)
         os.unlink(data)
         picture = "\n![PUT throughput by size](net-sweep.png)\n"
     return (f"\n{NET_BEGIN}\n## Network: PUT throughput over UCX\n\n"
             f"`bench/net_bench.cpp` PUTs CPU buffers from one process to a server process "
             f"over 127.0.0.1 with UCX_TLS={env['UCX_TLS']}; a PUT is complete when the server "
-            "has answered, its bytes having landed in memory it allocated for them "
-            "(hurray_buffer_alloc) and owns. Beside it in the same run, interleaved size by "
-            "size, UCX's own `ucx_perftest -t tag_bw` and `-t ucp_am_bw` (one process pair, "
-            "one reused buffer each side, a window of sends in flight) move the same sizes "
-            f"the same number of times. Median of {repetitions} runs; at least 1 GiB and 3 "
-            "transfers per size. The target is a ratio of at least 0.90. ucx_perftest polls "
-            "without sleeping in both processes; libhurray-net polls for 200 us "
-            "(HURRAY_NET_SPIN_US), then sleeps on UCX's event file descriptor. Each PUT is "
-            "one synchronous request and answer into a buffer the server allocates, where "
-            "ucx_perftest keeps a window of sends in flight into one reused buffer. The CPU "
-            "backend reuses freed blocks up to HURRAY_CPU_CACHE_MB (256 MiB), so only the "
-            "1 GiB PUTs land in fresh memory and pay its page faults. The "
+            "has answered, its bytes having landed in memory the server owns. Beside it in "
+            "the same run, interleaved size by size, UCX's own `ucx_perftest -t tag_bw` and "
+            "`-t ucp_am_bw` (one process pair, one reused buffer each side) move the same "
+            "sizes the same number of times. Median of "
+            f"{repetitions} runs; at least 1 GiB and 3 transfers per size, after a warm-up "
+            "round of one window. The target is a ratio of at least 0.90.\n\n"
+            "- **One at a time**: `hurray_net_client_put_buffer`, one synchronous request and "
+            "answer per PUT.\n"
+            f"- **Window**: {NET_WINDOW} PUTs in flight (in brackets), "
+            "`hurray_net_client_put_buffer_start`, then `hurray_net_client_put_wait` on the "
+            "oldest. ucx_perftest keeps a window too: up to 32 sends in flight (its default "
+            "`-O` for these tests), all overwriting one receive buffer. Each PUT in flight "
+            "lands in a buffer of its own (BP-NET-OWN), so a wider window touches more "
+            "memory: 4, 8 and 32 measured no better at 1-4 MiB, and 4 worse from 16 MiB on "
+            "(likely fewer cache hits); 2 already overlaps one PUT's answer and the next one's "
+            "start with bytes moving.\n"
+            "- **Pool**: both rows above run the server with a receive pool the server "
+            "application owns (`hurray_net_server_config.alloc`: page-aligned blocks wrapped "
+            "with `hurray_buffer_wrap`, returned to the pool when the landed buffer is "
+            "unreffed), the way ucx_perftest receives into memory it reuses. **No pool**: "
+            "each PUT lands in a buffer the server allocates with `hurray_buffer_alloc`; the "
+            "CPU backend reuses freed blocks up to HURRAY_CPU_CACHE_MB (256 MiB), so there "
+            "only 1 GiB PUTs land in fresh memory and pay its page faults: a fault and a clear "
+            "per 2 MiB huge page, and far more for memory the process never had before "
+            "(`hurray_net_bench` prints the server's page faults and CPU time on stderr).\n\n"
+            "ucx_perftest polls without sleeping in both processes; libhurray-net polls for "
+            "200 us (HURRAY_NET_SPIN_US), then sleeps on UCX's event file descriptor. The "
             "shared machine's noise moves ucx_perftest by 3x between runs; compare ratios "
             f"on the machine at hand ({machine}, load average {load:.1f} at the start)."
             "\n\n" + table + picture +
@@ -288,8 +365,12 @@ def main():
         exe = os.path.join(o.build_dir, "bench", name)
         if not os.path.exists(exe):
             continue
+        # Random interleaving: each repetition of each benchmark runs at a
+        # random point, so that libhurray and its baseline share the
+        # machine's moods and the process's heap state alike.
         res = subprocess.run([exe, "--benchmark_format=json",
                               f"--benchmark_repetitions={o.repetitions}",
+                              "--benchmark_enable_random_interleaving=true",
                               "--benchmark_report_aggregates_only=true"],
                              capture_output=True, text=True, check=True)
         doc = json.loads(res.stdout)

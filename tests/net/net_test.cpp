@@ -202,6 +202,21 @@ struct Child {
   void signal(int sig) { kill(pid, sig); }
 };
 
+// The port an example server child prints that it listens on.
+uint16_t listening_port(Child &server) {
+  std::string port;
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (port.empty()) {
+    REQUIRE(!server.exited());
+    const auto at = server.output.find("listening on port ");
+    const auto eol = at == std::string::npos ? at : server.output.find('\n', at);
+    if (eol != std::string::npos) port = server.output.substr(at + 18, eol - at - 18);
+    if (std::chrono::steady_clock::now() > limit) FAIL("the server did not start: " << server.output);
+    usleep(10000);
+  }
+  return static_cast<uint16_t>(std::stoi(port));
+}
+
 // Serve until the child exits; its exit status.
 int serve_until_exit(Server &srv, Child &c) {
   const auto limit = std::chrono::steady_clock::now() + std::chrono::minutes(2);
@@ -1123,18 +1138,8 @@ TEST_CASE("a client killed mid-GET: the send is dropped, the registration stays,
 
 TEST_CASE("a server killed mid-PUT: the client gets a clear I/O error", "[process]") {
   Child server({HURRAY_NET_EXAMPLE_SERVER, "--address", "127.0.0.1", "--port", "0"});
-  std::string port;
-  const auto limit = std::chrono::steady_clock::now() + std::chrono::minutes(1);
-  while (port.empty()) {
-    REQUIRE(!server.exited());
-    const auto at = server.output.find("listening on port ");
-    const auto eol = at == std::string::npos ? at : server.output.find('\n', at);
-    if (eol != std::string::npos) port = server.output.substr(at + 18, eol - at - 18);
-    if (std::chrono::steady_clock::now() > limit) FAIL("the server did not start: " << server.output);
-    usleep(10000);
-  }
   hurray_error err;
-  hurray_net_client *c = connect(static_cast<uint16_t>(std::stoi(port)), &err);
+  hurray_net_client *c = connect(listening_port(server), &err);
   INFO(err.message);
   REQUIRE(c != nullptr);
   server.signal(SIGSTOP);  // the server stops reading mid-way ...
@@ -1221,18 +1226,8 @@ TEST_CASE("a window of PUTs from a client process lands whole", "[process][windo
 
 TEST_CASE("a server killed with PUTs in flight: each gets a clear I/O error", "[process][window]") {
   Child server({HURRAY_NET_EXAMPLE_SERVER, "--address", "127.0.0.1", "--port", "0"});
-  std::string port;
-  const auto limit = std::chrono::steady_clock::now() + std::chrono::minutes(1);
-  while (port.empty()) {
-    REQUIRE(!server.exited());
-    const auto at = server.output.find("listening on port ");
-    const auto eol = at == std::string::npos ? at : server.output.find('\n', at);
-    if (eol != std::string::npos) port = server.output.substr(at + 18, eol - at - 18);
-    if (std::chrono::steady_clock::now() > limit) FAIL("the server did not start: " << server.output);
-    usleep(10000);
-  }
   hurray_error err;
-  hurray_net_client *c = connect(static_cast<uint16_t>(std::stoi(port)), &err);
+  hurray_net_client *c = connect(listening_port(server), &err);
   INFO(err.message);
   REQUIRE(c != nullptr);
   server.signal(SIGSTOP);  // the server stops reading ...

@@ -56,8 +56,9 @@
  *
  * Threads: OpenCL calls are thread-safe (the plugin calls no clSetKernelArg);
  * allocation records come from a lock-free pool (so that alloc and free take
- * no lock) and the SVM ranges are behind a mutex. libOpenCL.so.1 stays loaded after shutdown(): ICD loaders
- * and vendor drivers are not made to be unloaded.
+ * no lock) and the SVM ranges are behind a mutex. libOpenCL.so.1 stays loaded
+ * after shutdown(): ICD loaders and vendor drivers are not made to be
+ * unloaded.
  */
 #include <dlfcn.h>
 

@@ -60,6 +60,22 @@ def fmt(ns):
     return f"{ns:.1f} ns" if ns < 1e4 else f"{ns / 1e3:.1f} us"
 
 
+def gnuplot(png, rows, settings, curves):
+    """Plot rows (tuples of numbers, x first) into png with gnuplot: settings
+    are gnuplot commands; curves are (column, "with ... title ...") pairs."""
+    with tempfile.NamedTemporaryFile("w", suffix=".dat", delete=False) as f:
+        for r in rows:
+            f.write(" ".join(str(v) for v in r) + "\n")
+        data = f.name
+    try:
+        plot = ", ".join(f'"{data}" using 1:{col} {how}' for col, how in curves)
+        subprocess.run(["gnuplot", "-e",
+                        f'set terminal pngcairo noenhanced size 800,480; set output "{png}";'
+                        + settings + "plot " + plot], check=True)
+    finally:
+        os.unlink(data)
+
+
 def plot_sweep(med, docs_dir):
     """docs/batch-validation.png: ns per handle, validate vs memcpy, by table size."""
     rows = []
@@ -72,20 +88,13 @@ def plot_sweep(med, docs_dir):
     if not rows or not shutil.which("gnuplot"):
         return "\nSize sweep: not plotted (gnuplot or the sweep benchmarks missing).\n"
     rows.sort()
-    with tempfile.NamedTemporaryFile("w", suffix=".dat", delete=False) as f:
-        for n, ours, base in rows:
-            f.write(f"{n} {ours} {base}\n")
-        data = f.name
-    png = os.path.join(docs_dir, "batch-validation.png")
-    script = (f'set terminal pngcairo noenhanced size 800,480; set output "{png}";'
-              'set logscale x 4; set xlabel "handles in the table";'
-              'set xtics ("16" 16, "256" 256, "4K" 4096, "64K" 65536, "1M" 1048576, "4M" 4194304);'
-              'set ylabel "ns per handle"; set key top right; set grid;'
-              'set title "hurray_table_validate vs memcpy of the same bytes";'
-              f'plot "{data}" using 1:2 with linespoints title "hurray_table_validate",'
-              f' "{data}" using 1:3 with linespoints title "memcpy"')
-    subprocess.run(["gnuplot", "-e", script], check=True)
-    os.unlink(data)
+    gnuplot(os.path.join(docs_dir, "batch-validation.png"), rows,
+            'set logscale x 4; set xlabel "handles in the table";'
+            'set xtics ("16" 16, "256" 256, "4K" 4096, "64K" 65536, "1M" 1048576, "4M" 4194304);'
+            'set ylabel "ns per handle"; set key top right; set grid;'
+            'set title "hurray_table_validate vs memcpy of the same bytes";',
+            [(2, 'with linespoints title "hurray_table_validate"'),
+             (3, 'with linespoints title "memcpy"')])
     return ("\n## Batch validation by table size\n\n"
             "![validate vs memcpy, ns per handle](batch-validation.png)\n\n"
             "| handles | validate ns/handle | memcpy ns/handle | ratio |\n|---|---|---|---|\n" +
@@ -106,21 +115,14 @@ def plot_ipc_sweep(med, docs_dir):
     if not rows or not shutil.which("gnuplot"):
         return "\nIPC size sweep: not plotted (gnuplot or the IPC benchmarks missing).\n"
     rows.sort()
-    with tempfile.NamedTemporaryFile("w", suffix=".dat", delete=False) as f:
-        for n, ours, base in rows:
-            f.write(f"{n} {ours} {base}\n")
-        data = f.name
-    png = os.path.join(docs_dir, "ipc-sweep.png")
-    script = (f'set terminal pngcairo noenhanced size 800,480; set output "{png}";'
-              'set logscale xy; set xlabel "buffer size";'
-              'set xtics ("4K" 4096, "64K" 65536, "1M" 1048576, "16M" 16777216,'
-              ' "256M" 268435456, "1G" 1073741824);'
-              'set ylabel "microseconds per handover"; set key top left; set grid;'
-              'set title "Handing a CPU buffer to another process";'
-              f'plot "{data}" using 1:2 with linespoints title "libhurray (memfd, no copy)",'
-              f' "{data}" using 1:3 with linespoints title "Unix socket (copy)"')
-    subprocess.run(["gnuplot", "-e", script], check=True)
-    os.unlink(data)
+    gnuplot(os.path.join(docs_dir, "ipc-sweep.png"), rows,
+            'set logscale xy; set xlabel "buffer size";'
+            'set xtics ("4K" 4096, "64K" 65536, "1M" 1048576, "16M" 16777216,'
+            ' "256M" 268435456, "1G" 1073741824);'
+            'set ylabel "microseconds per handover"; set key top left; set grid;'
+            'set title "Handing a CPU buffer to another process";',
+            [(2, 'with linespoints title "libhurray (memfd, no copy)"'),
+             (3, 'with linespoints title "Unix socket (copy)"')])
     def size(n):
         return f"{n >> 30} GiB" if n >= 1 << 30 else (
             f"{n >> 20} MiB" if n >= 1 << 20 else f"{n >> 10} KiB")
@@ -279,25 +281,19 @@ def net_sweep(build_dir, docs_dir, repetitions):
                      for n, o, w, p, t, a, u in rows))
     picture = "\nNot plotted (gnuplot missing).\n"
     if shutil.which("gnuplot"):
-        with tempfile.NamedTemporaryFile("w", suffix=".dat", delete=False) as f:
-            for n, o, w, p, t, a, u in rows:
-                f.write(f"{n} {o} {w} {p} {t} {a}\n")
-            data = f.name
-        png = os.path.join(docs_dir, "net-sweep.png")
-        script = (f'set terminal pngcairo noenhanced size 800,480; set output "{png}";'
-                  'set logscale x 4; set xlabel "buffer size";'
-                  'set xtics ("1M" 1048576, "4M" 4194304, "16M" 16777216, "64M" 67108864,'
-                  ' "256M" 268435456, "1G" 1073741824);'
-                  'set xrange [786432:1431655765];'
-                  'set ylabel "MiB/s"; set yrange [0:*]; set key bottom right; set grid;'
-                  f'set title "PUT over UCX (UCX_TLS={env["UCX_TLS"]}, 127.0.0.1)";'
-                  f'plot "{data}" using 1:3 with linespoints lw 2 title "libhurray-net PUT, window",'
-                  f' "{data}" using 1:2 with linespoints title "libhurray-net PUT, one at a time",'
-                  f' "{data}" using 1:4 with linespoints dt 2 title "libhurray-net PUT, window, no pool",'
-                  f' "{data}" using 1:5 with linespoints title "ucx_perftest tag_bw",'
-                  f' "{data}" using 1:6 with linespoints title "ucx_perftest ucp_am_bw"')
-        subprocess.run(["gnuplot", "-e", script], check=True)
-        os.unlink(data)
+        gnuplot(os.path.join(docs_dir, "net-sweep.png"),
+                [(n, o, w, p, t, a) for n, o, w, p, t, a, u in rows],
+                'set logscale x 4; set xlabel "buffer size";'
+                'set xtics ("1M" 1048576, "4M" 4194304, "16M" 16777216, "64M" 67108864,'
+                ' "256M" 268435456, "1G" 1073741824);'
+                'set xrange [786432:1431655765];'
+                'set ylabel "MiB/s"; set yrange [0:*]; set key bottom right; set grid;'
+                f'set title "PUT over UCX (UCX_TLS={env["UCX_TLS"]}, 127.0.0.1)";',
+                [(3, 'with linespoints lw 2 title "libhurray-net PUT, window"'),
+                 (2, 'with linespoints title "libhurray-net PUT, one at a time"'),
+                 (4, 'with linespoints dt 2 title "libhurray-net PUT, window, no pool"'),
+                 (5, 'with linespoints title "ucx_perftest tag_bw"'),
+                 (6, 'with linespoints title "ucx_perftest ucp_am_bw"')])
         picture = "\n![PUT throughput by size](net-sweep.png)\n"
     return (f"\n{NET_BEGIN}\n## Network: PUT throughput over UCX\n\n"
             f"`bench/net_bench.cpp` PUTs CPU buffers from one process to a server process "

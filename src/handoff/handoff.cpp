@@ -144,7 +144,7 @@ void *token(const Slot *s, uint64_t state) {
       static_cast<uint64_t>(gen_of(state)) << 32 | s->pool_index));
 }
 
-Slot *from_token(const void *tok, uint32_t *gen) {
+[[gnu::always_inline]] inline Slot *from_token(const void *tok, uint32_t *gen) {
   const auto v = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(tok));
   *gen = static_cast<uint32_t>(v >> 32);
   return slots().find(v & 0xFFFFFFFFu);
@@ -392,7 +392,8 @@ void call_event_free(Slot *s) {
 
 // Release a libhurray handoff. Returns OK, or E_ALREADY_RELEASED when the
 // record is not live with this generation (nothing is forwarded then).
-inline hurray_status release_record(hurray_handoff *self, hurray_error *err) {
+[[gnu::always_inline]] inline hurray_status release_record(hurray_handoff *self,
+                                                         hurray_error *err) {
   uint32_t gen;
   Slot *s = from_token(self->private_data, &gen);
   if (!s) [[unlikely]]
@@ -583,31 +584,54 @@ hurray_status export_buffer(hurray_buffer *b, const hurray_export_desc *in, cons
   return HURRAY_OK;
 }
 
-// hurray_handoff_wrap's common case, in a few branches and no stack frame:
-// descriptors of this library's size, no QPARAM, a handle and payload that
-// pass the quick checks, and a record in this thread's cache. False: take the
-// checked path (wrap_handoff), which decides and explains everything.
+// hurray_handoff_wrap's common case: a PRODUCER_SYNCED export (what every
+// CPU handoff is) of a descriptor of this library's size, outside guard
+// mode, whose handle and address pass the quick checks, with a record in
+// this thread's cache. It keeps nothing alive across a call, so it compiles
+// to straight-line code with no stack frame. False: take the checked path
+// (wrap_handoff), which decides and explains everything, EVENT and
+// CONSUMER_STREAM exports and guard mode included.
 [[gnu::always_inline]] inline bool wrap_fast(hurray_context *ctx, const hurray_buffer_desc *in,
-                                             const hurray_export_desc *exp, const void *caller,
-                                             hurray_handoff *out) {
-  if (!in || !out || in->size != sizeof *in || (exp && exp->size != sizeof *exp)) return false;
-  const hurray_export_desc &e = exp ? *exp : kDefaultExport;
-  hurray_context *const c = resolve(ctx);
-  hurray_buffer_handle h = in->handle;
-  h.sync_mode = static_cast<uint8_t>(e.sync_mode);
-  if (in->handle.sync_mode != HURRAY_SYNC_PRODUCER_SYNCED ||
-      (in->flags & ~HURRAY_HANDOFF_OPAQUE_DATA) || (e.flags & ~HURRAY_HANDOFF_READ_ONLY) ||
-      e.sync_mode > HURRAY_SYNC_CONSUMER_STREAM || !fast_valid(h, c->policy) ||
-      payload_problem(e.sync_mode, e.sync_object, e.event_free_fn, e.sync_value) ||
-      !((in->flags & HURRAY_HANDOFF_OPAQUE_DATA) || address_ok(h, in->data)))
+                                             const hurray_export_desc *exp, hurray_handoff *out) {
+  if (!in || !out || in->size != sizeof *in) return false;
+  uint32_t flags = in->flags;
+  if (exp) {
+    if (exp->size != sizeof *exp || exp->sync_mode != HURRAY_SYNC_PRODUCER_SYNCED ||
+        exp->sync_object || exp->sync_value || exp->event_free_fn ||
+        (exp->flags & ~HURRAY_HANDOFF_READ_ONLY))
+      return false;
+    flags |= exp->flags;
+  }
+  const hurray_context *const c = resolve(ctx);
+  if ((in->flags & ~HURRAY_HANDOFF_OPAQUE_DATA) || in->handle.sync_mode ||
+      c->guard.load(std::memory_order_relaxed) || !fast_valid(in->handle, c->policy) ||
+      !((flags & HURRAY_HANDOFF_OPAQUE_DATA) || address_ok(in->handle, in->data)))
     return false;
   ThreadCache &tc = t_cache;
   if (!tc.nslots) return false;
-  Slot *s = tc.slots[--tc.nslots];
+  Slot *const s = tc.slots[--tc.nslots];
+  // The record: what release reads (no event, no guard fields here).
   s->buf = nullptr;
   s->free_fn = in->free_fn;
   s->free_user = in->free_user;
-  publish(s, Origin{c, h, in->data, in->device_ordinal, e.flags | in->flags, caller}, e, out);
+  s->data = in->data;
+  s->flags = flags;
+  s->sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
+  const uint64_t st = s->state.load(std::memory_order_relaxed) | kLive;
+  s->state.store(st, std::memory_order_release);
+  // The consumer's struct.
+  out->version = HURRAY_HANDOFF_VERSION;
+  out->flags = flags;
+  encode16(in->handle, out->handle);  // sync_mode is PRODUCER_SYNCED (0)
+  out->device_ordinal = in->device_ordinal;
+  out->reserved0 = 0;
+  out->data = in->data;
+  out->sync_object = nullptr;
+  out->sync_value = 0;
+  out->release_event = nullptr;
+  out->release = release_trampoline;
+  out->private_data = token(s, st);
+  std::memset(out->reserved, 0, sizeof out->reserved);
   return true;
 }
 
@@ -847,20 +871,28 @@ HURRAY_API hurray_status hurray_buffer_copy_to_host(const hurray_buffer *buffer,
 HURRAY_API hurray_status hurray_handoff_wrap(hurray_context *ctx, const hurray_buffer_desc *buffer,
                                              const hurray_export_desc *exp, hurray_handoff *out,
                                              hurray_error *err) {
-  if (wrap_fast(ctx, buffer, exp, __builtin_return_address(0), out)) return HURRAY_OK;
+  if (wrap_fast(ctx, buffer, exp, out)) return HURRAY_OK;
   return wrap_handoff(ctx, buffer, exp, __builtin_return_address(0), out, err);
 }
 
 HURRAY_API hurray_status hurray_handoff_check(const hurray_handoff *h, const hurray_policy *policy,
                                               hurray_error *err) {
   // Fast path: everything in order. Any doubt takes the checked path.
-  if (h && h->version == HURRAY_HANDOFF_VERSION && h->release && h->reserved0 == 0 &&
-      !(h->flags & ~kKnownHandoffFlags) &&
-      (h->reserved[0] | h->reserved[1] | h->reserved[2] | h->reserved[3]) == 0) {
+  if (h && h->version == HURRAY_HANDOFF_VERSION && h->release &&
+      !(h->flags & ~kKnownHandoffFlags)) {
     hurray_buffer_handle hd;
     decode16(h->handle, &hd);
-    if (fast_valid(hd, resolve(policy)) &&
-        !payload_problem(hd.sync_mode, h->sync_object, h->release_event, h->sync_value) &&
+    const uint64_t reserved = h->reserved0 | h->reserved[0] | h->reserved[1] | h->reserved[2] |
+                              h->reserved[3];
+    // PRODUCER_SYNCED (every CPU handoff): no payload, so the payload words
+    // join the reserved ones in one test.
+    const bool ok =
+        hd.sync_mode == HURRAY_SYNC_PRODUCER_SYNCED
+            ? (reserved | reinterpret_cast<uintptr_t>(h->sync_object) |
+               reinterpret_cast<uintptr_t>(h->release_event) | h->sync_value) == 0
+            : reserved == 0 &&
+                  !payload_problem(hd.sync_mode, h->sync_object, h->release_event, h->sync_value);
+    if (ok && fast_valid(hd, resolve(policy)) &&
         ((h->flags & HURRAY_HANDOFF_OPAQUE_DATA) || address_ok(hd, h->data)))
       return HURRAY_OK;
   }

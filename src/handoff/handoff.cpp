@@ -185,11 +185,18 @@ void buffer_destroy(hurray_buffer *b) {
   b->ctx = nullptr;
   b->free_fn = nullptr;
   b->backend_owned = false;
+  b->refs.store(0, std::memory_order_relaxed);  // a stray unref then destroys nothing
   buffer_push(b);
 }
 
 void buffer_unref(hurray_buffer *b) {
-  if (b->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) buffer_destroy(b);
+  // The last reference needs no read-modify-write: while this thread holds
+  // the only one, no other thread can take another (that needs a reference
+  // to copy), so a count of 1 cannot change under us. The acquire load
+  // orders the other owners' earlier releases before the destruction.
+  if (b->refs.load(std::memory_order_acquire) == 1 ||
+      b->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    buffer_destroy(b);
 }
 
 hurray_status new_buffer(hurray_context *ctx, hurray_buffer **out, hurray_error *err) {

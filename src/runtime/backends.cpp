@@ -22,6 +22,7 @@
 namespace hurray::detail {
 
 constinit std::atomic<const Backend *> g_ready_backends[256] = {};
+constinit int32_t g_ready_devices[256] = {};
 
 namespace {
 
@@ -72,7 +73,10 @@ class Registry {
     TagState &t = tags_[tag];
     if (!t.resolved) resolve(tag, t);
     if (t.backend.table) {
-      g_ready_backends[tag].store(&t.backend, std::memory_order_release);
+      if (!g_ready_backends[tag].load(std::memory_order_relaxed)) {  // written once
+        g_ready_devices[tag] = t.backend.table->device_count(t.backend.state);
+        g_ready_backends[tag].store(&t.backend, std::memory_order_release);
+      }
       *out = t.backend;
       return HURRAY_OK;
     }

@@ -24,6 +24,10 @@ hurray_status backend_for(uint8_t tag, Backend *out, hurray_error *err) noexcept
 // Each tag's backend once it is probed and ready (it never changes after),
 // so that finding it is one load; nullptr until then.
 extern std::atomic<const Backend *> g_ready_backends[256];
+// Its device count as probed, written before g_ready_backends[tag] and never
+// after: an ordinal below it needs no call into the plugin. (An ordinal at
+// or above it asks the plugin again, in backend_device_slow.)
+extern int32_t g_ready_devices[256];
 
 hurray_status backend_device_slow(uint8_t tag, int32_t ordinal, Backend *out,
                                   hurray_error *err) noexcept;
@@ -32,7 +36,7 @@ hurray_status backend_device_slow(uint8_t tag, int32_t ordinal, Backend *out,
 inline hurray_status backend_device(uint8_t tag, int32_t ordinal, Backend *out,
                                     hurray_error *err) noexcept {
   if (const Backend *b = g_ready_backends[tag].load(std::memory_order_acquire)) {
-    if (ordinal >= 0 && ordinal < b->table->device_count(b->state)) {
+    if (ordinal >= 0 && ordinal < g_ready_devices[tag]) {
       *out = *b;
       return HURRAY_OK;
     }

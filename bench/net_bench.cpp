@@ -3,6 +3,7 @@
 //
 //   hurray_net_bench [--sizes 1M,4M,...] [--min-bytes N] [--min-iters N]
 //                    [--window W] [--window-bytes N] [--pool 0|1]
+//                    [--client-cpu N] [--server-cpu N]
 //
 // Forks a server process (hurray_net_server_poll, dropping each buffer that
 // lands) and PUTs CPU buffers to it from this process over 127.0.0.1.
@@ -17,6 +18,11 @@
 //    hurray_buffer_wrap, returned to the pool when the landed buffer is
 //    unreffed); --pool 0: each PUT lands in a buffer the server allocates
 //    with hurray_buffer_alloc.
+//  --client-cpu / --server-cpu: pin this process / the server process to one
+//    CPU (sched_setaffinity), as bench/run.py pins ucx_perftest's two
+//    processes with taskset. Unpinned on a 2-CPU machine, the scheduler now
+//    and then runs both on one CPU and the throughput of that run drops by
+//    up to 3x, for libhurray and ucx_perftest alike.
 // Per size: one warm-up round (one window of PUTs, which also fills the
 // pool), then at least --min-iters PUTs and --min-bytes bytes, timed.
 // Prints one line per size:
@@ -24,6 +30,7 @@
 // and on stderr, when the server stops, its page faults and CPU time.
 #include <hurray_net.h>
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -141,8 +148,18 @@ int serve(int port_fd, bool use_pool) {
 
 }  // namespace
 
+// Pin the calling process to one CPU; -1: leave it where it is.
+static void pin(int cpu) {
+  if (cpu < 0) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (sched_setaffinity(0, sizeof set, &set) != 0) std::perror("net_bench: sched_setaffinity");
+}
+
 int main(int argc, char **argv) {
   std::vector<uint64_t> sizes;
+  int client_cpu = -1, server_cpu = -1;
   uint64_t min_bytes = 1ull << 30, window_bytes = 1ull << 30;
   int min_iters = 3, window = 1;
   bool use_pool = true;
@@ -167,6 +184,10 @@ int main(int argc, char **argv) {
       window_bytes = parse_size(argv[i + 1]);
     } else if (a == "--pool") {
       use_pool = std::atoi(argv[i + 1]) != 0;
+    } else if (a == "--client-cpu") {
+      client_cpu = std::atoi(argv[i + 1]);
+    } else if (a == "--server-cpu") {
+      server_cpu = std::atoi(argv[i + 1]);
     }
   }
   if (sizes.empty())
@@ -179,8 +200,10 @@ int main(int argc, char **argv) {
   if (child < 0) return 1;
   if (child == 0) {
     close(fds[0]);
+    pin(server_cpu);
     _exit(serve(fds[1], use_pool));
   }
+  pin(client_cpu);
   close(fds[1]);
   uint16_t port = 0;
   if (read(fds[0], &port, sizeof port) != static_cast<ssize_t>(sizeof port)) {

@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import platform
+import random
 import shutil
 import subprocess
 import sys
@@ -203,6 +204,10 @@ NET_BEGIN, NET_END = "<!-- net: begin -->", "<!-- net: end -->"
 # more cost more distinct destination memory (each PUT in flight lands in a
 # buffer of its own) and measured slower here from 16 MiB on.
 NET_WINDOW = 2
+# Bytes each run moves per size (at least 3 transfers). Runs of 1 GiB took
+# 0.2 s at 1 MiB and moved with the machine's moods by 10%; 4 GiB is about a
+# second per run.
+NET_MIN_BYTES = 4 << 30
 
 
 def _free_port():
@@ -212,16 +217,26 @@ def _free_port():
         return s.getsockname()[1]
 
 
+# Where a run's two processes go: the client on CPU 0, the server on CPU 1,
+# for libhurray-net and ucx_perftest alike. Left to the scheduler, both now and
+# then share one CPU and that run loses up to 3x (a 2-CPU machine).
+NET_PIN = (os.cpu_count() or 1) >= 2 and shutil.which("taskset") is not None
+
+
+def _pinned(cpu, argv):
+    return ["taskset", "-c", str(cpu)] + argv if NET_PIN else argv
+
+
 def _perftest_mibps(test, size, iters, env):
     """ucx_perftest's overall bandwidth (its "MB/s" are MiB/s) for one size."""
     import time
     port = str(_free_port())
-    server = subprocess.Popen(["ucx_perftest", "-p", port], env=env,
+    server = subprocess.Popen(_pinned(1, ["ucx_perftest", "-p", port]), env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(50):
-            out = subprocess.run(["ucx_perftest", "127.0.0.1", "-p", port, "-t", test,
-                                  "-s", str(size), "-n", str(iters)],
+            out = subprocess.run(_pinned(0, ["ucx_perftest", "127.0.0.1", "-p", port, "-t", test,
+                                             "-s", str(size), "-n", str(iters)]),
                                  env=env, capture_output=True, text=True)
             final = [l for l in out.stdout.splitlines() if l.startswith("Final:")]
             if final:
@@ -236,8 +251,9 @@ def _perftest_mibps(test, size, iters, env):
 
 def _net_bench_mibps(exe, n, env, window, pool):
     """hurray_net_bench's PUT throughput in MiB/s, and the window it used."""
-    out = subprocess.run([exe, "--sizes", str(n), "--min-bytes", str(1 << 30), "--min-iters", "3",
-                          "--window", str(window), "--pool", str(pool)],
+    pin = ["--client-cpu", "0", "--server-cpu", "1"] if NET_PIN else []
+    out = subprocess.run([exe, "--sizes", str(n), "--min-bytes", str(NET_MIN_BYTES), "--min-iters", "3",
+                          "--window", str(window), "--pool", str(pool)] + pin,
                          env=env, capture_output=True, text=True, check=True).stdout
     mbps = float(out.split("MBps=")[1].split()[0])
     return mbps * 1e6 / (1 << 20), int(out.split("window=")[1].split()[0])
@@ -252,37 +268,59 @@ def net_sweep(build_dir, docs_dir, repetitions):
     machine = f"{platform.machine()}, {os.cpu_count()} CPUs"
     load = os.getloadavg()[0]
     rows = []
+    med = lambda xs: sorted(xs)[len(xs) // 2] if xs else float("nan")
     for n in NET_SIZES:
-        iters = max(3, (1 << 30) // n)
+        iters = max(3, NET_MIN_BYTES // n)
         one, win, nopool, tag, am = [], [], [], [], []
-        used = 1
+        r_one, r_win = [], []  # each repetition's ratios against its own UCX runs
+        used = [1]
         for _ in range(repetitions):
-            one.append(_net_bench_mibps(exe, n, env, 1, 1)[0])
-            v, used = _net_bench_mibps(exe, n, env, NET_WINDOW, 1)
-            win.append(v)
-            nopool.append(_net_bench_mibps(exe, n, env, NET_WINDOW, 0)[0])
-            for test, into in (("tag_bw", tag), ("ucp_am_bw", am)):
-                v = _perftest_mibps(test, n, iters, env)
-                if v is not None:
-                    into.append(v)
-        med = lambda xs: sorted(xs)[len(xs) // 2] if xs else float("nan")
-        rows.append((n, med(one), med(win), med(nopool), med(tag), med(am), used))
+            # One repetition: the five runs back to back, in a random order,
+            # so that no side always runs first (or just after the other).
+            got = {}
+            runs = {
+                "one": lambda: _net_bench_mibps(exe, n, env, 1, 1)[0],
+                "win": lambda: _net_bench_mibps(exe, n, env, NET_WINDOW, 1),
+                "nopool": lambda: _net_bench_mibps(exe, n, env, NET_WINDOW, 0)[0],
+                "tag": lambda: _perftest_mibps("tag_bw", n, iters, env),
+                "am": lambda: _perftest_mibps("ucp_am_bw", n, iters, env),
+            }
+            order = list(runs)
+            random.shuffle(order)
+            for k in order:
+                got[k] = runs[k]()
+            got["win"], used[0] = got["win"]
+            one.append(got["one"])
+            win.append(got["win"])
+            nopool.append(got["nopool"])
+            ucx = [v for v in (got["tag"], got["am"]) if v is not None]
+            if got["tag"] is not None:
+                tag.append(got["tag"])
+            if got["am"] is not None:
+                am.append(got["am"])
+            if ucx:
+                r_one.append(got["one"] / max(ucx))
+                r_win.append(got["win"] / max(ucx))
+        rows.append((n, med(one), med(win), med(nopool), med(tag), med(am), used[0],
+                     med(r_one), med(r_win), min(r_win, default=float("nan")),
+                     max(r_win, default=float("nan"))))
         print(f"net PUT {n >> 20} MiB: libhurray one at a time {med(one):.0f} MiB/s, "
-              f"window of {used} {med(win):.0f} (without the pool {med(nopool):.0f}), "
-              f"tag_bw {med(tag):.0f}, ucp_am_bw {med(am):.0f}")
+              f"window of {used[0]} {med(win):.0f} (without the pool {med(nopool):.0f}), "
+              f"tag_bw {med(tag):.0f}, ucp_am_bw {med(am):.0f}; ratios one {med(r_one):.2f}, "
+              f"window {med(r_win):.2f} ({min(r_win, default=0):.2f}-{max(r_win, default=0):.2f})")
     size = lambda n: f"{n >> 30} GiB" if n >= 1 << 30 else f"{n >> 20} MiB"
     table = ("| size | PUT, one at a time | PUT, window (PUTs in flight) | "
              "PUT, window, no pool | ucx_perftest tag_bw | ucx_perftest ucp_am_bw | "
-             "one at a time / best of UCX | window / best of UCX |\n"
+             "one at a time / best of UCX | window / best of UCX (lowest-highest) |\n"
              "|---|---|---|---|---|---|---|---|\n" +
              "".join(f"| {size(n)} | {o:.0f} MiB/s | {w:.0f} MiB/s ({u}) | {p:.0f} MiB/s | "
-                     f"{t:.0f} MiB/s | {a:.0f} MiB/s | {o / max(t, a):.2f} | "
-                     f"**{w / max(t, a):.2f}** |\n"
-                     for n, o, w, p, t, a, u in rows))
+                     f"{t:.0f} MiB/s | {a:.0f} MiB/s | {ro:.2f} | "
+                     f"**{rw:.2f}** ({lo:.2f}-{hi:.2f}) |\n"
+                     for n, o, w, p, t, a, u, ro, rw, lo, hi in rows))
     picture = "\nNot plotted (gnuplot missing).\n"
     if shutil.which("gnuplot"):
         gnuplot(os.path.join(docs_dir, "net-sweep.png"),
-                [(n, o, w, p, t, a) for n, o, w, p, t, a, u in rows],
+                [r[:6] for r in rows],
                 'set logscale x 4; set xlabel "buffer size";'
                 'set xtics ("1M" 1048576, "4M" 4194304, "16M" 16777216, "64M" 67108864,'
                 ' "256M" 268435456, "1G" 1073741824);'
@@ -301,9 +339,13 @@ def net_sweep(build_dir, docs_dir, repetitions):
             "has answered, its bytes having landed in memory the server owns. Beside it in "
             "the same run, interleaved size by size, UCX's own `ucx_perftest -t tag_bw` and "
             "`-t ucp_am_bw` (one process pair, one reused buffer each side) move the same "
-            "sizes the same number of times. Median of "
-            f"{repetitions} runs; at least 1 GiB and 3 transfers per size, after a warm-up "
-            "round of one window. The target is a ratio of at least 0.90.\n\n"
+            "sizes the same number of times. Each repetition runs the five rows back to back "
+            "in a random order; throughputs are the median of "
+            f"{repetitions} repetitions, and each ratio is the median of the {repetitions} "
+            "repetitions' own ratios (a run against the UCX runs next to it in time, so that "
+            "the machine's slower and faster minutes cancel), with the lowest and highest in "
+            f"brackets. Each run moves at least {NET_MIN_BYTES >> 30} GiB and 3 transfers, "
+            "after a warm-up round of one window. The target is a ratio of at least 0.90.\n\n"
             "- **One at a time**: `hurray_net_client_put_buffer`, one synchronous request and "
             "answer per PUT.\n"
             f"- **Window**: {NET_WINDOW} PUTs in flight (in brackets), "
@@ -314,6 +356,14 @@ def net_sweep(build_dir, docs_dir, repetitions):
             "memory: 4, 8 and 32 measured no better at 1-4 MiB, and 4 worse from 16 MiB on "
             "(likely fewer cache hits); 2 already overlaps one PUT's answer and the next one's "
             "start with bytes moving.\n"
+            "- **Where 1 MiB loses**: a PUT is a rendezvous, because the server chooses and "
+            "allocates the destination before any byte moves (BP-NET-OWN, BP-PUT-DEVICE). Over "
+            "UCX's TCP transport that puts a request, its reply and an acknowledgement on the "
+            "sender's critical path: 13-28 us between one PUT's last byte and the next one's "
+            "first (`perf record -e 'syscalls:sys_*_sendmsg'` on the client), 8-15% of a "
+            "1 MiB PUT. ucx_perftest's ucp_am_bw sends eagerly into UCX's own buffers, with no "
+            "handshake. Sending eagerly and copying into the destination on the server "
+            "measured no better (0.82-0.93 either way, windows of 2 to 8).\n"
             "- **Pool**: both rows above run the server with a receive pool the server "
             "application owns (`hurray_net_server_config.alloc`: page-aligned blocks wrapped "
             "with `hurray_buffer_wrap`, returned to the pool when the landed buffer is "
@@ -323,6 +373,10 @@ def net_sweep(build_dir, docs_dir, repetitions):
             "only 1 GiB PUTs land in fresh memory and pay its page faults: a fault and a clear "
             "per 2 MiB huge page, and far more for memory the process never had before "
             "(`hurray_net_bench` prints the server's page faults and CPU time on stderr).\n\n"
+            + ("Every run has its client on CPU 0 and its server on CPU 1 (`taskset`, and "
+               "`hurray_net_bench --client-cpu 0 --server-cpu 1`): left to the scheduler, the "
+               "two processes now and then share a CPU and that run loses up to 3x, on either "
+               "side.\n\n" if NET_PIN else "") +
             "ucx_perftest polls without sleeping in both processes; libhurray-net polls for "
             "200 us (HURRAY_NET_SPIN_US), then sleeps on UCX's event file descriptor. The "
             "shared machine's noise moves ucx_perftest by 3x between runs; compare ratios "

@@ -109,7 +109,9 @@ typedef struct hurray_backend_v1 {
   hurray_status (*probe)(void **state, hurray_error *err);
   /** Release everything (at process exit or context teardown). Optional. */
   void (*shutdown)(void *state);
-  /** Number of devices (>= 1 after a successful probe). */
+  /** Number of devices (>= 1 after a successful probe). libhurray reads it
+   *  once when the backend becomes ready and trusts ordinals below it without
+   *  asking again; it asks again for an ordinal at or above it. */
   int32_t (*device_count)(void *state);
   /** Describe a device. */
   hurray_status (*device_info)(void *state, int32_t device,

@@ -509,3 +509,180 @@ TEST_CASE("CPU: a freed large allocation is reused for the next of its size, ali
   CHECK(hurray_buffer_data(s) != first);
   hurray_buffer_unref(s);
 }
+
+// wrap and check answer their common case on a fast path and everything else
+// on a checked path; both must give the same answers. wrap is run twice on
+// each random input: with descriptors of this library's size (fast path when
+// it applies) and with the same descriptors declared 8 bytes larger, zero
+// tail (always the checked path). check is compared with an oracle built from
+// the public rule engine (hurray_table_validate) and the payload and address
+// rules.
+namespace {
+
+struct PaddedBuffer {
+  hurray_buffer_desc d;
+  uint64_t zero;
+};
+struct PaddedExport {
+  hurray_export_desc d;
+  uint64_t zero;
+};
+
+template <class T>
+T pick(uint64_t &s, std::initializer_list<T> xs) {
+  s = s * 6364136223846793005ull + 1442695040888963407ull;
+  return xs.begin()[(s >> 33) % xs.size()];
+}
+
+bool check_oracle(const hurray_handoff &h, const hurray_policy *policy) {
+  constexpr uint32_t known =
+      HURRAY_HANDOFF_READ_ONLY | HURRAY_HANDOFF_OPAQUE_DATA | HURRAY_HANDOFF_QPARAM;
+  if (h.version != HURRAY_HANDOFF_VERSION || !h.release || (h.flags & ~known) || h.reserved0 ||
+      h.reserved[0] || h.reserved[1] || h.reserved[2] || h.reserved[3])
+    return false;
+  if (hurray_table_validate(h.handle, sizeof h.handle, policy, nullptr) != HURRAY_OK)
+    return false;
+  hurray_buffer_handle hd;
+  if (hurray_handle_decode(h.handle, sizeof h.handle, &hd, nullptr) != HURRAY_OK) return false;
+  const bool obj = h.sync_object, rel = h.release_event;
+  switch (hd.sync_mode) {
+    case HURRAY_SYNC_PRODUCER_SYNCED:
+      if (obj || rel || h.sync_value) return false;
+      break;
+    case HURRAY_SYNC_EVENT:
+      if (!obj || !rel) return false;
+      break;
+    case HURRAY_SYNC_CONSUMER_STREAM:
+      if (!obj || rel) return false;
+      break;
+    default:
+      return false;
+  }
+  if (h.flags & HURRAY_HANDOFF_OPAQUE_DATA) return true;
+  const auto a = reinterpret_cast<uintptr_t>(h.data);
+  return hd.byte_size == 0 || (a != 0 && hd.alignment != 0 && a % hd.alignment == 0);
+}
+
+void no_event(void *, void *) {}
+void fake_release(hurray_handoff *) {}
+
+// Usually `usual`, one time in six one of `others`: most inputs are then
+// valid but for one or two fields, where the two paths are likeliest to part.
+template <class T>
+T mostly(uint64_t &s, T usual, std::initializer_list<T> others) {
+  s = s * 6364136223846793005ull + 1442695040888963407ull;
+  if ((s >> 40) % 6 != 0) return usual;
+  return pick(s, others);
+}
+
+}  // namespace
+
+TEST_CASE("wrap: the fast path and the checked path agree on random descriptors",
+          "[handoff][fast-path]") {
+  Aligned mem(1 << 16);
+  Counter c;
+  uint64_t s = 12345;
+  int accepted = 0, refused = 0;
+  for (int i = 0; i < 20000; ++i) {
+    hurray_buffer_desc d = HURRAY_BUFFER_DESC_INIT;
+    d.handle.byte_size = mostly<uint64_t>(s, 4096, {0, 64, 1ull << 40});
+    d.handle.alignment = mostly<uint32_t>(s, 64, {0, 3, 32, 128, 4096});
+    d.handle.device_tag = mostly<uint8_t>(s, 0, {1, 4, 6, 8, 9, 0xF0});
+    d.handle.sync_mode = mostly<uint8_t>(s, 0, {1, 2});
+    d.handle.memory_class = mostly<uint8_t>(s, 0, {1, 2, 3, 4});
+    d.handle.reserved = mostly<uint8_t>(s, 0, {1});
+    d.data = mostly<void *>(s, mem.p, {static_cast<char *>(mem.p) + 64,
+                                       static_cast<char *>(mem.p) + 8, nullptr});
+    d.flags = mostly<uint32_t>(s, 0, {HURRAY_HANDOFF_OPAQUE_DATA, 0x80});
+    d.device_ordinal = mostly<int32_t>(s, 0, {1});
+    d.free_fn = Counter::on_free;
+    d.free_user = &c;
+    hurray_export_desc e = HURRAY_EXPORT_DESC_INIT;
+    e.sync_mode = mostly<uint32_t>(s, 0, {1, 2, 7});
+    e.sync_object = mostly<void *>(s, nullptr, {&kFakeEvent});
+    e.event_free_fn = mostly<void (*)(void *, void *)>(s, nullptr, {no_event});
+    e.sync_value = mostly<uint64_t>(s, 0, {5});
+    e.flags = mostly<uint32_t>(s, 0, {HURRAY_HANDOFF_READ_ONLY, 0x40});
+    const bool no_export = pick<int>(s, {0, 1}) && e.sync_mode == 0 && !e.sync_object &&
+                           !e.event_free_fn && !e.sync_value && !e.flags;
+
+    PaddedBuffer pb{};
+    pb.d = d;
+    pb.d.size = sizeof pb;
+    PaddedExport pe{};
+    pe.d = e;
+    pe.d.size = sizeof pe;
+    hurray_handoff fast, checked;
+    hurray_error ef, ec;
+    const hurray_status sf = hurray_handoff_wrap(nullptr, &d, no_export ? nullptr : &e, &fast, &ef);
+    const hurray_status sc = hurray_handoff_wrap(nullptr, &pb.d, &pe.d, &checked, &ec);
+    INFO("input " << i << ": fast " << ef.message << " / checked " << ec.message);
+    REQUIRE(sf == sc);
+    if (sf != HURRAY_OK) {
+      CHECK(std::string(ef.rule_id) == std::string(ec.rule_id));
+      ++refused;
+      continue;
+    }
+    ++accepted;
+    CHECK(fast.version == checked.version);
+    CHECK(fast.flags == checked.flags);
+    CHECK(std::memcmp(fast.handle, checked.handle, sizeof fast.handle) == 0);
+    CHECK(fast.device_ordinal == checked.device_ordinal);
+    CHECK(fast.data == checked.data);
+    CHECK(fast.sync_object == checked.sync_object);
+    CHECK(fast.sync_value == checked.sync_value);
+    CHECK((fast.release_event == nullptr) == (checked.release_event == nullptr));
+    CHECK(fast.release == checked.release);
+    CHECK(hurray_handoff_check(&fast, nullptr, nullptr) == HURRAY_OK);
+    const int before = c.frees.load();
+    REQUIRE(hurray_handoff_release(&fast, nullptr) == HURRAY_OK);
+    REQUIRE(hurray_handoff_release(&checked, nullptr) == HURRAY_OK);
+    CHECK(c.frees.load() == before + 2);
+  }
+  // Both outcomes were exercised, and plenty of each.
+  CHECK(accepted > 1000);
+  CHECK(refused > 1000);
+}
+
+TEST_CASE("check: the fast path answers OK exactly when the rules do, on random handoffs",
+          "[handoff][fast-path]") {
+  Aligned mem(1 << 16);
+  hurray_policy *ipc;
+  REQUIRE(hurray_policy_create(&ipc, nullptr) == HURRAY_OK);
+  REQUIRE(hurray_policy_set_transport(ipc, HURRAY_TRANSPORT_IPC, nullptr) == HURRAY_OK);
+  uint64_t s = 777;
+  int ok = 0, bad = 0;
+  for (int i = 0; i < 50000; ++i) {
+    hurray_handoff h;
+    std::memset(&h, 0, sizeof h);
+    h.version = mostly<uint32_t>(s, 1, {0, 2});
+    h.flags = mostly<uint32_t>(s, 0, {HURRAY_HANDOFF_READ_ONLY, HURRAY_HANDOFF_OPAQUE_DATA, 0x100});
+    hurray_buffer_handle hd{};
+    hd.byte_size = mostly<uint64_t>(s, 4096, {0, 64, 1ull << 40});
+    hd.alignment = mostly<uint32_t>(s, 4096, {0, 3, 32, 64, 128});
+    hd.device_tag = mostly<uint8_t>(s, 0, {1, 4, 6, 8, 9, 0xF0, 0xFF});
+    hd.sync_mode = mostly<uint8_t>(s, 0, {1, 2, 3});
+    hd.memory_class = mostly<uint8_t>(s, 0, {1, 2, 3, 4});
+    hd.reserved = mostly<uint8_t>(s, 0, {1});
+    REQUIRE(hurray_handle_encode(&hd, h.handle, sizeof h.handle, nullptr) == HURRAY_OK);
+    h.device_ordinal = mostly<int32_t>(s, 0, {3});
+    h.reserved0 = mostly<uint32_t>(s, 0, {1});
+    h.data = mostly<void *>(s, mem.p, {static_cast<char *>(mem.p) + 64,
+                                       static_cast<char *>(mem.p) + 8, nullptr});
+    h.sync_object = mostly<void *>(s, nullptr, {&kFakeStream});
+    h.sync_value = mostly<uint64_t>(s, 0, {9});
+    h.release_event = mostly<void (*)(hurray_handoff *)>(s, nullptr, {fake_release});
+    h.release = mostly<void (*)(hurray_handoff *)>(s, fake_release, {nullptr});
+    h.reserved[pick<int>(s, {0, 1, 2, 3})] = mostly<uint64_t>(s, 0, {1});
+    for (const hurray_policy *p : {static_cast<const hurray_policy *>(nullptr),
+                                   static_cast<const hurray_policy *>(ipc)}) {
+      const bool want = check_oracle(h, p);
+      INFO("input " << i << (p ? " (IPC policy)" : ""));
+      CHECK((hurray_handoff_check(&h, p, nullptr) == HURRAY_OK) == want);
+      (want ? ok : bad)++;
+    }
+  }
+  hurray_policy_destroy(ipc);
+  CHECK(ok > 1000);
+  CHECK(bad > 1000);
+}

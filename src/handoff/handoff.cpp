@@ -118,7 +118,7 @@ inline ThreadCache *thread_cache() {
 }
 
 Slot *slot_pop() { return t_cache.nslots ? t_cache.slots[--t_cache.nslots] : slots().pop(); }
-void slot_push(Slot *s) {
+[[gnu::always_inline]] inline void slot_push(Slot *s) {
   ThreadCache *c = thread_cache();
   if (c && c->nslots < ThreadCache::kSlots)
     c->slots[c->nslots++] = s;
@@ -397,6 +397,27 @@ void call_event_free(Slot *s) {
   }
 }
 
+// Free what a record this thread owns refers to (the shared buffer's
+// reference, or the wrapped memory), then put the record back.
+[[gnu::always_inline]] inline void free_and_retire(Slot *s) {
+  hurray_buffer *const b = s->buf;
+  const hurray_free_fn free_fn = s->free_fn;
+  s->buf = nullptr;
+  s->free_fn = nullptr;
+  if (b)
+    buffer_unref(b);
+  else if (free_fn)
+    free_fn(s->free_user, s->data);
+  retire(s);
+}
+
+// A release with more to do: an EVENT handoff whose event was never
+// released, or guard mode. Out of line, so the common release stays short.
+[[gnu::noinline]] void release_slow(Slot *s, uint64_t st) {
+  release_extras(s, st);
+  free_and_retire(s);
+}
+
 // Release a libhurray handoff. Returns OK, or E_ALREADY_RELEASED when the
 // record is not live with this generation (nothing is forwarded then).
 [[gnu::always_inline]] inline hurray_status release_record(hurray_handoff *self,
@@ -417,17 +438,9 @@ void call_event_free(Slot *s) {
   self->release_event = nullptr;
   if ((s->sync_mode == HURRAY_SYNC_EVENT && !(st & kEventDone)) ||
       s->guard_ctx.load(std::memory_order_relaxed)) [[unlikely]]
-    release_extras(s, st);
-  hurray_buffer *const b = s->buf;
-  const hurray_free_fn free_fn = s->free_fn;
-  void *const free_user = s->free_user, *const data = s->data;
-  s->buf = nullptr;
-  s->free_fn = nullptr;
-  retire(s);
-  if (b)
-    buffer_unref(b);
-  else if (free_fn)
-    free_fn(free_user, data);
+    release_slow(s, st);
+  else
+    free_and_retire(s);  // (guard_ctx is null: retire() finds the same)
   return HURRAY_OK;
 }
 

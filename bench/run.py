@@ -273,7 +273,7 @@ def net_sweep(build_dir, docs_dir, repetitions):
         iters = max(3, NET_MIN_BYTES // n)
         one, win, nopool, tag, am = [], [], [], [], []
         r_one, r_win = [], []  # each repetition's ratios against its own UCX runs
-        used = [1]
+        used = 1
         for _ in range(repetitions):
             # One repetition: the five runs back to back, in a random order,
             # so that no side always runs first (or just after the other).
@@ -289,7 +289,7 @@ def net_sweep(build_dir, docs_dir, repetitions):
             random.shuffle(order)
             for k in order:
                 got[k] = runs[k]()
-            got["win"], used[0] = got["win"]
+            got["win"], used = got["win"]
             one.append(got["one"])
             win.append(got["win"])
             nopool.append(got["nopool"])
@@ -301,11 +301,11 @@ def net_sweep(build_dir, docs_dir, repetitions):
             if ucx:
                 r_one.append(got["one"] / max(ucx))
                 r_win.append(got["win"] / max(ucx))
-        rows.append((n, med(one), med(win), med(nopool), med(tag), med(am), used[0],
+        rows.append((n, med(one), med(win), med(nopool), med(tag), med(am), used,
                      med(r_one), med(r_win), min(r_win, default=float("nan")),
                      max(r_win, default=float("nan"))))
         print(f"net PUT {n >> 20} MiB: libhurray one at a time {med(one):.0f} MiB/s, "
-              f"window of {used[0]} {med(win):.0f} (without the pool {med(nopool):.0f}), "
+              f"window of {used} {med(win):.0f} (without the pool {med(nopool):.0f}), "
               f"tag_bw {med(tag):.0f}, ucp_am_bw {med(am):.0f}; ratios one {med(r_one):.2f}, "
               f"window {med(r_win):.2f} ({min(r_win, default=0):.2f}-{max(r_win, default=0):.2f})")
     size = lambda n: f"{n >> 30} GiB" if n >= 1 << 30 else f"{n >> 20} MiB"

@@ -217,6 +217,17 @@ uint16_t listening_port(Child &server) {
   return static_cast<uint16_t>(std::stoi(port));
 }
 
+// A client connected to the example server, which is then stopped
+// (SIGSTOP): it reads nothing more until it is killed.
+hurray_net_client *connect_then_stop(Child &server) {
+  hurray_error err;
+  hurray_net_client *c = connect(listening_port(server), &err);
+  INFO(err.message);
+  REQUIRE(c != nullptr);
+  server.signal(SIGSTOP);
+  return c;
+}
+
 // Serve until the child exits; its exit status.
 int serve_until_exit(Server &srv, Child &c) {
   const auto limit = std::chrono::steady_clock::now() + std::chrono::minutes(2);
@@ -1138,11 +1149,8 @@ TEST_CASE("a client killed mid-GET: the send is dropped, the registration stays,
 
 TEST_CASE("a server killed mid-PUT: the client gets a clear I/O error", "[process]") {
   Child server({HURRAY_NET_EXAMPLE_SERVER, "--address", "127.0.0.1", "--port", "0"});
+  hurray_net_client *c = connect_then_stop(server);  // the server stops reading mid-way ...
   hurray_error err;
-  hurray_net_client *c = connect(listening_port(server), &err);
-  INFO(err.message);
-  REQUIRE(c != nullptr);
-  server.signal(SIGSTOP);  // the server stops reading mid-way ...
   hurray_buffer *src = cpu_buffer(256u << 20, 2);
   std::atomic<bool> done{false};
   hurray_status s = HURRAY_OK;
@@ -1226,11 +1234,8 @@ TEST_CASE("a window of PUTs from a client process lands whole", "[process][windo
 
 TEST_CASE("a server killed with PUTs in flight: each gets a clear I/O error", "[process][window]") {
   Child server({HURRAY_NET_EXAMPLE_SERVER, "--address", "127.0.0.1", "--port", "0"});
+  hurray_net_client *c = connect_then_stop(server);  // the server stops reading ...
   hurray_error err;
-  hurray_net_client *c = connect(listening_port(server), &err);
-  INFO(err.message);
-  REQUIRE(c != nullptr);
-  server.signal(SIGSTOP);  // the server stops reading ...
   Tracked src(64u << 20, 2);
   std::vector<uint64_t> tickets;
   for (int i = 0; i < 4; ++i) {

@@ -11,9 +11,11 @@
 #               loads, cuInit(0) succeeds, cuDeviceGetCount >= 1. If not, it
 #               stops at once, before building anything, with
 #               "no CUDA device: <reason>" and exit code 3.
-#   1. tools    cmake, make, g++ and Catch2 2.x; missing Debian packages are
-#               installed with apt-get when run as root (and apt can reach a
-#               mirror). cuda.h is taken from $CUDA_HOME/include,
+#   1. tools    cmake, make (or ninja), g++ and Catch2 2.x; missing Debian
+#               packages are installed with apt-get when run as root (and apt
+#               can reach a mirror). Catch2 is also found through
+#               $CMAKE_PREFIX_PATH (a copy of <prefix>/include/catch2 and
+#               <prefix>/lib/cmake/Catch2 carried to a machine without apt). cuda.h is taken from $CUDA_HOME/include,
 #               /usr/local/cuda/include or /usr/include.
 #   2. build    libhurray, the CUDA plugin and the test programs in a
 #               temporary build folder (tests on; benchmarks, ABI checks and
@@ -156,9 +158,23 @@ say "device: $device_line"
 # ---- 1. tools --------------------------------------------------------------------
 missing=()
 command -v cmake >/dev/null 2>&1 || missing+=(cmake)
-command -v make >/dev/null 2>&1 || missing+=(make)
+# Ninja builds where make is missing (a CUDA image often ships cmake and
+# ninja without make).
+generator=()
+if ! command -v make >/dev/null 2>&1; then
+  if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); else missing+=(make); fi
+fi
+catch2_found() {
+  [[ -e /usr/include/catch2/catch.hpp ]] && return 0
+  local p
+  IFS=: read -ra prefixes <<<"${CMAKE_PREFIX_PATH:-}"
+  for p in "${prefixes[@]}"; do
+    [[ -n $p && -e $p/include/catch2/catch.hpp ]] && return 0
+  done
+  return 1
+}
 command -v g++ >/dev/null 2>&1 || missing+=(g++)
-[[ -e /usr/include/catch2/catch.hpp ]] || missing+=(catch2)
+catch2_found || missing+=(catch2)
 cuda_include=
 for d in "${CUDA_HOME:+$CUDA_HOME/include}" /usr/local/cuda/include /usr/include; do
   [[ -n $d && -f $d/cuda.h ]] && { cuda_include=$d; break; }
@@ -176,11 +192,14 @@ if [[ ${#missing[@]} -gt 0 || -z $cuda_include ]]; then
     tail -n 3 "$work/apt.log" 2>/dev/null
     [[ -f /usr/include/cuda.h && -z $cuda_include ]] && cuda_include=/usr/include
   fi
-  for tool in cmake make g++; do
+  for tool in cmake g++; do
     command -v $tool >/dev/null 2>&1 ||
       die 2 "cannot build: $tool is missing (Debian: apt-get install $tool)"
   done
-  [[ -e /usr/include/catch2/catch.hpp ]] ||
+  command -v make >/dev/null 2>&1 || command -v ninja >/dev/null 2>&1 ||
+    die 2 "cannot build: neither make nor ninja is there (Debian: apt-get install make)"
+  [[ ${#generator[@]} -gt 0 ]] || command -v make >/dev/null 2>&1 || generator=(-G Ninja)
+  catch2_found ||
     die 2 "cannot build: Catch2 2.x is missing (Debian: apt-get install catch2)"
   [[ -n $cuda_include ]] ||
     die 2 "cannot build: cuda.h not found in \$CUDA_HOME/include, /usr/local/cuda/include" \
@@ -194,7 +213,7 @@ say "cuda.h: $cuda_include/cuda.h"
 python=$(command -v python3 || command -v true)
 doxygen=$(command -v doxygen || command -v true)
 say "configuring in $build"
-if ! cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHURRAY_BUILD_TESTS=ON \
+if ! cmake "${generator[@]}" -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHURRAY_BUILD_TESTS=ON \
     -DHURRAY_WERROR=OFF -DHURRAY_BUILD_BENCH=OFF -DHURRAY_ABI_CHECKS=OFF \
     -DHURRAY_BACKEND_VULKAN=OFF -DHURRAY_BACKEND_OPENCL=OFF -DHURRAY_BACKEND_HIP=OFF \
     -DHURRAY_BACKEND_LEVEL_ZERO=OFF -DHURRAY_CUDA_INCLUDE_DIR="$cuda_include" \
@@ -206,10 +225,10 @@ targets=(hurray hurray-cuda hurray_conformance_tests hurray_cuda_tests hurray_cu
 say "building ${targets[*]} (-j$jobs)"
 if ! cmake --build "$build" -j "$jobs" --target "${targets[@]}" >"$work/build.log" 2>&1; then
   tail -n 40 "$work/build.log"
-  if grep -q "No rule to make target.*hurray-cuda'" "$work/build.log"; then
+  if grep -Eq "No rule to make target.*hurray-cuda'|unknown target 'hurray-cuda'" "$work/build.log"; then
     die 2 "cannot build: the cuda plugin was not configured (see $build/CMakeCache.txt)"
   fi
-  if grep -q "No rule to make target.*hurray_cuda" "$work/build.log"; then
+  if grep -Eq "No rule to make target.*hurray_cuda|unknown target 'hurray_cuda" "$work/build.log"; then
     die 2 "cannot build: tests/CMakeLists.txt does not add tests/backends/cuda"
   fi
   die 2 "cannot build: see the errors above"

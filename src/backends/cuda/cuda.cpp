@@ -20,7 +20,8 @@
  * reason if none is left). The plugin retains each device's primary context
  * (cuDevicePrimaryCtxRetain: the one the CUDA runtime and most libraries
  * use) and makes it current (cuCtxPushCurrent / cuCtxPopCurrent) around
- * every driver call, so the caller's current context is never changed. Each
+ * every driver call, unless it is the thread's current context already, so
+ * the caller's current context is never changed. Each
  * device has one stream of the plugin's, created CU_STREAM_NON_BLOCKING:
  * "stream NULL" in event_record, and the stream every device copy runs on.
  *
@@ -182,11 +183,22 @@ struct State {
 };
 
 // Makes a primary context current on this thread for the life of the object.
+// Where it is current already (a CUDA program's thread usually has it: the
+// runtime API makes the primary context current), nothing is pushed or
+// popped: a push and a pop cost about a tenth of an event record + wait
+// (tests/gpu/cuda-bench.sh). Either way the caller's context stack is as it
+// was when the object goes.
 class Current {
  public:
-  Current(const Api &cu, CUcontext ctx) noexcept : cu_(cu), result_(cu.cuCtxPushCurrent(ctx)) {}
+  Current(const Api &cu, CUcontext ctx) noexcept : cu_(cu) {
+    CUcontext now = nullptr;
+    if (cu.cuCtxGetCurrent != nullptr && cu.cuCtxGetCurrent(&now) == CUDA_SUCCESS && now == ctx)
+      return;
+    result_ = cu.cuCtxPushCurrent(ctx);
+    pushed_ = result_ == CUDA_SUCCESS;
+  }
   ~Current() {
-    if (result_ == CUDA_SUCCESS) {
+    if (pushed_) {
       CUcontext popped = nullptr;
       cu_.cuCtxPopCurrent(&popped);
     }
@@ -197,7 +209,8 @@ class Current {
 
  private:
   const Api &cu_;
-  CUresult result_;
+  CUresult result_ = CUDA_SUCCESS;
+  bool pushed_ = false;
 };
 
 // In an entry point: make device d's primary context current until the end

@@ -31,6 +31,7 @@ namespace hurray::cuda {
   XX(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", true) \
   XX(cuCtxPushCurrent, "cuCtxPushCurrent_v2", true)                   \
   XX(cuCtxPopCurrent, "cuCtxPopCurrent_v2", true)                     \
+  XX(cuCtxGetCurrent, "cuCtxGetCurrent", false)                       \
   XX(cuCtxSynchronize, "cuCtxSynchronize", true)                      \
   XX(cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess", true)            \
   XX(cuStreamCreate, "cuStreamCreate", true)                          \

@@ -393,6 +393,73 @@ TEST_CASE("cuda: events: recorded on the plugin's stream, waited on by the host 
   }
 }
 
+TEST_CASE("cuda: the caller's current context is left as it was: none, the primary, another") {
+  Probed p;
+  const hurray_backend_native nat = p.native(0);
+  void *lib = nat.handles[4];
+  const auto primary = static_cast<CUcontext>(nat.handles[1]);
+  using GetCurrent = CUresult (*)(CUcontext *);
+  using Push = CUresult (*)(CUcontext);
+  using Pop = CUresult (*)(CUcontext *);
+  using Create = CUresult (*)(CUcontext *, unsigned, CUdevice);
+  using Destroy = CUresult (*)(CUcontext);
+  auto get_current = reinterpret_cast<GetCurrent>(dlsym(lib, "cuCtxGetCurrent"));
+  auto push = reinterpret_cast<Push>(dlsym(lib, "cuCtxPushCurrent_v2"));
+  auto pop = reinterpret_cast<Pop>(dlsym(lib, "cuCtxPopCurrent_v2"));
+  auto create = reinterpret_cast<Create>(dlsym(lib, "cuCtxCreate_v2"));
+  auto destroy = reinterpret_cast<Destroy>(dlsym(lib, "cuCtxDestroy_v2"));
+  REQUIRE(get_current != nullptr);
+  REQUIRE(push != nullptr);
+  REQUIRE(pop != nullptr);
+  // Every entry point that makes the primary context current: alloc, copy,
+  // event record / wait / release, free.
+  auto use_plugin = [&] {
+    hurray_error err{};
+    hurray_backend_allocation a{};
+    REQUIRE(p.b->alloc(p.state, 0, HURRAY_MEMORY_STANDARD, 4096, 256, 0, &a, &err) == HURRAY_OK);
+    unsigned char buf[64] = {1, 2, 3};
+    CHECK(p.b->copy_from_host(p.state, &a, 0, buf, sizeof buf, &err) == HURRAY_OK);
+    void *ev = nullptr;
+    uint64_t value = 0;
+    REQUIRE(p.b->event_record(p.state, 0, nullptr, &ev, &value, &err) == HURRAY_OK);
+    CHECK(p.b->event_wait(p.state, 0, ev, 0, nullptr, &err) == HURRAY_OK);
+    p.b->event_release(p.state, 0, ev);
+    p.b->free(p.state, &a);
+  };
+  CUcontext now = nullptr;
+  SECTION("no current context: the primary one is pushed and popped") {
+    REQUIRE(get_current(&now) == CUDA_SUCCESS);
+    REQUIRE(now == nullptr);
+    use_plugin();
+    CHECK(get_current(&now) == CUDA_SUCCESS);
+    CHECK(now == nullptr);
+  }
+  SECTION("the primary context current (nothing pushed): still current, the stack as it was") {
+    REQUIRE(push(primary) == CUDA_SUCCESS);
+    use_plugin();
+    CHECK(get_current(&now) == CUDA_SUCCESS);
+    CHECK(now == primary);
+    CUcontext popped = nullptr;
+    CHECK(pop(&popped) == CUDA_SUCCESS);
+    CHECK(popped == primary);
+    CHECK(get_current(&now) == CUDA_SUCCESS);
+    CHECK(now == nullptr);
+  }
+  SECTION("another context current: the primary one is pushed over it and popped") {
+    if (create == nullptr || destroy == nullptr) {
+      WARN("cuCtxCreate_v2 / cuCtxDestroy_v2 missing from this driver: section not run");
+      return;
+    }
+    CUcontext other = nullptr;
+    REQUIRE(create(&other, 0, static_cast<CUdevice>(reinterpret_cast<uintptr_t>(nat.handles[0]))) ==
+            CUDA_SUCCESS);  // cuCtxCreate makes it current
+    use_plugin();
+    CHECK(get_current(&now) == CUDA_SUCCESS);
+    CHECK(now == other);
+    CHECK(destroy(other) == CUDA_SUCCESS);
+  }
+}
+
 TEST_CASE("cuda: IPC in one process: exports, refusals, and wrong handles") {
   Probed p;
   hurray_error err{};

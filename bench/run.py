@@ -199,6 +199,23 @@ def callgrind_counts(build_dir):
 # (UCX_TLS, default tcp) on 127.0.0.1, interleaved size by size in one run.
 NET_SIZES = [1 << 20, 4 << 20, 16 << 20, 64 << 20, 256 << 20, 1 << 30]
 NET_BEGIN, NET_END = "<!-- net: begin -->", "<!-- net: end -->"
+# Sections measured on machines this script does not run on (a GPU's, by
+# tests/gpu/cuda-bench.sh): pasted by hand between these marks, kept as they
+# are when the file is written again.
+KEPT_BEGIN, KEPT_END = "<!-- kept: begin -->", "<!-- kept: end -->"
+
+
+def kept_sections(path):
+    """The hand-written sections of the existing file, marks included."""
+    if not os.path.exists(path):
+        return ""
+    text, out = open(path).read(), []
+    while KEPT_BEGIN in text and KEPT_END in text.split(KEPT_BEGIN, 1)[1]:
+        body, text = text.split(KEPT_BEGIN, 1)[1].split(KEPT_END, 1)
+        out.append(f"\n{KEPT_BEGIN}{body}{KEPT_END}\n")
+    return "".join(out)
+
+
 # PUTs in flight in the windowed rows (net_bench --window). Two are enough
 # to overlap one PUT's answer and the next one's start with bytes moving;
 # more cost more distinct destination memory (each PUT in flight lands in a
@@ -446,6 +463,7 @@ def main():
     picture += plot_ipc_sweep(med, os.path.dirname(os.path.abspath(o.out)))  # ipc (issue 6)
     picture += net_sweep(o.build_dir, os.path.dirname(os.path.abspath(o.out)),
                          o.repetitions)  # net (issue 9)
+    kept = kept_sections(o.out)
     with open(o.out, "w") as f:
         f.write("# Performance\n\n"
                 "Written by `bench/run.py BUILD_DIR` (Google Benchmark, median of "
@@ -454,7 +472,8 @@ def main():
                 "over the baseline's (below 1: faster). Absolute times vary with the "
                 "machine; the ratio is what to compare.\n\n"
                 "| what | libhurray | baseline | baseline time | ratio | machine |\n"
-                "|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n" + counts + picture)
+                "|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n" + counts + picture +
+                kept)
     return 0
 
 

@@ -185,9 +185,9 @@ struct State {
 // Makes a primary context current on this thread for the life of the object.
 // Where it is current already (a CUDA program's thread usually has it: the
 // runtime API makes the primary context current), nothing is pushed or
-// popped: a push and a pop cost about a tenth of an event record + wait
-// (tests/gpu/cuda-bench.sh). Either way the caller's context stack is as it
-// was when the object goes.
+// popped: on an H200 the three pushes and pops of an event record + wait
+// cost about 0.15 us of its 6 us (tests/gpu/cuda-bench.sh). Either way the
+// caller's context stack is as it was when the object goes.
 class Current {
  public:
   Current(const Api &cu, CUcontext ctx) noexcept : cu_(cu) {

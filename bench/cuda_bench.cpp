@@ -99,26 +99,39 @@ Cuda &cuda() {
   return c;
 }
 
-// The primary context current on this thread for a benchmark's life (or,
-// with `make` false, nothing: the thread has no current context).
-struct Current {
-  Cuda &c;
-  bool made;
-  bool ok;
-  explicit Current(Cuda &cu, bool make = true)
-      : c(cu), made(make), ok(!make || cu.push(cu.ctx) == CUDA_SUCCESS) {}
+// What every benchmark starts with: the device, and for its life the primary
+// context current on this thread (with `make` false: no current context).
+// False, with the benchmark's error row written, where either is missing.
+class Current {
+ public:
+  Current(benchmark::State &state, bool make) : c_(cuda()) {
+    if (!c_.ok) {
+      state.SkipWithError("no CUDA device");
+    } else if (make && c_.push(c_.ctx) != CUDA_SUCCESS) {
+      state.SkipWithError("cuCtxPushCurrent");
+    } else {
+      pushed_ = make;
+      ok_ = true;
+    }
+  }
   ~Current() {
     CUcontext popped;
-    if (made && ok) c.pop(&popped);
+    if (pushed_) c_.pop(&popped);
   }
+  Current(const Current &) = delete;
+  Current &operator=(const Current &) = delete;
+  explicit operator bool() const { return ok_; }
+
+ private:
+  Cuda &c_;
+  bool pushed_ = false;
+  bool ok_ = false;
 };
 
 template <bool kWithContext>
 void BM_AllocFree_Hurray(benchmark::State &state) {
-  Cuda &c = cuda();
-  if (!c.ok) return state.SkipWithError("no CUDA device");
-  Current cur(c, kWithContext);
-  if (!cur.ok) return state.SkipWithError("cuCtxPushCurrent");
+  Current cur(state, kWithContext);
+  if (!cur) return;
   hurray_alloc_desc a = HURRAY_ALLOC_DESC_INIT;
   a.byte_size = kSize;
   a.alignment = 256;
@@ -134,10 +147,9 @@ BENCHMARK(BM_AllocFree_Hurray<true>)->Name("BM_AllocFree_Hurray_CUDA");
 BENCHMARK(BM_AllocFree_Hurray<false>)->Name("BM_AllocFree_HurrayNoContext_CUDA");
 
 void BM_AllocFree_Raw_CUDA(benchmark::State &state) {
+  Current cur(state, true);
+  if (!cur) return;
   Cuda &c = cuda();
-  if (!c.ok) return state.SkipWithError("no CUDA device");
-  Current cur(c);
-  if (!cur.ok) return state.SkipWithError("cuCtxPushCurrent");
   for (auto _ : state) {
     CUdeviceptr p = 0;
     if (c.mem_alloc(&p, kSize) != CUDA_SUCCESS) return state.SkipWithError("cuMemAlloc");
@@ -148,10 +160,8 @@ BENCHMARK(BM_AllocFree_Raw_CUDA);
 
 template <bool kWithContext>
 void BM_EventWait_Hurray(benchmark::State &state) {
-  Cuda &c = cuda();
-  if (!c.ok) return state.SkipWithError("no CUDA device");
-  Current cur(c, kWithContext);
-  if (!cur.ok) return state.SkipWithError("cuCtxPushCurrent");
+  Current cur(state, kWithContext);
+  if (!cur) return;
   hurray_alloc_desc a = HURRAY_ALLOC_DESC_INIT;
   a.byte_size = 4096;
   a.alignment = 256;
@@ -176,10 +186,9 @@ BENCHMARK(BM_EventWait_Hurray<true>)->Name("BM_EventWait_Hurray_CUDA");
 BENCHMARK(BM_EventWait_Hurray<false>)->Name("BM_EventWait_HurrayNoContext_CUDA");
 
 void BM_EventWait_Raw_CUDA(benchmark::State &state) {
+  Current cur(state, true);
+  if (!cur) return;
   Cuda &c = cuda();
-  if (!c.ok) return state.SkipWithError("no CUDA device");
-  Current cur(c);
-  if (!cur.ok) return state.SkipWithError("cuCtxPushCurrent");
   for (auto _ : state) {
     CUevent ev = nullptr;
     if (c.event_create(&ev, c.event_flags) != CUDA_SUCCESS)

@@ -244,7 +244,7 @@ def _pinned(cpu, argv):
     return ["taskset", "-c", str(cpu)] + argv if NET_PIN else argv
 
 
-def _perftest_mibps(test, size, iters, env):
+def _perftest_mibps(test, size, iters, env, extra=()):
     """ucx_perftest's overall bandwidth (its "MB/s" are MiB/s) for one size."""
     import time
     port = str(_free_port())
@@ -253,7 +253,7 @@ def _perftest_mibps(test, size, iters, env):
     try:
         for _ in range(50):
             out = subprocess.run(_pinned(0, ["ucx_perftest", "127.0.0.1", "-p", port, "-t", test,
-                                             "-s", str(size), "-n", str(iters)]),
+                                             "-s", str(size), "-n", str(iters)] + list(extra)),
                                  env=env, capture_output=True, text=True)
             final = [l for l in out.stdout.splitlines() if l.startswith("Final:")]
             if final:
@@ -288,11 +288,12 @@ def net_sweep(build_dir, docs_dir, repetitions):
     med = lambda xs: sorted(xs)[len(xs) // 2] if xs else float("nan")
     for n in NET_SIZES:
         iters = max(3, NET_MIN_BYTES // n)
-        one, win, nopool, tag, am = [], [], [], [], []
-        r_one, r_win = [], []  # each repetition's ratios against its own UCX runs
+        one, win, nopool, tag, am, rndv = [], [], [], [], [], []
+        # each repetition's ratios against its own UCX runs
+        r_one, r_win, r_rndv = [], [], []
         used = 1
         for _ in range(repetitions):
-            # One repetition: the five runs back to back, in a random order,
+            # One repetition: the six runs back to back, in a random order,
             # so that no side always runs first (or just after the other).
             got = {}
             runs = {
@@ -301,6 +302,11 @@ def net_sweep(build_dir, docs_dir, repetitions):
                 "nopool": lambda: _net_bench_mibps(exe, n, env, NET_WINDOW, 0)[0],
                 "tag": lambda: _perftest_mibps("tag_bw", n, iters, env),
                 "am": lambda: _perftest_mibps("ucp_am_bw", n, iters, env),
+                # UCX's own rendezvous with as many in flight as the window:
+                # the same handshake a PUT makes, into one reused buffer
+                "rndv": lambda: _perftest_mibps("ucp_am_bw", n, iters,
+                                                dict(env, UCX_RNDV_THRESH="0"),
+                                                ["-O", str(NET_WINDOW)]),
             }
             order = list(runs)
             random.shuffle(order)
@@ -318,22 +324,29 @@ def net_sweep(build_dir, docs_dir, repetitions):
             if ucx:
                 r_one.append(got["one"] / max(ucx))
                 r_win.append(got["win"] / max(ucx))
+            if got["rndv"] is not None:
+                rndv.append(got["rndv"])
+                r_rndv.append(got["win"] / got["rndv"])
         rows.append((n, med(one), med(win), med(nopool), med(tag), med(am), used,
                      med(r_one), med(r_win), min(r_win, default=float("nan")),
-                     max(r_win, default=float("nan"))))
+                     max(r_win, default=float("nan")), med(rndv), med(r_rndv)))
         print(f"net PUT {n >> 20} MiB: libhurray one at a time {med(one):.0f} MiB/s, "
               f"window of {used} {med(win):.0f} (without the pool {med(nopool):.0f}), "
               f"tag_bw {med(tag):.0f}, ucp_am_bw {med(am):.0f}; ratios one {med(r_one):.2f}, "
-              f"window {med(r_win):.2f} ({min(r_win, default=0):.2f}-{max(r_win, default=0):.2f})")
+              f"window {med(r_win):.2f} ({min(r_win, default=0):.2f}-{max(r_win, default=0):.2f}); "
+              f"UCX rendezvous, {NET_WINDOW} in flight {med(rndv):.0f}, window / that "
+              f"{med(r_rndv):.2f}")
     size = lambda n: f"{n >> 30} GiB" if n >= 1 << 30 else f"{n >> 20} MiB"
     table = ("| size | PUT, one at a time | PUT, window (PUTs in flight) | "
              "PUT, window, no pool | ucx_perftest tag_bw | ucx_perftest ucp_am_bw | "
-             "one at a time / best of UCX | window / best of UCX (lowest-highest) |\n"
-             "|---|---|---|---|---|---|---|---|\n" +
+             "one at a time / best of UCX | window / best of UCX (lowest-highest) | "
+             f"ucx_perftest ucp_am_bw, rendezvous, {NET_WINDOW} in flight | "
+             "window / UCX rendezvous |\n"
+             "|---|---|---|---|---|---|---|---|---|---|\n" +
              "".join(f"| {size(n)} | {o:.0f} MiB/s | {w:.0f} MiB/s ({u}) | {p:.0f} MiB/s | "
                      f"{t:.0f} MiB/s | {a:.0f} MiB/s | {ro:.2f} | "
-                     f"**{rw:.2f}** ({lo:.2f}-{hi:.2f}) |\n"
-                     for n, o, w, p, t, a, u, ro, rw, lo, hi in rows))
+                     f"**{rw:.2f}** ({lo:.2f}-{hi:.2f}) | {rv:.0f} MiB/s | {rr:.2f} |\n"
+                     for n, o, w, p, t, a, u, ro, rw, lo, hi, rv, rr in rows))
     picture = "\nNot plotted (gnuplot missing).\n"
     if shutil.which("gnuplot"):
         gnuplot(os.path.join(docs_dir, "net-sweep.png"),
@@ -356,7 +369,7 @@ def net_sweep(build_dir, docs_dir, repetitions):
             "has answered, its bytes having landed in memory the server owns. Beside it in "
             "the same run, interleaved size by size, UCX's own `ucx_perftest -t tag_bw` and "
             "`-t ucp_am_bw` (one process pair, one reused buffer each side) move the same "
-            "sizes the same number of times. Each repetition runs the five rows back to back "
+            "sizes the same number of times. Each repetition makes the six runs back to back "
             "in a random order; throughputs are the median of "
             f"{repetitions} repetitions, and each ratio is the median of the {repetitions} "
             "repetitions' own ratios (a run against the UCX runs next to it in time, so that "
@@ -373,14 +386,28 @@ def net_sweep(build_dir, docs_dir, repetitions):
             "memory: 4, 8 and 32 measured no better at 1-4 MiB, and 4 worse from 16 MiB on "
             "(likely fewer cache hits); 2 already overlaps one PUT's answer and the next one's "
             "start with bytes moving.\n"
-            "- **Where 1 MiB loses**: a PUT is a rendezvous, because the server chooses and "
-            "allocates the destination before any byte moves (BP-NET-OWN, BP-PUT-DEVICE). Over "
-            "UCX's TCP transport that puts a request, its reply and an acknowledgement on the "
-            "sender's critical path: 13-28 us between one PUT's last byte and the next one's "
-            "first (`perf record -e 'syscalls:sys_*_sendmsg'` on the client), 8-15% of a "
-            "1 MiB PUT. ucx_perftest's ucp_am_bw sends eagerly into UCX's own buffers, with no "
-            "handshake. Sending eagerly and copying into the destination on the server "
-            "measured no better (0.82-0.93 either way, windows of 2 to 8).\n"
+            "- **UCX's own rendezvous** (the last two columns): `ucx_perftest -t ucp_am_bw` "
+            f"with `UCX_RNDV_THRESH=0` and `-O {NET_WINDOW}`, so that every message waits "
+            "for the receiver's go-ahead as a PUT does, with as many in flight as the "
+            "window, all into one reused buffer. A PUT is a rendezvous because the server "
+            "chooses and allocates the destination before any byte moves (BP-NET-OWN, "
+            "BP-PUT-DEVICE); this column shows what the rendezvous itself costs over UCX's "
+            "TCP transport, and the ratio next to it what libhurray-net adds.\n"
+            "- **Where 1-4 MiB lose**: in two runs of this sweep on 2026-11-30 (2 CPUs), "
+            "UCX's rendezvous moved 1-16 MiB at 0.89-1.05 of UCX's best rate, and the window "
+            "at 0.85-1.00 of UCX's rendezvous (4 MiB: 0.85 and 0.86), so most of the gap is "
+            "libhurray-net's own. "
+            "Two differences in the work: a PUT's slot in the window opens only when the "
+            "server has answered that the bytes landed, while ucx_perftest counts a message "
+            "done once its bytes are in the socket; and each PUT lands in memory of its own "
+            "(BP-NET-OWN), where ucx_perftest overwrites one buffer. Between one PUT's last "
+            "byte and the next one's first the client waits 13-28 us (`perf record -e "
+            "'syscalls:sys_*_sendmsg'` on the client), 8-15% of a 1 MiB PUT; wider windows, "
+            "which would hide that wait, touch more distinct memory and measured no better. "
+            "On this 2-CPU machine the client's CPU is the bottleneck (a busy-wait of 50 us "
+            "per PUT added on the client costs 6% at 4 MiB, the same on the server nothing). "
+            "Sending eagerly and copying into the destination on the server measured no "
+            "better (0.82-0.93 either way, windows of 2 to 8).\n"
             "- **Pool**: both rows above run the server with a receive pool the server "
             "application owns (`hurray_net_server_config.alloc`: page-aligned blocks wrapped "
             "with `hurray_buffer_wrap`, returned to the pool when the landed buffer is "
@@ -408,7 +435,8 @@ def net_only(o):
     text = open(o.out).read() if os.path.exists(o.out) else "# Performance\n"
     if NET_BEGIN in text and NET_END in text:
         head, rest = text.split(NET_BEGIN, 1)
-        text = head.rstrip("\n") + "\n" + section + rest.split(NET_END, 1)[1].lstrip("\n")
+        tail = rest.split(NET_END, 1)[1].lstrip("\n")
+        text = head.rstrip("\n") + "\n" + section + ("\n" + tail if tail else "")
     else:
         text = text.rstrip("\n") + "\n" + section
     with open(o.out, "w") as f:

@@ -1,10 +1,11 @@
 #!/bin/sh
-# check_plugin_elf.sh needed|exports PLUGIN   (tests of the CUDA and HIP plugins)
+# check_plugin_elf.sh needed|exports PLUGIN   (the ELF checks of every backend plugin)
 #   needed:  the plugin has NEEDED entries, and none of them is a vendor
-#            runtime (libcuda, libcudart, libamdhip64, libhsa-runtime64,
-#            libnvidia-*) or libhurray: it dlopens its runtime in probe() and
-#            uses libhurray's headers only. (A machine whose LIBRARY_PATH holds
-#            the CUDA stubs would link a stray -lcuda silently; this catches it.)
+#            runtime (libvulkan, libOpenCL, libze_*, libcuda, libcudart,
+#            libnvidia-*, libamdhip64, libhsa-runtime64) or libhurray: a plugin
+#            dlopens its runtime in probe() and uses libhurray's headers only.
+#            (A machine whose LIBRARY_PATH holds the CUDA stubs would link a
+#            stray -lcuda silently; this catches it.)
 #   exports: the only dynamic symbol it defines is hurray_backend_entry
 set -eu
 mode=$1
@@ -14,7 +15,8 @@ case $mode in
     dyn=$(readelf -d "$plugin") || { echo "readelf -d $plugin failed"; exit 1; }
     needed=$(printf '%s\n' "$dyn" | grep NEEDED) || { echo "no NEEDED entry in $plugin"; exit 1; }
     printf '%s\n' "$needed"
-    if printf '%s\n' "$needed" | grep -E -q 'libcuda|libcudart|libamdhip64|libhsa-runtime|libnvidia|libhurray'; then
+    if printf '%s\n' "$needed" |
+        grep -E -q 'libvulkan|libOpenCL|libze_|libcuda|libcudart|libnvidia|libamdhip64|libhsa-runtime|libhurray'; then
       echo "FAIL: $plugin must not link a vendor runtime or libhurray"
       exit 1
     fi

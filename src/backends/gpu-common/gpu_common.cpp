@@ -55,22 +55,6 @@ hurray_status vendor_vfail(hurray_error *err, hurray_status status, const char *
               details[0] ? ")" : "");
 }
 
-const char *class_name(uint8_t mc) noexcept {
-  switch (mc) {
-    case HURRAY_MEMORY_STANDARD:
-      return "STANDARD";
-    case HURRAY_MEMORY_HOST_PINNED:
-      return "HOST_PINNED";
-    case HURRAY_MEMORY_UNIFIED:
-      return "UNIFIED";
-    case HURRAY_MEMORY_PEER:
-      return "PEER";
-    case HURRAY_MEMORY_INVALID:
-      return "invalid";
-    default:
-      return mc >= HURRAY_MEMORY_PRIVATE_FIRST ? "private" : "reserved";
-  }
-}
 
 // ---- the vendor library -------------------------------------------------------
 

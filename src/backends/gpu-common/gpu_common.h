@@ -18,6 +18,8 @@
 
 #include <hurray_backend.h>
 
+#include "../class_name.h"
+
 #include <cstdarg>
 #include <cstddef>
 #include <cstdint>
@@ -47,7 +49,7 @@ __attribute__((format(printf, 6, 0))) hurray_status vendor_vfail(
     const char *description, const char *details_fmt, va_list ap) noexcept;
 
 // "STANDARD", "HOST_PINNED", "UNIFIED", "PEER", else "reserved"/"private"/"invalid".
-const char *class_name(uint8_t memory_class) noexcept;
+using hurray::plugin::class_name;
 
 // ---- the vendor library -------------------------------------------------------
 

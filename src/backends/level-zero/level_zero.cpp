@@ -147,6 +147,8 @@
 
 #include <hurray_backend.h>
 
+#include "../class_name.h"
+
 #include "internal.h"
 
 namespace {
@@ -240,22 +242,7 @@ __attribute__((format(printf, 5, 6))) hurray_status ze_fail(hurray_error *err, h
   return fail(err, status, "[%s] %s%s%s", function, name, details[0] ? ": " : "", details);
 }
 
-const char *class_name(uint8_t mc) noexcept {
-  switch (mc) {
-    case HURRAY_MEMORY_STANDARD:
-      return "STANDARD";
-    case HURRAY_MEMORY_HOST_PINNED:
-      return "HOST_PINNED";
-    case HURRAY_MEMORY_UNIFIED:
-      return "UNIFIED";
-    case HURRAY_MEMORY_PEER:
-      return "PEER";
-    case HURRAY_MEMORY_INVALID:
-      return "invalid";
-    default:
-      return mc >= HURRAY_MEMORY_PRIVATE_FIRST ? "private" : "reserved";
-  }
-}
+using hurray::plugin::class_name;
 
 bool is_device_class(uint8_t mc) noexcept {
   return mc == HURRAY_MEMORY_STANDARD || mc == HURRAY_MEMORY_PEER;

@@ -75,6 +75,8 @@
 
 #include <hurray_backend.h>
 
+#include "../class_name.h"
+
 #include "internal.h"
 #include "../../handoff/pool.h"
 
@@ -153,22 +155,7 @@ __attribute__((format(printf, 5, 6))) hurray_status cl_fail(hurray_error *err, h
   return fail(err, status, "[%s] %s%s%s", function, name, details[0] ? ": " : "", details);
 }
 
-const char *class_name(uint8_t mc) noexcept {
-  switch (mc) {
-    case HURRAY_MEMORY_STANDARD:
-      return "STANDARD";
-    case HURRAY_MEMORY_HOST_PINNED:
-      return "HOST_PINNED";
-    case HURRAY_MEMORY_UNIFIED:
-      return "UNIFIED";
-    case HURRAY_MEMORY_PEER:
-      return "PEER";
-    case HURRAY_MEMORY_INVALID:
-      return "invalid";
-    default:
-      return mc >= HURRAY_MEMORY_PRIVATE_FIRST ? "private" : "reserved";
-  }
-}
+using hurray::plugin::class_name;
 
 // ---- state ----------------------------------------------------------------
 

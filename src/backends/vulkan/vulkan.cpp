@@ -105,6 +105,8 @@
 // frees what is still allocated.
 
 #include <hurray_backend.h>
+
+#include "../class_name.h"
 #include <vulkan/vulkan.h>
 
 #include <dlfcn.h>
@@ -331,20 +333,7 @@ uint64_t pow2_ceil(uint64_t v) noexcept {
 }
 
 constexpr int kClassCount = 3;  // STANDARD, HOST_PINNED, UNIFIED
-const char *class_name(unsigned c) noexcept {
-  switch (c) {
-    case HURRAY_MEMORY_STANDARD:
-      return "STANDARD";
-    case HURRAY_MEMORY_HOST_PINNED:
-      return "HOST_PINNED";
-    case HURRAY_MEMORY_UNIFIED:
-      return "UNIFIED";
-    case HURRAY_MEMORY_PEER:
-      return "PEER";
-    default:
-      return "unknown";
-  }
-}
+using hurray::plugin::class_name;
 bool class_mapped(unsigned c) noexcept { return c != HURRAY_MEMORY_STANDARD; }
 
 constexpr VkMemoryPropertyFlags kDL = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;

@@ -7,6 +7,8 @@
 #include <dlfcn.h>
 #include <hurray_backend.h>
 
+#include "../../src/backends/class_name.h"
+
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstdio>
@@ -37,20 +39,7 @@ inline const hurray_backend_v1 *load_plugin(const char *path) {
   std::exit(kSkipCode);
 }
 
-inline const char *class_name(uint8_t mc) {
-  switch (mc) {
-    case HURRAY_MEMORY_STANDARD:
-      return "STANDARD";
-    case HURRAY_MEMORY_HOST_PINNED:
-      return "HOST_PINNED";
-    case HURRAY_MEMORY_UNIFIED:
-      return "UNIFIED";
-    case HURRAY_MEMORY_PEER:
-      return "PEER";
-    default:
-      return "other";
-  }
-}
+using hurray::plugin::class_name;
 
 // A probed plugin; without a device the test is skipped.
 struct Probed {

@@ -24,6 +24,8 @@
 #include <hurray_backend.h>
 #include <level_zero/ze_api.h>
 
+#include "../../../src/backends/class_name.h"
+
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -44,15 +46,7 @@ bool is_aligned(const void *p, uint64_t a) { return reinterpret_cast<uintptr_t>(
 bool starts_with(const std::string &s, const char *prefix) { return s.rfind(prefix, 0) == 0; }
 bool contains(const std::string &s, const char *part) { return s.find(part) != std::string::npos; }
 
-const char *class_name(uint8_t mc) {
-  switch (mc) {
-    case HURRAY_MEMORY_STANDARD: return "STANDARD";
-    case HURRAY_MEMORY_HOST_PINNED: return "HOST_PINNED";
-    case HURRAY_MEMORY_UNIFIED: return "UNIFIED";
-    case HURRAY_MEMORY_PEER: return "PEER";
-    default: return "other";
-  }
-}
+using hurray::plugin::class_name;
 
 // The plugin's table; the plugin stays loaded for the whole process.
 const hurray_backend_v1 *plugin() {

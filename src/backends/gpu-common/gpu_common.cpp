@@ -55,7 +55,6 @@ hurray_status vendor_vfail(hurray_error *err, hurray_status status, const char *
               details[0] ? ")" : "");
 }
 
-
 // ---- the vendor library -------------------------------------------------------
 
 void *open_library(const char *env_var, const char *const *sonames, std::string *opened,

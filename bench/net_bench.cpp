@@ -1,5 +1,6 @@
 // PUT throughput of libhurray-net, for bench/run.py to set beside UCX's own
-// ucx_perftest over the same transport (UCX_TLS, default tcp) in the same run.
+// ucx_perftest over the same transport (UCX_TLS, default tcp; UCX_NET_DEVICES,
+// default lo) in the same run.
 //
 //   hurray_net_bench [--sizes 1M,4M,...] [--min-bytes N] [--min-iters N]
 //                    [--window W] [--window-bytes N] [--pool 0|1]
@@ -193,6 +194,11 @@ int main(int argc, char **argv) {
   if (sizes.empty())
     for (uint64_t s = 1u << 20; s <= (1ull << 30); s <<= 2) sizes.push_back(s);
   setenv("UCX_TLS", "tcp", 0);
+  // One TCP device, as two hosts with a NIC each would have. Left to itself
+  // UCX also reaches 127.0.0.1's peer through this host's other addresses and
+  // splits each rendezvous over two connections that take the same kernel
+  // path (docs/performance.md measures what that does).
+  setenv("UCX_NET_DEVICES", "lo", 0);
 
   int fds[2];
   if (pipe(fds) != 0) return 1;

@@ -196,7 +196,8 @@ def callgrind_counts(build_dir):
 
 # net (issue 9): PUT throughput of libhurray-net (bench/net_bench.cpp) beside
 # UCX's own ucx_perftest (tag_bw and ucp_am_bw) over the same transport
-# (UCX_TLS, default tcp) on 127.0.0.1, interleaved size by size in one run.
+# (UCX_TLS, default tcp; UCX_NET_DEVICES, default lo) on 127.0.0.1,
+# interleaved size by size in one run.
 NET_SIZES = [1 << 20, 4 << 20, 16 << 20, 64 << 20, 256 << 20, 1 << 30]
 NET_BEGIN, NET_END = "<!-- net: begin -->", "<!-- net: end -->"
 # Sections measured on machines this script does not run on (a GPU's, by
@@ -216,10 +217,10 @@ def kept_sections(path):
     return "".join(out)
 
 
-# PUTs in flight in the windowed rows (net_bench --window). Two are enough
-# to overlap one PUT's answer and the next one's start with bytes moving;
-# more cost more distinct destination memory (each PUT in flight lands in a
-# buffer of its own) and measured slower here from 16 MiB on.
+# PUTs in flight in the windowed rows (net_bench --window). Three or more
+# measured no faster than two at 1-4 MiB; they cost more distinct destination
+# memory (each PUT in flight lands in a buffer of its own) and measured
+# slower here from 16 MiB on.
 NET_WINDOW = 2
 # Bytes each run moves per size (at least 3 transfers). Runs of 1 GiB took
 # 0.2 s at 1 MiB and moved with the machine's moods by 10%; 4 GiB is about a
@@ -281,7 +282,10 @@ def net_sweep(build_dir, docs_dir, repetitions):
     if not os.path.exists(exe) or not shutil.which("ucx_perftest"):
         return ("\n## Network: PUT throughput\n\nnot run (hurray_net_bench or ucx_perftest "
                 "missing: build with UCX, install ucx-utils).\n")
-    env = dict(os.environ, UCX_TLS=os.environ.get("UCX_TLS", "tcp"))
+    # One TCP device for every run, ours and UCX's (the "One TCP device"
+    # paragraph of the text below says why).
+    env = dict(os.environ, UCX_TLS=os.environ.get("UCX_TLS", "tcp"),
+               UCX_NET_DEVICES=os.environ.get("UCX_NET_DEVICES", "lo"))
     machine = f"{platform.machine()}, {os.cpu_count()} CPUs"
     load = os.getloadavg()[0]
     rows = []
@@ -356,7 +360,8 @@ def net_sweep(build_dir, docs_dir, repetitions):
                 ' "256M" 268435456, "1G" 1073741824);'
                 'set xrange [786432:1431655765];'
                 'set ylabel "MiB/s"; set yrange [0:*]; set key bottom right; set grid;'
-                f'set title "PUT over UCX (UCX_TLS={env["UCX_TLS"]}, 127.0.0.1)";',
+                f'set title "PUT over UCX (UCX_TLS={env["UCX_TLS"]}, '
+                f'UCX_NET_DEVICES={env["UCX_NET_DEVICES"]}, 127.0.0.1)";',
                 [(3, 'with linespoints lw 2 title "libhurray-net PUT, window"'),
                  (2, 'with linespoints title "libhurray-net PUT, one at a time"'),
                  (4, 'with linespoints dt 2 title "libhurray-net PUT, window, no pool"'),
@@ -365,7 +370,8 @@ def net_sweep(build_dir, docs_dir, repetitions):
         picture = "\n![PUT throughput by size](net-sweep.png)\n"
     return (f"\n{NET_BEGIN}\n## Network: PUT throughput over UCX\n\n"
             f"`bench/net_bench.cpp` PUTs CPU buffers from one process to a server process "
-            f"over 127.0.0.1 with UCX_TLS={env['UCX_TLS']}; a PUT is complete when the server "
+            f"over 127.0.0.1 with UCX_TLS={env['UCX_TLS']} and "
+            f"UCX_NET_DEVICES={env['UCX_NET_DEVICES']}; a PUT is complete when the server "
             "has answered, its bytes having landed in memory the server owns. Beside it in "
             "the same run, interleaved size by size, UCX's own `ucx_perftest -t tag_bw` and "
             "`-t ucp_am_bw` (one process pair, one reused buffer each side) move the same "
@@ -384,8 +390,7 @@ def net_sweep(build_dir, docs_dir, repetitions):
             "`-O` for these tests), all overwriting one receive buffer. Each PUT in flight "
             "lands in a buffer of its own (BP-NET-OWN), so a wider window touches more "
             "memory: 4, 8 and 32 measured no better at 1-4 MiB, and 4 worse from 16 MiB on "
-            "(likely fewer cache hits); 2 already overlaps one PUT's answer and the next one's "
-            "start with bytes moving.\n"
+            "(likely fewer cache hits).\n"
             "- **UCX's own rendezvous** (the last two columns): `ucx_perftest -t ucp_am_bw` "
             f"with `UCX_RNDV_THRESH=0` and `-O {NET_WINDOW}`, so that every message waits "
             "for the receiver's go-ahead as a PUT does, with as many in flight as the "
@@ -393,17 +398,24 @@ def net_sweep(build_dir, docs_dir, repetitions):
             "chooses and allocates the destination before any byte moves (BP-NET-OWN, "
             "BP-PUT-DEVICE); this column shows what the rendezvous itself costs over UCX's "
             "TCP transport, and the ratio next to it what libhurray-net adds.\n"
-            "- **Where 1-4 MiB lose**: in two runs of this sweep on 2026-11-30 (2 CPUs), "
-            "UCX's rendezvous moved 1-16 MiB at 0.89-1.05 of UCX's best rate, and the window "
-            "at 0.85-1.00 of UCX's rendezvous (4 MiB: 0.85 and 0.86), so most of the gap is "
-            "libhurray-net's own. "
-            "Two differences in the work: a PUT's slot in the window opens only when the "
-            "server has answered that the bytes landed, while ucx_perftest counts a message "
-            "done once its bytes are in the socket; and each PUT lands in memory of its own "
-            "(BP-NET-OWN), where ucx_perftest overwrites one buffer. Between one PUT's last "
-            "byte and the next one's first the client waits 13-28 us (`perf record -e "
-            "'syscalls:sys_*_sendmsg'` on the client), 8-15% of a 1 MiB PUT; wider windows, "
-            "which would hide that wait, touch more distinct memory and measured no better. "
+            f"- **One TCP device**: every run, libhurray-net's and UCX's, has "
+            f"`UCX_NET_DEVICES={env['UCX_NET_DEVICES']}`, as two hosts with one network card each "
+            "would have. Left to itself, UCX on one host also reaches the peer at 127.0.0.1 "
+            "through the host's other addresses and splits each rendezvous over two rails: "
+            "two TCP connections that take the same kernel path. In paired runs on "
+            "2026-11-30 (`bench/net_ab.sh BUILD SIZE 30 \"--window 2\" "
+            "\"UCX_NET_DEVICES=lo --window 2\"`), PUTs on lo alone were 1.08x as fast at 1 "
+            "and 4 MiB, 0.93x at 16 MiB, 0.98x at 64 MiB and 1.01x at 1 GiB. "
+            "ucx_perftest's ucp_am_bw sends on one lane either way.\n"
+            "- **Where a PUT's time goes** (1 MiB, window of 2, timestamps at each step in a "
+            "throwaway build): the PUT's header reaches the server 8-13 us after the call; "
+            "the server checks it, allocates the destination and sends UCX's go-ahead in "
+            "5-9 us, 4-6 of them UCX's own send; then the bytes move. On loopback the "
+            "client's one `sendmsg` of a PUT's bytes lasts as long as the PUT, so the "
+            "acknowledgement of the PUT before it waits until that call returns: the two "
+            "PUTs of a window finish together, and the next two start with their handshakes "
+            "in the open. A window of 3 measured the same as 2 (`bench/net_ab.sh BUILD 1M 20 "
+            "\"--window 2\" \"--window 3\"`: 0.995). "
             "On this 2-CPU machine the client's CPU is the bottleneck (a busy-wait of 50 us "
             "per PUT added on the client costs 6% at 4 MiB, the same on the server nothing). "
             "Sending eagerly and copying into the destination on the server measured no "

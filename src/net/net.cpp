@@ -197,6 +197,7 @@ ucs_status_t queue_am(std::deque<Incoming> *q, Op op, const void *header, size_t
       in.copy.assign(d, d + length);
       in.data = in.copy.data();
     }
+    if (op == kPut && header_length >= kPrefixSize) trace::mark('h', request_id_of(header));
     q->push_back(std::move(in));
     return ret;
   } catch (...) {
@@ -228,11 +229,19 @@ hurray_status set_handler(Owner *o, Op op, ucp_am_recv_callback_t cb, hurray_err
   return HURRAY_OK;
 }
 
-ucs_status_ptr_t recv_data(ucp_worker_h w, void *desc, void *dst, size_t length) {
+// Receive a rendezvous message's bytes into dst. With a trace on
+// (HURRAY_NET_TRACE), UCX's completion marks 'l' for trace_id.
+ucs_status_ptr_t recv_data(ucp_worker_h w, void *desc, void *dst, size_t length,
+                           uint64_t trace_id = 0) {
   ucp_request_param_t p;
   std::memset(&p, 0, sizeof p);
   p.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
   p.datatype = ucp_dt_make_contig(1);
+  if (trace_id != 0 && trace::on()) {
+    p.op_attr_mask |= UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    p.cb.recv_am = trace::landed_cb;
+    p.user_data = trace::id_arg(trace_id);
+  }
   return ucp_am_recv_data_nbx(w, desc, dst, length, &p);
 }
 
@@ -524,14 +533,21 @@ void hurray_net_server::on_put(Incoming &in) {
   transfers.push_back(std::move(t));
   if (tr.conn != nullptr) ++tr.conn->transfers;
   ++stats.in_flight;
-  if (in.length == 0) return finish(tr, UCS_OK);
+  trace::mark('r', tr.request_id);
+  if (in.length == 0) {
+    trace::mark('l', tr.request_id);
+    return finish(tr, UCS_OK);
+  }
   if (!in.rndv) {
     std::memcpy(dst, in.data, in.length);
     release_data(w.worker, in);
+    trace::mark('l', tr.request_id);
     return finish(tr, UCS_OK);
   }
   in.ucx_owned = false;  // recv_data takes the descriptor over
-  ucs_status_ptr_t req = recv_data(w.worker, in.data, dst, in.length);
+  ucs_status_ptr_t req = recv_data(w.worker, in.data, dst, in.length, tr.request_id);
+  trace::mark('g', tr.request_id);
+  if (req == nullptr) trace::mark('l', tr.request_id);
   if (req == nullptr) return finish(tr, UCS_OK);
   if (UCS_PTR_IS_ERR(req)) return finish(tr, UCS_PTR_STATUS(req));
   tr.request = req;
@@ -659,7 +675,10 @@ void hurray_net_server::finish(Transfer &t, ucs_status_t st) {
     log_debug("server: PUT %llu dropped: %s", static_cast<unsigned long long>(t.buffer_id),
               e.message);
   }
-  if (t.conn != nullptr) send_reply(t.conn->ep, kPutRep, r);
+  if (t.conn != nullptr) {
+    send_reply(t.conn->ep, kPutRep, r);
+    trace::mark('a', r.request_id);
+  }
   t.length = SIZE_MAX;
 }
 
@@ -820,6 +839,7 @@ HURRAY_API hurray_status hurray_net_server_create(const hurray_net_server_config
 }
 
 HURRAY_API void hurray_net_server_destroy(hurray_net_server *s) {
+  trace::flush();
   if (s == nullptr) return;
   try {
     if (s->w.worker != nullptr) {
@@ -1051,6 +1071,7 @@ bool hurray_net_client::take_put_answer(Incoming &in) {
   PutOp &op = *it->second;
   release_data(w.worker, in);
   op.answered = true;
+  trace::mark('A', op.id);
   if (!check_prefix(in.header.data(), in.header.size(), kPutRep, kReplySize)) {
     op.result = fail(&op.error, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
                      "hurray-net: malformed PUT answer");
@@ -1172,8 +1193,12 @@ hurray_status hurray_net_client::start_put(const unsigned char handle[HURRAY_HAN
     if (op) release_source(*op);
     return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
   }
+  const bool traced = trace::on();
   const ucs_status_ptr_t req =
-      am_send(ep, kPut, o.header, sizeof o.header, n ? data : nullptr, n, flags);
+      am_send(ep, kPut, o.header, sizeof o.header, n ? data : nullptr, n, flags,
+              traced ? trace::sent_cb : nullptr, traced ? trace::id_arg(o.id) : nullptr);
+  trace::mark('P', o.id);
+  if (req == nullptr) trace::mark('S', o.id);
   if (UCS_PTR_IS_ERR(req)) {
     release_source(o);
     puts.erase(o.id);
@@ -1316,6 +1341,7 @@ HURRAY_API hurray_status hurray_net_client_connect(const hurray_net_client_confi
 }
 
 HURRAY_API void hurray_net_client_destroy(hurray_net_client *c) {
+  trace::flush();
   if (c == nullptr) return;
   try {
     if (c->w.worker != nullptr) {

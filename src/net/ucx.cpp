@@ -5,10 +5,18 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
 
 namespace hurray::net {
 
@@ -46,6 +54,84 @@ void log_debug(const char *fmt, ...) noexcept {
   va_end(ap);
   std::fprintf(stderr, "hurray-net: %s\n", line);
 }
+
+namespace trace {
+namespace {
+struct Event {
+  int64_t ns;
+  uint64_t id;
+  char what;
+};
+constexpr size_t kCapacity = size_t{1} << 20;
+struct State {
+  std::string path;                 // PREFIX.<pid>
+  std::unique_ptr<Event[]> events;  // kCapacity of them
+  std::atomic<size_t> count{0};     // slots claimed (may pass kCapacity)
+  std::mutex flushing;
+  size_t written = 0;               // events already in the file
+  bool told_full = false;           // the file says events were not kept
+};
+
+State *state() noexcept {
+  static State s;
+  static const bool enabled = [] {
+    const char *prefix = std::getenv("HURRAY_NET_TRACE");
+    if (prefix == nullptr || *prefix == '\0') return false;
+    try {
+      s.path = std::string(prefix) + "." + std::to_string(static_cast<long>(getpid()));
+    } catch (...) {
+      return false;
+    }
+    s.events.reset(new (std::nothrow) Event[kCapacity]);
+    if (s.events == nullptr) log_debug("HURRAY_NET_TRACE: no memory for the trace; it is off");
+    return s.events != nullptr;
+  }();
+  return enabled ? &s : nullptr;
+}
+}  // namespace
+
+bool on() noexcept { return state() != nullptr; }
+
+void mark(char event, uint64_t id) noexcept {
+  State *s = state();
+  if (s == nullptr) return;
+  const size_t i = s->count.fetch_add(1, std::memory_order_relaxed);
+  if (i >= kCapacity) return;
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  s->events[i] = Event{static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec, id, event};
+}
+
+void flush() noexcept {
+  State *s = state();
+  if (s == nullptr) return;
+  std::lock_guard<std::mutex> lock(s->flushing);
+  const size_t claimed = s->count.load(std::memory_order_acquire);
+  const size_t n = claimed < kCapacity ? claimed : kCapacity;
+  const bool tell_full = claimed > kCapacity && !s->told_full;
+  if (n == s->written && !tell_full) return;
+  FILE *f = std::fopen(s->path.c_str(), "a");
+  if (f == nullptr) {
+    log_debug("HURRAY_NET_TRACE: cannot write %s", s->path.c_str());
+    return;
+  }
+  for (size_t i = s->written; i < n; ++i)
+    std::fprintf(f, "%lld %c %llu\n", static_cast<long long>(s->events[i].ns), s->events[i].what,
+                 static_cast<unsigned long long>(s->events[i].id));
+  if (tell_full)
+    std::fprintf(f, "# the trace is full (%zu events): later ones are not kept\n", kCapacity);
+  std::fclose(f);
+  s->written = n;
+  s->told_full = s->told_full || tell_full;
+}
+
+void sent_cb(void *, ucs_status_t status, void *id) noexcept {
+  if (status == UCS_OK) mark('S', static_cast<uint64_t>(reinterpret_cast<uintptr_t>(id)));
+}
+void landed_cb(void *, ucs_status_t status, size_t, void *id) noexcept {
+  if (status == UCS_OK) mark('l', static_cast<uint64_t>(reinterpret_cast<uintptr_t>(id)));
+}
+}  // namespace trace
 
 int Deadline::left_ms(int cap) const noexcept {
   if (infinite) return cap;

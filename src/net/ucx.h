@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdarg>
+#include <cstdint>
 
 namespace hurray::net {
 
@@ -18,6 +19,32 @@ hurray_status fail(hurray_error *err, hurray_status status, hurray_rule rule,
 
 // HURRAY_LOG=debug: one line on stderr per event of the network layer.
 void log_debug(const char *fmt, ...) noexcept __attribute__((format(printf, 1, 2)));
+
+// HURRAY_NET_TRACE=PREFIX: a timeline of every PUT, to see where its time
+// goes (bench/net_trace.py reads it; docs/performance.md shows one). Each
+// event is CLOCK_MONOTONIC nanoseconds, a letter and the PUT's request id:
+//   client: P posted (the header is on its way), S sent (UCX completed the
+//           send: the server's transport has the bytes), A answer arrived;
+//   server: h header arrived, r receive about to be posted (destination
+//           allocated), g receive posted (UCX sent its go-ahead), l landed,
+//           a answer sent.
+// Off unless the variable is set when the process first asks; then up to
+// 2^20 events are kept in memory and hurray_net_*_destroy appends the new
+// ones to PREFIX.<pid>, a "nanoseconds letter id" line each. Meant for one
+// server or client per process at a time (a diagnostic, not a log).
+namespace trace {
+bool on() noexcept;
+void mark(char event, uint64_t id) noexcept;
+void flush() noexcept;
+// UCX completion callbacks that mark 'S' (a send) and 'l' (an active
+// message's data received) for the id passed as user data, when UCX reports
+// success (a failed transfer marks nothing).
+void sent_cb(void *request, ucs_status_t status, void *id) noexcept;
+void landed_cb(void *request, ucs_status_t status, size_t length, void *id) noexcept;
+inline void *id_arg(uint64_t id) noexcept {
+  return reinterpret_cast<void *>(static_cast<uintptr_t>(id));
+}
+}  // namespace trace
 
 using Clock = std::chrono::steady_clock;
 // A deadline `ms` from now; negative ms: none.

@@ -11,10 +11,10 @@
       rendezvous PUT, 16 KiB or more, makes; the tests use it).
 
 Prints the median time of each step of a PUT over the middle half of the
-run, and how often PUTs landed on average. The events and their letters are listed in
-src/net/ucx.h. Steps between two hosts (P->h, g->S, a->A, P->A) compare two
-machines' clocks and mean nothing there; the others do. Exits 1 when no PUT
-is seen on both sides (the trace is broken or was off).
+run, and how often PUTs landed on average. The events and their letters are
+listed in src/net/ucx.h. Steps between two hosts (P->h, g->S, a->A, P->A)
+compare two machines' clocks and mean nothing there; the others do. Exits 1
+when no PUT is seen on both sides (the trace is broken or was off).
 """
 import glob
 import os

@@ -1,0 +1,277 @@
+// What a per-message answer costs UCX itself, without libhurray-net: a
+// client streams active messages to a server over a client-server (socket
+// address) connection, as libhurray-net does (peer-failure handling, the
+// wake-up feature), and the server receives each rendezvous message into one
+// reused buffer, as ucx_perftest does. With --answer 1 the server also answers
+// every message that landed with a small active message, and the client's
+// window counts answers instead of completed sends: a libhurray-net PUT's
+// protocol (docs/spec/network.md) with nothing else of libhurray-net.
+//
+//   hurray_ucx_answer_bench [--size N] [--min-bytes N] [--window W]
+//                           [--answer 0|1] [--client-cpu C] [--server-cpu S]
+//
+// Prints "ucx_am size=... window=... answer=... MBps=...". UCX_TLS defaults
+// to tcp and UCX_NET_DEVICES to lo, as in hurray_net_bench.
+#include <ucp/api/ucp.h>
+
+#include <arpa/inet.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr unsigned kData = 1, kAnswer = 2;
+volatile sig_atomic_t stop = 0;
+void on_term(int) { stop = 1; }
+
+struct Side {
+  ucp_context_h ctx = nullptr;
+  ucp_worker_h worker = nullptr;
+  ucp_ep_h ep = nullptr;
+  ucp_conn_request_h conn = nullptr;  // server: a client waiting to be accepted
+  std::vector<char> dest;             // server: the one reused destination
+  long landed = 0, answered = 0;      // server: messages landed, answered
+  long in_flight = 0;                 // client: messages not yet done
+  bool answer = false;
+};
+Side side;
+
+bool init() {
+  ucp_config_t *config = nullptr;
+  if (ucp_config_read(nullptr, nullptr, &config) != UCS_OK) return false;
+  ucp_params_t p;
+  std::memset(&p, 0, sizeof p);
+  p.field_mask = UCP_PARAM_FIELD_FEATURES;
+  p.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
+  const ucs_status_t st = ucp_init(&p, config, &side.ctx);
+  ucp_config_release(config);
+  if (st != UCS_OK) return false;
+  ucp_worker_params_t wp;
+  std::memset(&wp, 0, sizeof wp);
+  wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+  return ucp_worker_create(side.ctx, &wp, &side.worker) == UCS_OK;
+}
+
+bool set_handler(unsigned id, ucp_am_recv_callback_t cb) {
+  ucp_am_handler_param_t h;
+  std::memset(&h, 0, sizeof h);
+  h.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB;
+  h.id = id;
+  h.cb = cb;
+  return ucp_worker_set_am_recv_handler(side.worker, &h) == UCS_OK;
+}
+
+void on_ep_error(void *, ucp_ep_h, ucs_status_t) { stop = 1; }
+
+// ---------------------------------------------------------------- server
+
+void landed(void *request, ucs_status_t, size_t, void *) {
+  ++side.landed;
+  ucp_request_free(request);
+}
+
+ucs_status_t on_data(void *, const void *, size_t, void *data, size_t length,
+                     const ucp_am_recv_param_t *param) {
+  if (!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {  // eager: already here
+    ++side.landed;
+    return UCS_OK;
+  }
+  if (side.dest.size() < length) side.dest.resize(length);
+  ucp_request_param_t p;
+  std::memset(&p, 0, sizeof p);
+  p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK;
+  p.cb.recv_am = landed;
+  if (ucp_am_recv_data_nbx(side.worker, data, side.dest.data(), length, &p) == nullptr)
+    ++side.landed;
+  return UCS_INPROGRESS;
+}
+
+void on_conn(ucp_conn_request_h request, void *) { side.conn = request; }
+
+int serve(int port_fd) {
+  signal(SIGTERM, on_term);
+  if (!init() || !set_handler(kData, on_data)) return 1;
+  sockaddr_in sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sin_family = AF_INET;
+  inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+  ucp_listener_params_t lp;
+  std::memset(&lp, 0, sizeof lp);
+  lp.field_mask = UCP_LISTENER_PARAM_FIELD_SOCK_ADDR | UCP_LISTENER_PARAM_FIELD_CONN_HANDLER;
+  lp.sockaddr.addr = reinterpret_cast<const sockaddr *>(&sa);
+  lp.sockaddr.addrlen = sizeof sa;
+  lp.conn_handler.cb = on_conn;
+  ucp_listener_h listener = nullptr;
+  if (ucp_listener_create(side.worker, &lp, &listener) != UCS_OK) return 1;
+  ucp_listener_attr_t la;
+  std::memset(&la, 0, sizeof la);
+  la.field_mask = UCP_LISTENER_ATTR_FIELD_SOCKADDR;
+  if (ucp_listener_query(listener, &la) != UCS_OK) return 1;
+  const uint16_t port = ntohs(reinterpret_cast<const sockaddr_in *>(&la.sockaddr)->sin_port);
+  if (write(port_fd, &port, sizeof port) != static_cast<ssize_t>(sizeof port)) return 1;
+  close(port_fd);
+  std::vector<void *> answers;  // answer sends in flight
+  while (!stop) {
+    ucp_worker_progress(side.worker);
+    if (side.conn != nullptr) {
+      ucp_ep_params_t p;
+      std::memset(&p, 0, sizeof p);
+      p.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST | UCP_EP_PARAM_FIELD_ERR_HANDLER |
+                     UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+      p.conn_request = side.conn;
+      p.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+      p.err_handler.cb = on_ep_error;
+      side.conn = nullptr;
+      if (ucp_ep_create(side.worker, &p, &side.ep) != UCS_OK) return 1;
+    }
+    // One answer per message that landed, the size of libhurray-net's
+    // PUT_REP header; the client tells the two modes apart itself.
+    for (; side.ep != nullptr && side.answered < side.landed; ++side.answered) {
+      static unsigned char reply[288];
+      ucp_request_param_t p;
+      std::memset(&p, 0, sizeof p);
+      void *r = ucp_am_send_nbx(side.ep, kAnswer, reply, sizeof reply, nullptr, 0, &p);
+      if (UCS_PTR_IS_ERR(r)) return 1;
+      if (r != nullptr) answers.push_back(r);
+    }
+    for (void *&r : answers)
+      if (ucp_request_check_status(r) != UCS_INPROGRESS) {
+        ucp_request_free(r);
+        r = nullptr;
+      }
+    std::erase(answers, nullptr);
+  }
+  return 0;
+}
+
+// ---------------------------------------------------------------- client
+
+void sent(void *request, ucs_status_t, void *) {
+  if (!side.answer) --side.in_flight;
+  ucp_request_free(request);
+}
+
+ucs_status_t on_answer(void *, const void *, size_t, void *, size_t, const ucp_am_recv_param_t *) {
+  if (side.answer) --side.in_flight;
+  return UCS_OK;
+}
+
+uint64_t parse_size(const std::string &s) {
+  char *end = nullptr;
+  uint64_t v = std::strtoull(s.c_str(), &end, 10);
+  if (*end == 'K' || *end == 'k') v <<= 10;
+  if (*end == 'M' || *end == 'm') v <<= 20;
+  if (*end == 'G' || *end == 'g') v <<= 30;
+  return v;
+}
+
+void pin(int cpu) {
+  if (cpu < 0) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (sched_setaffinity(0, sizeof set, &set) != 0) std::perror("ucx_answer_bench: sched_setaffinity");
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  uint64_t size = 1u << 20, min_bytes = 1ull << 30;
+  long window = 2;
+  int client_cpu = -1, server_cpu = -1;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--size") size = parse_size(argv[i + 1]);
+    else if (a == "--min-bytes") min_bytes = parse_size(argv[i + 1]);
+    else if (a == "--window") window = std::max(1L, std::atol(argv[i + 1]));
+    else if (a == "--answer") side.answer = std::atoi(argv[i + 1]) != 0;
+    else if (a == "--client-cpu") client_cpu = std::atoi(argv[i + 1]);
+    else if (a == "--server-cpu") server_cpu = std::atoi(argv[i + 1]);
+  }
+  setenv("UCX_TLS", "tcp", 0);
+  setenv("UCX_NET_DEVICES", "lo", 0);
+  int fds[2];
+  if (pipe(fds) != 0) return 1;
+  const pid_t child = fork();
+  if (child < 0) return 1;
+  if (child == 0) {
+    close(fds[0]);
+    pin(server_cpu);
+    _exit(serve(fds[1]));
+  }
+  pin(client_cpu);
+  close(fds[1]);
+  uint16_t port = 0;
+  const bool started = read(fds[0], &port, sizeof port) == static_cast<ssize_t>(sizeof port);
+  close(fds[0]);
+  int status = 1;
+  if (started && init() && set_handler(kAnswer, on_answer)) {
+    sockaddr_in sa;
+    std::memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(port);
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    ucp_ep_params_t p;
+    std::memset(&p, 0, sizeof p);
+    p.field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR |
+                   UCP_EP_PARAM_FIELD_ERR_HANDLER | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+    p.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
+    p.sockaddr.addr = reinterpret_cast<const sockaddr *>(&sa);
+    p.sockaddr.addrlen = sizeof sa;
+    p.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    p.err_handler.cb = on_ep_error;
+    std::vector<char> src(size, 0x5a);
+    if (ucp_ep_create(side.worker, &p, &side.ep) == UCS_OK) {
+      // `count` messages, up to `window` not yet done; false on an error.
+      auto run = [&](long count) {
+        for (long i = 0; (i < count || side.in_flight > 0) && !stop;) {
+          if (i < count && side.in_flight < window) {
+            uint64_t header[6] = {static_cast<uint64_t>(i)};  // a PUT header's size
+            ucp_request_param_t sp;
+            std::memset(&sp, 0, sizeof sp);
+            sp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_FLAGS;
+            sp.cb.send = sent;
+            sp.flags = UCP_AM_SEND_FLAG_RNDV;
+            void *r = ucp_am_send_nbx(side.ep, kData, header, sizeof header, src.data(), size, &sp);
+            if (UCS_PTR_IS_ERR(r)) {
+              std::fprintf(stderr, "ucx_answer_bench: send: %s\n",
+                           ucs_status_string(UCS_PTR_STATUS(r)));
+              return false;
+            }
+            ++side.in_flight;
+            if (r == nullptr && !side.answer) --side.in_flight;  // done at once
+            ++i;
+            continue;
+          }
+          ucp_worker_progress(side.worker);
+        }
+        return !stop;
+      };
+      const long iters = std::max<long>(3, static_cast<long>(min_bytes / size));
+      if (run(window)) {  // warm-up: the connection and one window
+        const auto t0 = std::chrono::steady_clock::now();
+        if (run(iters)) {
+          const double s =
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          std::printf("ucx_am size=%llu iters=%ld window=%ld answer=%d seconds=%.6f MBps=%.1f\n",
+                      static_cast<unsigned long long>(size), iters, window, side.answer ? 1 : 0,
+                      s, static_cast<double>(size) * static_cast<double>(iters) / s / 1e6);
+          status = 0;
+        }
+      }
+    }
+  }
+  kill(child, SIGTERM);
+  waitpid(child, nullptr, 0);
+  return status;
+}

@@ -38,7 +38,7 @@ struct Side {
   ucp_worker_h worker = nullptr;
   ucp_ep_h ep = nullptr;
   ucp_conn_request_h conn = nullptr;  // server: a client waiting to be accepted
-  std::vector<char> dest;             // server: the one reused destination
+  std::vector<char> dest;             // server: the one reused destination (--size)
   long landed = 0, answered = 0;      // server: messages landed, answered
   long in_flight = 0;                 // client: messages not yet done
   bool answer = false;
@@ -86,7 +86,7 @@ ucs_status_t on_data(void *, const void *, size_t, void *data, size_t length,
     ++side.landed;
     return UCS_OK;
   }
-  if (side.dest.size() < length) side.dest.resize(length);
+  if (side.dest.size() < length) return UCS_ERR_MESSAGE_TRUNCATED;  // the client's error
   ucp_request_param_t p;
   std::memset(&p, 0, sizeof p);
   p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK;
@@ -98,8 +98,9 @@ ucs_status_t on_data(void *, const void *, size_t, void *data, size_t length,
 
 void on_conn(ucp_conn_request_h request, void *) { side.conn = request; }
 
-int serve(int port_fd) {
+int serve(int port_fd, uint64_t size) {
   signal(SIGTERM, on_term);
+  side.dest.resize(size);
   if (!init() || !set_handler(kData, on_data)) return 1;
   sockaddr_in sa;
   std::memset(&sa, 0, sizeof sa);
@@ -156,8 +157,15 @@ int serve(int port_fd) {
 
 // ---------------------------------------------------------------- client
 
-void sent(void *request, ucs_status_t, void *) {
+// A message header (a PUT header's size): UCX reads it until the send
+// completes, so each message has its own, freed here.
+struct Header {
+  uint64_t words[6];
+};
+
+void sent(void *request, ucs_status_t, void *header) {
   if (!side.answer) --side.in_flight;
+  delete static_cast<Header *>(header);
   ucp_request_free(request);
 }
 
@@ -207,7 +215,7 @@ int main(int argc, char **argv) {
   if (child == 0) {
     close(fds[0]);
     pin(server_cpu);
-    _exit(serve(fds[1]));
+    _exit(serve(fds[1], size));
   }
   pin(client_cpu);
   close(fds[1]);
@@ -236,13 +244,17 @@ int main(int argc, char **argv) {
       auto run = [&](long count) {
         for (long i = 0; (i < count || side.in_flight > 0) && !stop;) {
           if (i < count && side.in_flight < window) {
-            uint64_t header[6] = {static_cast<uint64_t>(i)};  // a PUT header's size
+            auto *header = new Header{{static_cast<uint64_t>(i)}};
             ucp_request_param_t sp;
             std::memset(&sp, 0, sizeof sp);
-            sp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_FLAGS;
+            sp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_FLAGS |
+                              UCP_OP_ATTR_FIELD_USER_DATA;
             sp.cb.send = sent;
+            sp.user_data = header;
             sp.flags = UCP_AM_SEND_FLAG_RNDV;
-            void *r = ucp_am_send_nbx(side.ep, kData, header, sizeof header, src.data(), size, &sp);
+            void *r = ucp_am_send_nbx(side.ep, kData, header->words, sizeof header->words,
+                                      src.data(), size, &sp);
+            if (r == nullptr || UCS_PTR_IS_ERR(r)) delete header;  // no callback comes
             if (UCS_PTR_IS_ERR(r)) {
               std::fprintf(stderr, "ucx_answer_bench: send: %s\n",
                            ucs_status_string(UCS_PTR_STATUS(r)));
@@ -269,9 +281,22 @@ int main(int argc, char **argv) {
           status = 0;
         }
       }
+      // Close the endpoint before the server goes (a forced close: nothing
+      // is left to flush) and give UCX everything back.
+      ucp_request_param_t cp;
+      std::memset(&cp, 0, sizeof cp);
+      cp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+      cp.flags = UCP_EP_CLOSE_FLAG_FORCE;
+      void *r = ucp_ep_close_nbx(side.ep, &cp);
+      if (r != nullptr && !UCS_PTR_IS_ERR(r)) {
+        while (ucp_request_check_status(r) == UCS_INPROGRESS) ucp_worker_progress(side.worker);
+        ucp_request_free(r);
+      }
     }
   }
   kill(child, SIGTERM);
   waitpid(child, nullptr, 0);
+  if (side.worker != nullptr) ucp_worker_destroy(side.worker);
+  if (side.ctx != nullptr) ucp_cleanup(side.ctx);
   return status;
 }

@@ -135,9 +135,9 @@ int serve(int port_fd, uint64_t size) {
       side.conn = nullptr;
       if (ucp_ep_create(side.worker, &p, &side.ep) != UCS_OK) return 1;
     }
-    // One answer per message that landed, the size of libhurray-net's
-    // PUT_REP header; the client tells the two modes apart itself.
-    for (; side.ep != nullptr && side.answered < side.landed; ++side.answered) {
+    // --answer 1: one answer per message that landed, the size of
+    // libhurray-net's PUT_REP header (the forked server has the client's options).
+    for (; side.answer && side.ep != nullptr && side.answered < side.landed; ++side.answered) {
       static unsigned char reply[288];
       ucp_request_param_t p;
       std::memset(&p, 0, sizeof p);
@@ -188,7 +188,8 @@ void pin(int cpu) {
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
-  if (sched_setaffinity(0, sizeof set, &set) != 0) std::perror("ucx_answer_bench: sched_setaffinity");
+  if (sched_setaffinity(0, sizeof set, &set) != 0)
+    std::perror("ucx_answer_bench: sched_setaffinity");
 }
 
 }  // namespace

@@ -31,7 +31,8 @@
 // and on stderr, when the server stops, its page faults and CPU time.
 #include <hurray_net.h>
 
-#include <sched.h>
+#include "net_pair.h"
+
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -53,14 +54,6 @@ namespace {
 volatile sig_atomic_t stop = 0;
 void on_term(int) { stop = 1; }
 
-uint64_t parse_size(const std::string &s) {
-  char *end = nullptr;
-  uint64_t v = std::strtoull(s.c_str(), &end, 10);
-  if (*end == 'K' || *end == 'k') v <<= 10;
-  if (*end == 'M' || *end == 'm') v <<= 20;
-  if (*end == 'G' || *end == 'g') v <<= 30;
-  return v;
-}
 
 // The server application's receive pool: page-aligned host blocks it owns,
 // handed to PUTs as wrapped buffers and taken back when the buffer that
@@ -149,14 +142,6 @@ int serve(int port_fd, bool use_pool) {
 
 }  // namespace
 
-// Pin the calling process to one CPU; -1: leave it where it is.
-static void pin(int cpu) {
-  if (cpu < 0) return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  if (sched_setaffinity(0, sizeof set, &set) != 0) std::perror("net_bench: sched_setaffinity");
-}
 
 int main(int argc, char **argv) {
   std::vector<uint64_t> sizes;
@@ -171,18 +156,18 @@ int main(int argc, char **argv) {
       size_t at = 0;
       while (at <= list.size()) {
         const size_t comma = list.find(',', at);
-        sizes.push_back(parse_size(list.substr(at, comma - at)));
+        sizes.push_back(bench::parse_size(list.substr(at, comma - at)));
         if (comma == std::string::npos) break;
         at = comma + 1;
       }
     } else if (a == "--min-bytes") {
-      min_bytes = parse_size(argv[i + 1]);
+      min_bytes = bench::parse_size(argv[i + 1]);
     } else if (a == "--min-iters") {
       min_iters = std::atoi(argv[i + 1]);
     } else if (a == "--window") {
       window = std::max(1, std::atoi(argv[i + 1]));
     } else if (a == "--window-bytes") {
-      window_bytes = parse_size(argv[i + 1]);
+      window_bytes = bench::parse_size(argv[i + 1]);
     } else if (a == "--pool") {
       use_pool = std::atoi(argv[i + 1]) != 0;
     } else if (a == "--client-cpu") {
@@ -200,24 +185,14 @@ int main(int argc, char **argv) {
   // path (docs/performance.md measures what that does).
   setenv("UCX_NET_DEVICES", "lo", 0);
 
-  int fds[2];
-  if (pipe(fds) != 0) return 1;
-  const pid_t child = fork();
-  if (child < 0) return 1;
-  if (child == 0) {
-    close(fds[0]);
-    pin(server_cpu);
-    _exit(serve(fds[1], use_pool));
-  }
-  pin(client_cpu);
-  close(fds[1]);
   uint16_t port = 0;
-  if (read(fds[0], &port, sizeof port) != static_cast<ssize_t>(sizeof port)) {
+  const pid_t child = bench::fork_server(
+      server_cpu, client_cpu, [use_pool](int fd) { return serve(fd, use_pool); }, &port);
+  if (child < 0) return 1;
+  if (port == 0) {
     std::fprintf(stderr, "net_bench: the server did not start\n");
-    waitpid(child, nullptr, 0);
     return 1;
   }
-  close(fds[0]);
 
   int status = 0;
   hurray_net_client_config cfg = HURRAY_NET_CLIENT_CONFIG_INIT;

@@ -14,8 +14,9 @@
 // to tcp and UCX_NET_DEVICES to lo, as in hurray_net_bench.
 #include <ucp/api/ucp.h>
 
+#include "net_pair.h"
+
 #include <arpa/inet.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -174,23 +175,6 @@ ucs_status_t on_answer(void *, const void *, size_t, void *, size_t, const ucp_a
   return UCS_OK;
 }
 
-uint64_t parse_size(const std::string &s) {
-  char *end = nullptr;
-  uint64_t v = std::strtoull(s.c_str(), &end, 10);
-  if (*end == 'K' || *end == 'k') v <<= 10;
-  if (*end == 'M' || *end == 'm') v <<= 20;
-  if (*end == 'G' || *end == 'g') v <<= 30;
-  return v;
-}
-
-void pin(int cpu) {
-  if (cpu < 0) return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  if (sched_setaffinity(0, sizeof set, &set) != 0)
-    std::perror("ucx_answer_bench: sched_setaffinity");
-}
 
 }  // namespace
 
@@ -200,8 +184,8 @@ int main(int argc, char **argv) {
   int client_cpu = -1, server_cpu = -1;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
-    if (a == "--size") size = parse_size(argv[i + 1]);
-    else if (a == "--min-bytes") min_bytes = parse_size(argv[i + 1]);
+    if (a == "--size") size = bench::parse_size(argv[i + 1]);
+    else if (a == "--min-bytes") min_bytes = bench::parse_size(argv[i + 1]);
     else if (a == "--window") window = std::max(1L, std::atol(argv[i + 1]));
     else if (a == "--answer") side.answer = std::atoi(argv[i + 1]) != 0;
     else if (a == "--client-cpu") client_cpu = std::atoi(argv[i + 1]);
@@ -209,22 +193,16 @@ int main(int argc, char **argv) {
   }
   setenv("UCX_TLS", "tcp", 0);
   setenv("UCX_NET_DEVICES", "lo", 0);
-  int fds[2];
-  if (pipe(fds) != 0) return 1;
-  const pid_t child = fork();
-  if (child < 0) return 1;
-  if (child == 0) {
-    close(fds[0]);
-    pin(server_cpu);
-    _exit(serve(fds[1], size));
-  }
-  pin(client_cpu);
-  close(fds[1]);
   uint16_t port = 0;
-  const bool started = read(fds[0], &port, sizeof port) == static_cast<ssize_t>(sizeof port);
-  close(fds[0]);
+  const pid_t child =
+      bench::fork_server(server_cpu, client_cpu, [size](int fd) { return serve(fd, size); }, &port);
+  if (child < 0) return 1;
+  if (port == 0) {
+    std::fprintf(stderr, "ucx_answer_bench: the server did not start\n");
+    return 1;
+  }
   int status = 1;
-  if (started && init() && set_handler(kAnswer, on_answer)) {
+  if (init() && set_handler(kAnswer, on_answer)) {
     sockaddr_in sa;
     std::memset(&sa, 0, sizeof sa);
     sa.sin_family = AF_INET;

@@ -534,23 +534,16 @@ void hurray_net_server::on_put(Incoming &in) {
   if (tr.conn != nullptr) ++tr.conn->transfers;
   ++stats.in_flight;
   trace::mark('r', tr.request_id);
-  if (in.length == 0) {
-    trace::mark('l', tr.request_id);
-    return finish(tr, UCS_OK);
-  }
+  if (in.length == 0) return finish(tr, UCS_OK);
   if (!in.rndv) {
     std::memcpy(dst, in.data, in.length);
     release_data(w.worker, in);
-    trace::mark('l', tr.request_id);
     return finish(tr, UCS_OK);
   }
   in.ucx_owned = false;  // recv_data takes the descriptor over
   ucs_status_ptr_t req = recv_data(w.worker, in.data, dst, in.length, tr.request_id);
   trace::mark('g', tr.request_id);
-  if (req == nullptr) {  // landed already: UCX calls no callback
-    trace::mark('l', tr.request_id);
-    return finish(tr, UCS_OK);
-  }
+  if (req == nullptr) return finish(tr, UCS_OK);
   if (UCS_PTR_IS_ERR(req)) return finish(tr, UCS_PTR_STATUS(req));
   tr.request = req;
 }
@@ -626,6 +619,9 @@ void hurray_net_server::on_get(Incoming &in) {
 void hurray_net_server::finish(Transfer &t, ucs_status_t st) {
   --stats.in_flight;
   if (t.conn != nullptr) --t.conn->transfers;
+  // A PUT whose bytes were there at once (eager, empty, or a receive UCX
+  // completed on the spot) had no callback to mark its landing.
+  if (t.put && st == UCS_OK && t.request == nullptr) trace::mark('l', t.request_id);
   t.request = nullptr;
   if (!t.put) {
     hurray_handoff_release(&t.held, nullptr);

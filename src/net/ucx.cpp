@@ -72,21 +72,22 @@ struct State {
   bool told_full = false;           // the file says events were not kept
 };
 
+// The trace, or NULL when it is off: decided once, then one load per call.
 State *state() noexcept {
-  static State s;
-  static const bool enabled = [] {
+  static State *const trace = []() -> State * {
     const char *prefix = std::getenv("HURRAY_NET_TRACE");
-    if (prefix == nullptr || *prefix == '\0') return false;
+    if (prefix == nullptr || *prefix == '\0') return nullptr;
+    static State s;
     try {
       s.path = std::string(prefix) + "." + std::to_string(static_cast<long>(getpid()));
     } catch (...) {
-      return false;
+      return nullptr;
     }
     s.events.reset(new (std::nothrow) Event[kCapacity]);
     if (s.events == nullptr) log_debug("HURRAY_NET_TRACE: no memory for the trace; it is off");
-    return s.events != nullptr;
+    return s.events != nullptr ? &s : nullptr;
   }();
-  return enabled ? &s : nullptr;
+  return trace;
 }
 }  // namespace
 

@@ -188,7 +188,8 @@ HURRAY_API uint16_t hurray_net_server_port(const hurray_net_server *server);
  *  answers HELLOs, validates PUTs (refused ones are answered with the rule),
  *  allocates on exactly the declared device (through config->alloc when the
  *  application gave one), receives the data, serves GETs. Several PUTs of
- *  one client may be in flight at once; each is answered on its own.
+ *  one client may be in flight at once; each is answered once (the landings
+ *  of a window possibly in one message, docs/spec/network.md N15).
  *  out->size must be sizeof(hurray_net_received). */
 HURRAY_API hurray_status hurray_net_server_poll(hurray_net_server *server,
                                                 int32_t timeout_ms,
@@ -252,7 +253,11 @@ HURRAY_API hurray_status hurray_net_client_put_buffer(
  * exactly as the synchronous call does (nothing is sent when it fails, and no
  * ticket is issued), sends the PUT and returns at once with a ticket; the
  * server receives them in order, answers each, and a refusal or failure of
- * one does not affect the others. hurray_net_client_put_wait() returns a
+ * one does not affect the others. With more than one PUT in flight, the
+ * server may answer PUTs under 4 MiB that landed in one message, for up to
+ * half the PUTs in flight (docs/spec/network.md N15): a ticket may then
+ * finish a little after its bytes landed; a refusal is answered at once.
+ * hurray_net_client_put_wait() returns a
  * PUT's own result (the server's refusal with its rule, as the synchronous
  * call would) and retires its ticket; hurray_net_client_put_test() tells
  * whether it has finished. Every started PUT is waited for once; PUTs not

@@ -273,6 +273,12 @@ struct Conn {
   bool closed = false;  // ucp_ep_close_nbx was called
   int transfers = 0;    // transfers in flight on this connection
   ucs_status_t why = UCS_OK;
+  // Answers that wait to go out together as one PUT_ACK (N15): the request
+  // ids of PUTs that landed, the client's last window, and its PUT receives
+  // under way, under kAckDeferMax bytes and not.
+  std::vector<uint64_t> acks;
+  uint32_t in_flight = 0;
+  int small = 0, large = 0;
 };
 
 struct Transfer {
@@ -285,6 +291,7 @@ struct Transfer {
   size_t length = 0;
   uint64_t request_id = 0, buffer_id = 0;
   int32_t ordinal = 0;
+  uint32_t in_flight = 0;                   // PUT: the client's window (PutHeader)
   std::unique_ptr<unsigned char[]> header;  // GET: the reply header in flight
 };
 
@@ -320,6 +327,7 @@ struct hurray_net_server {
 
   void process();
   void send_reply(ucp_ep_h ep, Op op, const Reply &r);
+  void send_acks(Conn &c);
   void on_put(Incoming &in);
   void on_get(Incoming &in);
   void on_hello(Incoming &in);
@@ -362,6 +370,25 @@ void hurray_net_server::send_reply(ucp_ep_h ep, Op op, const Reply &r) {
   ucs_status_ptr_t req = am_send(ep, op, bytes.get(), n, nullptr, 0, 0);
   if (req == nullptr || UCS_PTR_IS_ERR(req)) return;
   sends.push_back({req, std::move(bytes)});
+}
+
+// The answers waiting on `c`, as PUT_ACKs of at most kMaxAckIds ids.
+void hurray_net_server::send_acks(Conn &c) {
+  for (size_t at = 0; at < c.acks.size() && !c.dead; at += kMaxAckIds) {
+    const auto k = static_cast<uint32_t>(std::min<size_t>(c.acks.size() - at, kMaxAckIds));
+    const size_t n = kPutAckFixed + 8 * size_t{k};
+    std::unique_ptr<unsigned char[]> bytes(new unsigned char[n]);
+    put_prefix(bytes.get(), kPutAck, 0);
+    put_u32(bytes.get() + kPrefixSize, k);
+    put_u32(bytes.get() + kPrefixSize + 4, 0);
+    for (uint32_t i = 0; i < k; ++i) {
+      put_u64(bytes.get() + kPutAckFixed + 8 * i, c.acks[at + i]);
+      trace::mark('a', c.acks[at + i]);
+    }
+    ucs_status_ptr_t req = am_send(c.ep, kPutAck, bytes.get(), n, nullptr, 0, 0);
+    if (req != nullptr && !UCS_PTR_IS_ERR(req)) sends.push_back({req, std::move(bytes)});
+  }
+  c.acks.clear();
 }
 
 void hurray_net_server::on_hello(Incoming &in) {
@@ -495,6 +522,7 @@ void hurray_net_server::on_put(Incoming &in) {
   t->request_id = ph.request_id;
   t->buffer_id = ph.buffer_id;
   t->ordinal = ph.device_ordinal;
+  t->in_flight = ph.in_flight;
   if (alloc_dest(h, ph.device_ordinal, ph.buffer_id, &t->buffer, &e) != HURRAY_OK)
     return refuse();
   ++stats.live_buffers;
@@ -531,7 +559,11 @@ void hurray_net_server::on_put(Incoming &in) {
   }
   Transfer &tr = *t;
   transfers.push_back(std::move(t));
-  if (tr.conn != nullptr) ++tr.conn->transfers;
+  if (tr.conn != nullptr) {
+    ++tr.conn->transfers;
+    ++(tr.length < kAckDeferMax ? tr.conn->small : tr.conn->large);
+    tr.conn->in_flight = ph.in_flight;
+  }
   ++stats.in_flight;
   trace::mark('r', tr.request_id);
   if (in.length == 0) return finish(tr, UCS_OK);
@@ -618,7 +650,10 @@ void hurray_net_server::on_get(Incoming &in) {
 // A transfer's data moved (st == UCS_OK) or could not: land or drop it.
 void hurray_net_server::finish(Transfer &t, ucs_status_t st) {
   --stats.in_flight;
-  if (t.conn != nullptr) --t.conn->transfers;
+  if (t.conn != nullptr) {
+    --t.conn->transfers;
+    if (t.put) --(t.length < kAckDeferMax ? t.conn->small : t.conn->large);
+  }
   // A PUT whose bytes were there at once (eager, empty, or a receive UCX
   // completed on the spot) had no callback to mark its landing.
   if (t.put && st == UCS_OK && t.request == nullptr) trace::mark('l', t.request_id);
@@ -673,7 +708,10 @@ void hurray_net_server::finish(Transfer &t, ucs_status_t st) {
     log_debug("server: PUT %llu dropped: %s", static_cast<unsigned long long>(t.buffer_id),
               e.message);
   }
-  if (t.conn != nullptr) {
+  if (t.conn != nullptr && hs == HURRAY_OK && t.in_flight > 1 && t.length < kAckDeferMax) {
+    // One of a window: its answer may go out with others (N15; process()).
+    if (!t.conn->dead) t.conn->acks.push_back(r.request_id);
+  } else if (t.conn != nullptr) {
     send_reply(t.conn->ep, kPutRep, r);
     trace::mark('a', r.request_id);
   }
@@ -724,6 +762,13 @@ void hurray_net_server::process() {
   std::erase_if(transfers, [](const std::unique_ptr<Transfer> &t) {
     return t->request == nullptr && t->length == SIZE_MAX;
   });
+  // Answers that waited: out when the window asks or nothing would send them.
+  for (auto &[ep, c] : conns)
+    if (c->dead) {
+      c->acks.clear();
+    } else if (ack_now(c->acks.size(), c->in_flight, c->small, c->large)) {
+      send_acks(*c);
+    }
   // Replies that went out.
   std::erase_if(sends, [](PendingSend &s) {
     if (ucp_request_check_status(s.request) == UCS_INPROGRESS) return false;
@@ -846,7 +891,10 @@ HURRAY_API void hurray_net_server_destroy(hurray_net_server *s) {
       s->conn_requests.clear();
       for (Incoming &in : s->incoming) release_data(s->w.worker, in);
       s->incoming.clear();
-      // Answers already sent (the last PUT's, typically) get a second to go out.
+      // Landings whose answers wait (N15) are answered now; answers already
+      // sent (the last PUT's, typically) get a second to go out.
+      for (auto &[ep, c] : s->conns)
+        if (!c->dead && !c->acks.empty()) s->send_acks(*c);
       const Deadline drain = Deadline::in(1000);
       while (!s->sends.empty() && !drain.passed()) {
         ucp_worker_progress(s->w.worker);
@@ -1061,8 +1109,28 @@ void release_source(PutOp &op) {
 }
 }  // namespace
 
-// A PUT_REP for a PUT in flight: keep its answer. False when it answers none.
+// A PUT_REP or PUT_ACK for PUTs in flight: keep their answers. False when it
+// answers none.
 bool hurray_net_client::take_put_answer(Incoming &in) {
+  if (in.op == kPutAck) {
+    // Ids of PUTs that landed (N15); one that is not in flight is ignored,
+    // as a PUT_REP for it would be.
+    const size_t n = in.header.size();
+    if (!check_prefix(in.header.data(), n, kPutAck, kPutAckFixed)) return false;
+    const uint32_t k = get_u32(in.header.data() + kPrefixSize);
+    if (k > kMaxAckIds || n < kPutAckFixed + 8 * size_t{k}) return false;
+    bool any = false;
+    for (uint32_t i = 0; i < k; ++i) {
+      auto it = puts.find(get_u64(in.header.data() + kPutAckFixed + 8 * i));
+      if (it == puts.end() || it->second->answered) continue;
+      it->second->answered = true;
+      it->second->result = HURRAY_OK;
+      trace::mark('A', it->second->id);
+      any = true;
+    }
+    release_data(w.worker, in);
+    return any;
+  }
   if (in.op != kPutRep || in.header.size() < kPrefixSize) return false;
   auto it = puts.find(request_id_of(in.header.data()));
   if (it == puts.end() || it->second->answered) return false;
@@ -1178,6 +1246,9 @@ hurray_status hurray_net_client::start_put(const unsigned char handle[HURRAY_HAN
   ph.buffer_id = desc->buffer_id;
   std::memcpy(ph.handle, handle, HURRAY_HANDLE_SIZE);
   ph.device_ordinal = desc->device_ordinal;
+  // The PUTs in flight with this one (tickets not yet waited for): the server
+  // may answer a window's PUTs together (N15).
+  ph.in_flight = static_cast<uint32_t>(std::min<size_t>(puts.size() + 1, UINT32_MAX));
   op->id = ph.request_id;
   op->deadline = Deadline::in(timeout_ms);
   encode(ph, op->header);
@@ -1288,6 +1359,7 @@ HURRAY_API hurray_status hurray_net_client_connect(const hurray_net_client_confi
     if (!st) st = c->w.init(err);
     if (!st) st = set_handler(c, kHelloRep, am_handler<hurray_net_client, kHelloRep>, err);
     if (!st) st = set_handler(c, kPutRep, am_handler<hurray_net_client, kPutRep>, err);
+    if (!st) st = set_handler(c, kPutAck, am_handler<hurray_net_client, kPutAck>, err);
     if (!st) st = set_handler(c, kGetRep, am_handler<hurray_net_client, kGetRep>, err);
     if (!st) st = connect(c->w, config->address, config->port, client_ep_error, c, &c->ep, err);
     if (st) {

@@ -5,6 +5,7 @@
 
 #include <hurray_net.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -22,6 +23,7 @@ enum Op : uint16_t {
   kPutRep = 4,    // server -> client: Reply
   kGetReq = 5,    // client -> server: GetHeader
   kGetRep = 6,    // server -> client: Reply + handle, the bytes as data
+  kPutAck = 7,    // server -> client: prefix, count, the request ids of PUTs that landed
 };
 
 inline void put_u16(unsigned char *p, uint16_t v) {
@@ -74,26 +76,55 @@ inline constexpr size_t kHelloDeviceSize = 12;
 inline constexpr uint32_t kMaxHelloDevices = 256;
 
 // PUT: prefix, buffer id (8), the 16 wire bytes of the destination handle,
-// device ordinal (4), reserved (4). The data is the buffer's bytes.
+// device ordinal (4), in flight (4): how many PUTs the client had in flight
+// when it sent this one, this one included (0 from clients before the field:
+// answer each PUT on its own). The data is the buffer's bytes.
 inline constexpr size_t kPutSize = kPrefixSize + 8 + HURRAY_HANDLE_SIZE + 8;
 struct PutHeader {
   uint64_t request_id;
   uint64_t buffer_id;
   unsigned char handle[HURRAY_HANDLE_SIZE];
   int32_t device_ordinal;
+  uint32_t in_flight = 0;
 };
 inline void encode(const PutHeader &h, unsigned char *p) {
   put_prefix(p, kPut, h.request_id);
   put_u64(p + 16, h.buffer_id);
   std::memcpy(p + 24, h.handle, HURRAY_HANDLE_SIZE);
   put_u32(p + 40, static_cast<uint32_t>(h.device_ordinal));
-  put_u32(p + 44, 0);
+  put_u32(p + 44, h.in_flight);
 }
 inline void decode(const unsigned char *p, PutHeader *h) {
   h->request_id = get_u64(p + 8);
   h->buffer_id = get_u64(p + 16);
   std::memcpy(h->handle, p + 24, HURRAY_HANDLE_SIZE);
   h->device_ordinal = static_cast<int32_t>(get_u32(p + 40));
+  h->in_flight = get_u32(p + 44);
+}
+
+// PUT_ACK: prefix (request id 0), count (4), reserved (4), then `count`
+// request ids (8 each): PUTs that landed, each answered as a PUT_REP with
+// status OK would answer it. Refusals and failures always come as PUT_REP.
+inline constexpr size_t kPutAckFixed = kPrefixSize + 8;
+inline constexpr uint32_t kMaxAckIds = 64;
+inline constexpr size_t kPutAckMax = kPutAckFixed + 8 * kMaxAckIds;
+// PUTs this large or larger are answered on their own, and while one of them
+// is still being received the answers waiting on its connection go out: an
+// answer costs about what 40 us of data does on TCP (docs/performance.md),
+// nothing next to such a transfer, and it should not wait for one.
+inline constexpr uint64_t kAckDeferMax = 4u << 20;
+
+// Whether the answers waiting on a connection go out now (docs/spec/network.md
+// N15): `waiting` PUTs landed and are not yet answered, the client last said it
+// had `in_flight` PUTs in flight, and `small` PUTs under kAckDeferMax and
+// `large` ones of that connection are still being received. They wait only
+// while fewer than half the client's window are waiting and a small PUT is
+// still coming, whose landing brings the next chance to send them; so an
+// answer never waits for a transfer that is not under way.
+inline bool ack_now(size_t waiting, uint32_t in_flight, int small, int large) {
+  if (waiting == 0) return false;
+  const size_t want = std::min<size_t>(std::max<uint32_t>(in_flight / 2, 1), kMaxAckIds);
+  return waiting >= want || small == 0 || large > 0;
 }
 
 // GET request: prefix, buffer id (8).

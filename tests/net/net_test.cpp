@@ -7,6 +7,8 @@
 #include <hurray_backend.h>
 #include <hurray_net.h>
 
+#include "wire.h"  // the protocol's messages (src/net), for N15's rule
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -762,7 +764,7 @@ struct Tracked {
 };
 }  // namespace
 
-TEST_CASE("a window of PUTs in flight lands byte for byte, each answered on its own",
+TEST_CASE("a window of PUTs in flight lands byte for byte, each with its own result",
           "[net][window][BP-NET-OWN]") {
   Server srv;
   const std::vector<uint64_t> sizes = {0, 1, 4096, 100000, 1u << 20, 3u << 20, 8u << 20, 65536};
@@ -1230,6 +1232,64 @@ TEST_CASE("a window of PUTs from a client process lands whole", "[process][windo
     CHECK(same);
   }
   CHECK(srv.finish() == 0);
+}
+
+TEST_CASE("a window's answers come together, each PUT's exactly once (N15)",
+          "[process][window]") {
+  Server srv;
+  struct Case {
+    const char *hint;
+    bool acks;
+  };
+  // HINT 0 is a client from before the field: one PUT_REP per PUT. HINT 8:
+  // the 8 PUTs are under way at once, so their answers go out as PUT_ACKs
+  // that carry at least 4 ids (half the window) each, or what landed in the
+  // server's round, not one message each.
+  for (const Case k : {Case{"0", false}, Case{"8", true}}) {
+    const size_t before = srv.landed.size();
+    Child peer({HURRAY_NET_RAW_PEER, "window", "127.0.0.1", port_arg(srv), "8", k.hint});
+    const int rc = serve_until_exit(srv, peer);
+    INFO("HINT " << k.hint << ": " << peer.output);
+    CHECK(rc == 0);
+    CHECK(peer.output.find("answered=8 twice=0 unknown=0 failed=0") != std::string::npos);
+    CHECK(srv.landed.size() == before + 8);
+    int put_rep = -1, put_ack = -1;
+    const size_t at = peer.output.find("answers ");
+    REQUIRE(at != std::string::npos);
+    REQUIRE(std::sscanf(peer.output.c_str() + at, "answers put_rep=%d put_ack=%d", &put_rep,
+                        &put_ack) == 2);
+    if (k.acks) {
+      CHECK(put_rep == 0);
+      CHECK(put_ack >= 1);
+      CHECK(put_ack < 8);  // together, not one each
+    } else {
+      CHECK(put_rep == 8);
+      CHECK(put_ack == 0);
+    }
+  }
+  CHECK(srv.stats().puts_landed == 16);
+  CHECK(srv.finish() == 0);
+}
+
+TEST_CASE("ack_now: a landed PUT's answer waits only for a small PUT under way (N15)",
+          "[net][window]") {
+  using hurray::net::ack_now;
+  CHECK_FALSE(ack_now(0, 8, 3, 0));  // nothing waits
+  // A client without the field (0) or with one PUT in flight: at once.
+  CHECK(ack_now(1, 0, 5, 0));
+  CHECK(ack_now(1, 1, 5, 0));
+  CHECK(ack_now(1, 2, 5, 0));
+  // A window of 8: up to 3 wait while small PUTs are under way; 4 go.
+  CHECK_FALSE(ack_now(1, 8, 5, 0));
+  CHECK_FALSE(ack_now(3, 8, 1, 0));
+  CHECK(ack_now(4, 8, 1, 0));
+  // Nothing small under way (no later landing would send them), or a large
+  // PUT under way (it would make them wait long): at once.
+  CHECK(ack_now(1, 8, 0, 0));
+  CHECK(ack_now(1, 8, 2, 1));
+  // Half the window, but never more than one PUT_ACK holds.
+  CHECK_FALSE(ack_now(hurray::net::kMaxAckIds - 1, 1000000, 1, 0));
+  CHECK(ack_now(hurray::net::kMaxAckIds, 1000000, 1, 0));
 }
 
 TEST_CASE("a server killed with PUTs in flight: each gets a clear I/O error", "[process][window]") {

@@ -8,12 +8,18 @@
 //   badalign   PUT of 64-byte alignment (refused by an RDMA-policy server)
 // Prints "reply status=NAME rule=ID message=..." and exits 0 when the server
 // answered, 1 otherwise.
+//   window N HINT  N PUTs of 64 KiB (rendezvous) whose headers say HINT PUTs
+//              are in flight (0: a client from before the field), all started
+//              before any bytes move. Prints "answers put_rep=R put_ack=A
+//              answered=K twice=T unknown=U failed=F" and exits 0 when each
+//              PUT was answered exactly once, OK, and nothing else came.
 #include "ucx.h"
 #include "wire.h"
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 #include <deque>
 #include <string>
 #include <vector>
@@ -34,13 +40,82 @@ ucs_status_t on_reply(void *arg, const void *header, size_t header_length, void 
   return UCS_OK;
 }
 
+// window mode: N PUTs in flight with the given hint, then count the answers.
+int window(Peer &peer, ucp_ep_h ep, uint32_t n, uint32_t hint) {
+  const hurray_buffer_handle h = {65536, 4096, HURRAY_DEVICE_CPU, HURRAY_SYNC_PRODUCER_SYNCED,
+                                  HURRAY_MEMORY_STANDARD, 0};
+  std::vector<unsigned char> data(h.byte_size, 0x5a);
+  std::vector<std::vector<unsigned char>> headers(n, std::vector<unsigned char>(kPutSize));
+  std::vector<void *> sends;
+  for (uint32_t i = 0; i < n; ++i) {
+    PutHeader ph{};
+    ph.request_id = 100 + i;
+    ph.buffer_id = 500 + i;
+    ph.in_flight = hint;
+    hurray_handle_encode(&h, ph.handle, sizeof ph.handle, nullptr);
+    encode(ph, headers[i].data());
+    void *r = am_send(ep, kPut, headers[i].data(), kPutSize, data.data(), data.size(),
+                      UCP_AM_SEND_FLAG_REPLY | UCP_AM_SEND_FLAG_RNDV);
+    if (UCS_PTR_IS_ERR(r)) {
+      std::printf("send failed: %s\n", ucs_status_string(UCS_PTR_STATUS(r)));
+      return 1;
+    }
+    if (r != nullptr) sends.push_back(r);
+  }
+  // Give the server time to take every header before the bytes move (they
+  // move as this process drives UCX), so that all N are under way at once.
+  usleep(500 * 1000);
+  std::vector<int> seen(n, 0);
+  int put_rep = 0, put_ack = 0, unknown = 0, failed = 0;
+  uint32_t answered = 0;
+  auto take = [&](uint64_t id, bool ok) {
+    if (id < 100 || id >= 100 + n) return void(++unknown);
+    if (seen[id - 100]++ == 0) ++answered;
+    if (!ok) ++failed;
+  };
+  const Deadline d = Deadline::in(30000);
+  while ((answered < n || !sends.empty()) && !peer.failed && !d.passed()) {
+    peer.w.wait(50);
+    std::erase_if(sends, [](void *r) {
+      if (ucp_request_check_status(r) == UCS_INPROGRESS) return false;
+      ucp_request_free(r);
+      return true;
+    });
+    for (; !peer.replies.empty(); peer.replies.pop_front()) {
+      const std::vector<unsigned char> &m = peer.replies.front();
+      if (check_prefix(m.data(), m.size(), kPutRep, kReplySize)) {
+        ++put_rep;
+        Reply r;
+        decode(m.data(), kPutRep, &r);
+        take(r.request_id, r.status == HURRAY_OK);
+      } else if (check_prefix(m.data(), m.size(), kPutAck, kPutAckFixed)) {
+        ++put_ack;
+        const uint32_t k = get_u32(m.data() + kPrefixSize);
+        if (m.size() < kPutAckFixed + 8 * size_t{k}) return std::printf("short PUT_ACK\n"), 1;
+        for (uint32_t i = 0; i < k; ++i) take(get_u64(m.data() + kPutAckFixed + 8 * i), true);
+      } else {
+        ++unknown;
+      }
+    }
+  }
+  int twice = 0;
+  for (int v : seen) twice += v > 1;
+  std::printf("answers put_rep=%d put_ack=%d answered=%u twice=%d unknown=%d failed=%d\n",
+              put_rep, put_ack, answered, twice, unknown, failed);
+  for (void *r : sends) ucp_request_cancel(peer.w.worker, r);
+  return answered == n && twice == 0 && unknown == 0 && failed == 0 ? 0 : 1;
+}
+
 void on_error(void *arg, ucp_ep_h, ucs_status_t) { static_cast<Peer *>(arg)->failed = true; }
 }  // namespace
 
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: %s event|truncated|nodevice|badheader|badalign HOST PORT\n",
-                 argv[0]);
+  const bool windowed = argc == 6 && std::string(argv[1]) == "window";
+  if (argc != 4 && !windowed) {
+    std::fprintf(stderr,
+                 "usage: %s event|truncated|nodevice|badheader|badalign HOST PORT\n"
+                 "       %s window HOST PORT N HINT\n",
+                 argv[0], argv[0]);
     return 2;
   }
   const std::string mode = argv[1];
@@ -59,12 +134,21 @@ int main(int argc, char **argv) {
   hp.cb = on_reply;
   hp.arg = &peer;
   ucp_worker_set_am_recv_handler(peer.w.worker, &hp);
+  hp.id = kPutAck;
+  ucp_worker_set_am_recv_handler(peer.w.worker, &hp);
   ucp_ep_h ep = nullptr;
   if (connect(peer.w, argv[2], static_cast<uint16_t>(std::atoi(argv[3])), on_error, &peer, &ep,
               &err) != HURRAY_OK) {
     std::fprintf(stderr, "raw peer: %s\n", err.message);
     peer.w.fini();
     return 1;
+  }
+  if (windowed) {
+    const int rc = window(peer, ep, static_cast<uint32_t>(std::atoi(argv[4])),
+                          static_cast<uint32_t>(std::atoi(argv[5])));
+    close_ep(peer.w, ep, true, 2000);
+    peer.w.fini();
+    return rc;
   }
   hurray_buffer_handle h = {4096, 4096, HURRAY_DEVICE_CPU, HURRAY_SYNC_PRODUCER_SYNCED,
                             HURRAY_MEMORY_STANDARD, 0};

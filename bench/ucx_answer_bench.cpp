@@ -6,9 +6,14 @@
 // every message that landed with a small active message, and the client's
 // window counts answers instead of completed sends: a libhurray-net PUT's
 // protocol (docs/spec/network.md) with nothing else of libhurray-net.
+// --answer 2 answers several messages at once (each answer carries how many):
+// all that landed in one round of the server's loop, or with --every K
+// exactly K (the client rounds its count up to whole answers), the way
+// libhurray-net's PUT_ACK answers a window (N15).
 //
 //   hurray_ucx_answer_bench [--size N] [--min-bytes N] [--window W]
-//                           [--answer 0|1] [--client-cpu C] [--server-cpu S]
+//                           [--answer 0|1|2] [--every K]
+//                           [--client-cpu C] [--server-cpu S]
 //
 // Prints "ucx_am size=... window=... answer=... MBps=...". UCX_TLS defaults
 // to tcp and UCX_NET_DEVICES to lo, as in hurray_net_bench.
@@ -25,6 +30,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,6 +49,8 @@ struct Side {
   long landed = 0, answered = 0;      // server: messages landed, answered
   long in_flight = 0;                 // client: messages not yet done
   bool answer = false;
+  int mode = 0;    // --answer: 0 none, 1 one per message, 2 one per server round
+  long every = 1;  // --every K: answer once K messages have landed (mode 2)
 };
 Side side;
 
@@ -122,7 +130,8 @@ int serve(int port_fd, uint64_t size) {
   const uint16_t port = ntohs(reinterpret_cast<const sockaddr_in *>(&la.sockaddr)->sin_port);
   if (write(port_fd, &port, sizeof port) != static_cast<ssize_t>(sizeof port)) return 1;
   close(port_fd);
-  std::vector<void *> answers;  // answer sends in flight
+  // answer sends in flight, with their headers
+  std::vector<std::pair<void *, std::unique_ptr<uint64_t[]>>> answers;
   while (!stop) {
     ucp_worker_progress(side.worker);
     if (side.conn != nullptr) {
@@ -138,20 +147,23 @@ int serve(int port_fd, uint64_t size) {
     }
     // --answer 1: one answer per message that landed, the size of
     // libhurray-net's PUT_REP header (the forked server has the client's options).
-    for (; side.answer && side.ep != nullptr && side.answered < side.landed; ++side.answered) {
-      static unsigned char reply[288];
+    while (side.answer && side.ep != nullptr && side.landed - side.answered >= side.every) {
+      // UCX may read the header until the send completes: one per answer.
+      auto reply = std::make_unique<uint64_t[]>(36);
+      const long n = side.mode == 1 ? 1 : side.every > 1 ? side.every : side.landed - side.answered;
+      reply[0] = static_cast<uint64_t>(n);
       ucp_request_param_t p;
       std::memset(&p, 0, sizeof p);
-      void *r = ucp_am_send_nbx(side.ep, kAnswer, reply, sizeof reply, nullptr, 0, &p);
+      void *r = ucp_am_send_nbx(side.ep, kAnswer, reply.get(), 36 * sizeof(uint64_t), nullptr, 0, &p);
       if (UCS_PTR_IS_ERR(r)) return 1;
-      if (r != nullptr) answers.push_back(r);
+      if (r != nullptr) answers.emplace_back(r, std::move(reply));
+      side.answered += n;
     }
-    for (void *&r : answers)
-      if (ucp_request_check_status(r) != UCS_INPROGRESS) {
-        ucp_request_free(r);
-        r = nullptr;
-      }
-    std::erase(answers, nullptr);
+    std::erase_if(answers, [](auto &a) {
+      if (ucp_request_check_status(a.first) == UCS_INPROGRESS) return false;
+      ucp_request_free(a.first);
+      return true;
+    });
   }
   return 0;
 }
@@ -170,8 +182,11 @@ void sent(void *request, ucs_status_t, void *header) {
   ucp_request_free(request);
 }
 
-ucs_status_t on_answer(void *, const void *, size_t, void *, size_t, const ucp_am_recv_param_t *) {
-  if (side.answer) --side.in_flight;
+ucs_status_t on_answer(void *, const void *header, size_t, void *, size_t,
+                       const ucp_am_recv_param_t *) {
+  uint64_t n;
+  std::memcpy(&n, header, sizeof n);
+  if (side.answer) side.in_flight -= static_cast<long>(n);
   return UCS_OK;
 }
 
@@ -187,7 +202,10 @@ int main(int argc, char **argv) {
     if (a == "--size") size = bench::parse_size(argv[i + 1]);
     else if (a == "--min-bytes") min_bytes = bench::parse_size(argv[i + 1]);
     else if (a == "--window") window = std::max(1L, std::atol(argv[i + 1]));
-    else if (a == "--answer") side.answer = std::atoi(argv[i + 1]) != 0;
+    else if (a == "--answer") {
+      side.mode = std::atoi(argv[i + 1]);
+      side.answer = side.mode != 0;
+    } else if (a == "--every") side.every = std::max(1L, std::atol(argv[i + 1]));
     else if (a == "--client-cpu") client_cpu = std::atoi(argv[i + 1]);
     else if (a == "--server-cpu") server_cpu = std::atoi(argv[i + 1]);
   }
@@ -248,14 +266,15 @@ int main(int argc, char **argv) {
         }
         return !stop;
       };
-      const long iters = std::max<long>(3, static_cast<long>(min_bytes / size));
+      long iters = std::max<long>(3, static_cast<long>(min_bytes / size));
+      iters += (side.every - iters % side.every) % side.every;  // whole answers
       if (run(window)) {  // warm-up: the connection and one window
         const auto t0 = std::chrono::steady_clock::now();
         if (run(iters)) {
           const double s =
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
           std::printf("ucx_am size=%llu iters=%ld window=%ld answer=%d seconds=%.6f MBps=%.1f\n",
-                      static_cast<unsigned long long>(size), iters, window, side.answer ? 1 : 0,
+                      static_cast<unsigned long long>(size), iters, window, side.mode,
                       s, static_cast<double>(size) * static_cast<double>(iters) / s / 1e6);
           status = 0;
         }

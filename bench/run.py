@@ -217,11 +217,18 @@ def kept_sections(path):
     return "".join(out)
 
 
-# PUTs in flight in the windowed rows (net_bench --window). Three or more
-# measured no faster than two at 1-4 MiB; they cost more distinct destination
-# memory (each PUT in flight lands in a buffer of its own) and measured
-# slower here from 16 MiB on.
-NET_WINDOW = 2
+# PUTs in flight in the windowed rows (net_bench --window, --window-bytes):
+# up to 8, at most 8 MiB of them but 2 at least, so 8 at 1 MiB and 2 from
+# 4 MiB on. A window of 4 or more lets the server answer PUTs under 4 MiB
+# together (docs/spec/network.md N15), which is what 1 MiB needs; from 16 MiB
+# on, more than 2 measured slower here (each PUT in flight lands in a buffer
+# of its own: more memory, fewer cache hits).
+NET_WINDOW, NET_WINDOW_BYTES = 8, 8 << 20
+
+
+def _net_window(n):
+    """The window net_bench uses at size n (its --window-bytes rule)."""
+    return NET_WINDOW if NET_WINDOW * n <= NET_WINDOW_BYTES else max(2, NET_WINDOW_BYTES // n)
 # Bytes each run moves per size (at least 3 transfers). Runs of 1 GiB took
 # 0.2 s at 1 MiB and moved with the machine's moods by 10%; 4 GiB is about a
 # second per run.
@@ -271,7 +278,8 @@ def _net_bench_mibps(exe, n, env, window, pool):
     """hurray_net_bench's PUT throughput in MiB/s, and the window it used."""
     pin = ["--client-cpu", "0", "--server-cpu", "1"] if NET_PIN else []
     out = subprocess.run([exe, "--sizes", str(n), "--min-bytes", str(NET_MIN_BYTES), "--min-iters", "3",
-                          "--window", str(window), "--pool", str(pool)] + pin,
+                          "--window", str(window), "--window-bytes", str(NET_WINDOW_BYTES),
+                          "--pool", str(pool)] + pin,
                          env=env, capture_output=True, text=True, check=True).stdout
     mbps = float(out.split("MBps=")[1].split()[0])
     return mbps * 1e6 / (1 << 20), int(out.split("window=")[1].split()[0])
@@ -310,7 +318,7 @@ def net_sweep(build_dir, docs_dir, repetitions):
                 # the same handshake a PUT makes, into one reused buffer
                 "rndv": lambda: _perftest_mibps("ucp_am_bw", n, iters,
                                                 dict(env, UCX_RNDV_THRESH="0"),
-                                                ["-O", str(NET_WINDOW)]),
+                                                ["-O", str(_net_window(n))]),
             }
             order = list(runs)
             random.shuffle(order)
@@ -342,14 +350,14 @@ def net_sweep(build_dir, docs_dir, repetitions):
               f"tag_bw {med(tag):.0f}, ucp_am_bw {med(am):.0f}; ratios one {med(r_one):.2f}, "
               f"window {med(r_win):.2f}, best {med(r_best):.2f} "
               f"({min(r_best, default=0):.2f}-{max(r_best, default=0):.2f}); "
-              f"UCX rendezvous, {NET_WINDOW} in flight {med(rndv):.0f}, window / that "
+              f"UCX rendezvous, {_net_window(n)} in flight {med(rndv):.0f}, window / that "
               f"{med(r_rndv):.2f}")
     size = lambda n: f"{n >> 30} GiB" if n >= 1 << 30 else f"{n >> 20} MiB"
     table = ("| size | PUT, one at a time | PUT, window (PUTs in flight) | "
              "PUT, window, no pool | ucx_perftest tag_bw | ucx_perftest ucp_am_bw | "
              "one at a time / best of UCX | window / best of UCX | "
              "best of PUT / best of UCX (lowest-highest) | "
-             f"ucx_perftest ucp_am_bw, rendezvous, {NET_WINDOW} in flight | "
+             "ucx_perftest ucp_am_bw, rendezvous, as many in flight | "
              "window / UCX rendezvous |\n"
              "|---|---|---|---|---|---|---|---|---|---|---|\n" +
              "".join(f"| {size(n)} | {o:.0f} MiB/s | {w:.0f} MiB/s ({u}) | {p:.0f} MiB/s | "
@@ -396,15 +404,18 @@ def net_sweep(build_dir, docs_dir, repetitions):
             "1-4 MiB.\n\n"
             "- **One at a time**: `hurray_net_client_put_buffer`, one synchronous request and "
             "answer per PUT.\n"
-            f"- **Window**: {NET_WINDOW} PUTs in flight (in brackets), "
+            f"- **Window**: up to {NET_WINDOW} PUTs in flight, at most "
+            f"{NET_WINDOW_BYTES >> 20} MiB of them but 2 at least (in brackets), "
             "`hurray_net_client_put_buffer_start`, then `hurray_net_client_put_wait` on the "
             "oldest. ucx_perftest keeps a window too: up to 32 sends in flight (its default "
-            "`-O` for these tests), all overwriting one receive buffer. Each PUT in flight "
-            "lands in a buffer of its own (BP-NET-OWN), so a wider window touches more "
-            "memory: 4, 8 and 32 measured no better at 1-4 MiB, and 4 worse from 16 MiB on "
-            "(likely fewer cache hits).\n"
+            "`-O` for these tests), all overwriting one receive buffer. With 4 or more in "
+            "flight the server answers PUTs under 4 MiB together, one message for up to half "
+            "the window (docs/spec/network.md N15): at 1 MiB an answer per PUT cost 0.15-0.2 of "
+            "the throughput (see \"Where a 1 MiB PUT's time goes\" below). Each PUT in "
+            "flight lands in a buffer of its own (BP-NET-OWN), so a wider window touches more "
+            "memory: from 16 MiB on, 4 measured slower than 2 (likely fewer cache hits).\n"
             "- **UCX's own rendezvous** (the last two columns): `ucx_perftest -t ucp_am_bw` "
-            f"with `UCX_RNDV_THRESH=0` and `-O {NET_WINDOW}`, so that every message waits "
+            "with `UCX_RNDV_THRESH=0` and `-O` the window, so that every message waits "
             "for the receiver's go-ahead as a PUT does, with as many in flight as the "
             "window, all into one reused buffer. A PUT is a rendezvous because the server "
             "chooses and allocates the destination before any byte moves (BP-NET-OWN, "

@@ -762,23 +762,23 @@ void hurray_net_server::process() {
   std::erase_if(transfers, [](const std::unique_ptr<Transfer> &t) {
     return t->request == nullptr && t->length == SIZE_MAX;
   });
-  // Answers that waited: out when the window asks or nothing would send them.
-  for (auto &[ep, c] : conns)
-    if (c->dead) {
-      c->acks.clear();
-    } else if (ack_now(c->acks.size(), c->in_flight, c->small, c->large)) {
-      send_acks(*c);
-    }
   // Replies that went out.
   std::erase_if(sends, [](PendingSend &s) {
     if (ucp_request_check_status(s.request) == UCS_INPROGRESS) return false;
     ucp_request_free(s.request);
     return true;
   });
-  // Clients gone: close their endpoint (which completes their requests with
-  // an error), forget them once nothing refers to them.
+  // Clients here: the answers that waited go out when the window asks or
+  // nothing else would send them (N15). Clients gone: close their endpoint
+  // (which completes their requests with an error), forget them once nothing
+  // refers to them.
   for (auto it = conns.begin(); it != conns.end();) {
     Conn &c = *it->second;
+    if (c.dead) {
+      c.acks.clear();
+    } else if (ack_now(c.acks.size(), c.in_flight, c.small, c.large)) {
+      send_acks(c);
+    }
     if (c.dead && !c.closed) {
       c.closed = true;
       ++stats.disconnections;

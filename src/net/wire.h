@@ -107,7 +107,6 @@ inline void decode(const unsigned char *p, PutHeader *h) {
 // status OK would answer it. Refusals and failures always come as PUT_REP.
 inline constexpr size_t kPutAckFixed = kPrefixSize + 8;
 inline constexpr uint32_t kMaxAckIds = 64;
-inline constexpr size_t kPutAckMax = kPutAckFixed + 8 * kMaxAckIds;
 // PUTs this large or larger are answered on their own, and while one of them
 // is still being received the answers waiting on its connection go out: an
 // answer costs about what 40 us of data does on TCP (docs/performance.md),

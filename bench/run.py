@@ -285,7 +285,19 @@ def _net_bench_mibps(exe, n, env, window, pool):
     return mbps * 1e6 / (1 << 20), int(out.split("window=")[1].split()[0])
 
 
-def net_sweep(build_dir, docs_dir, repetitions):
+def _wait_quiet(env, mibps, tries=60):
+    """--net-quiet: wait until a short ucx_perftest at 1 MiB reaches mibps (a
+    quiet phase of a shared machine); False when none came in `tries` probes."""
+    import time
+    for _ in range(tries):
+        got = _perftest_mibps("ucp_am_bw", 1 << 20, 512, env)
+        if got is not None and got >= mibps:
+            return True
+        time.sleep(2)
+    return False
+
+
+def net_sweep(build_dir, docs_dir, repetitions, quiet=0):
     exe = os.path.join(build_dir, "bench", "hurray_net_bench")
     if not os.path.exists(exe) or not shutil.which("ucx_perftest"):
         return ("\n## Network: PUT throughput\n\nnot run (hurray_net_bench or ucx_perftest "
@@ -297,6 +309,7 @@ def net_sweep(build_dir, docs_dir, repetitions):
     machine = f"{platform.machine()}, {os.cpu_count()} CPUs"
     load = os.getloadavg()[0]
     rows = []
+    quiet_reps, all_reps = 0, 0
     med = lambda xs: sorted(xs)[len(xs) // 2] if xs else float("nan")
     for n in NET_SIZES:
         iters = max(3, NET_MIN_BYTES // n)
@@ -305,6 +318,9 @@ def net_sweep(build_dir, docs_dir, repetitions):
         r_one, r_win, r_best, r_rndv = [], [], [], []
         used = 1
         for _ in range(repetitions):
+            all_reps += 1
+            if quiet and _wait_quiet(env, quiet):
+                quiet_reps += 1
             # One repetition: the six runs back to back, in a random order,
             # so that no side always runs first (or just after the other).
             got = {}
@@ -451,13 +467,19 @@ def net_sweep(build_dir, docs_dir, repetitions):
             "200 us (HURRAY_NET_SPIN_US), then sleeps on UCX's event file descriptor. The "
             "shared machine's noise moves ucx_perftest by 3x between runs; compare ratios "
             f"on the machine at hand ({machine}, load average {load:.1f} at the start)."
+            + (f" Each repetition began only once a short `ucx_perftest -t ucp_am_bw` at "
+               f"1 MiB had reached {quiet} MiB/s, a quiet phase of the shared machine "
+               f"(`bench/run.py --net-quiet {quiet}`): {quiet_reps} of {all_reps} "
+               "repetitions found one within 60 probes; the others ran when the probes "
+               "gave up." if quiet else "") +
             "\n\n" + table + picture +
             f"{NET_END}\n")
 
 
 def net_only(o):
     """--net-only: rewrite only the network section of the existing file."""
-    section = net_sweep(o.build_dir, os.path.dirname(os.path.abspath(o.out)), o.repetitions)
+    section = net_sweep(o.build_dir, os.path.dirname(os.path.abspath(o.out)), o.repetitions,
+                        o.net_quiet)
     text = open(o.out).read() if os.path.exists(o.out) else "# Performance\n"
     if NET_BEGIN in text and NET_END in text:
         head, rest = text.split(NET_BEGIN, 1)
@@ -478,6 +500,9 @@ def main():
                                                   "performance.md"))
     ap.add_argument("--net-only", action="store_true",
                     help="net (issue 9): run only the network sweep, rewrite only its section")
+    ap.add_argument("--net-quiet", type=int, default=0, metavar="MIBPS",
+                    help="begin each network repetition only once a short ucx_perftest at "
+                         "1 MiB reaches MIBPS (a quiet phase; up to 60 probes), 0: never wait")
     o = ap.parse_args()
     if o.net_only:
         return net_only(o)
@@ -516,7 +541,7 @@ def main():
     picture = plot_sweep(med, os.path.dirname(os.path.abspath(o.out)))
     picture += plot_ipc_sweep(med, os.path.dirname(os.path.abspath(o.out)))  # ipc (issue 6)
     picture += net_sweep(o.build_dir, os.path.dirname(os.path.abspath(o.out)),
-                         o.repetitions)  # net (issue 9)
+                         o.repetitions, o.net_quiet)  # net (issue 9)
     kept = kept_sections(o.out)
     with open(o.out, "w") as f:
         f.write("# Performance\n\n"

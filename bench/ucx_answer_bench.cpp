@@ -49,7 +49,7 @@ struct Side {
   long landed = 0, answered = 0;      // server: messages landed, answered
   long in_flight = 0;                 // client: messages not yet done
   bool answer = false;
-  int mode = 0;    // --answer: 0 none, 1 one per message, 2 one per server round
+  int mode = 0;    // --answer: 0 none, 1 one per message, 2 several at once
   long every = 1;  // --every K: answer once K messages have landed (mode 2)
 };
 Side side;
@@ -145,8 +145,10 @@ int serve(int port_fd, uint64_t size) {
       side.conn = nullptr;
       if (ucp_ep_create(side.worker, &p, &side.ep) != UCS_OK) return 1;
     }
-    // --answer 1: one answer per message that landed, the size of
-    // libhurray-net's PUT_REP header (the forked server has the client's options).
+    // --answer 1: one answer per message that landed; 2: one for all that
+    // landed, or for exactly --every of them. Each is the size of
+    // libhurray-net's PUT_REP header and says how many messages it answers
+    // (the forked server has the client's options).
     while (side.answer && side.ep != nullptr && side.landed - side.answered >= side.every) {
       // UCX may read the header until the send completes: one per answer.
       auto reply = std::make_unique<uint64_t[]>(36);
@@ -154,7 +156,8 @@ int serve(int port_fd, uint64_t size) {
       reply[0] = static_cast<uint64_t>(n);
       ucp_request_param_t p;
       std::memset(&p, 0, sizeof p);
-      void *r = ucp_am_send_nbx(side.ep, kAnswer, reply.get(), 36 * sizeof(uint64_t), nullptr, 0, &p);
+      void *r =
+          ucp_am_send_nbx(side.ep, kAnswer, reply.get(), 36 * sizeof(uint64_t), nullptr, 0, &p);
       if (UCS_PTR_IS_ERR(r)) return 1;
       if (r != nullptr) answers.emplace_back(r, std::move(reply));
       side.answered += n;
@@ -208,6 +211,13 @@ int main(int argc, char **argv) {
     } else if (a == "--every") side.every = std::max(1L, std::atol(argv[i + 1]));
     else if (a == "--client-cpu") client_cpu = std::atoi(argv[i + 1]);
     else if (a == "--server-cpu") server_cpu = std::atoi(argv[i + 1]);
+  }
+  // Answers of exactly K messages: a window that is not a multiple of K would
+  // wait for ever on its last ones.
+  if (side.every > 1 && (side.mode != 2 || window % side.every != 0)) {
+    std::fprintf(stderr, "ucx_answer_bench: --every K needs --answer 2 and a window that K "
+                         "divides\n");
+    return 2;
   }
   setenv("UCX_TLS", "tcp", 0);
   setenv("UCX_NET_DEVICES", "lo", 0);

@@ -73,8 +73,13 @@ int window(Peer &peer, ucp_ep_h ep, uint32_t n, uint32_t hint) {
     if (seen[id - 100]++ == 0) ++answered;
     if (!ok) ++failed;
   };
+  // Until every PUT is answered and sent, then 200 ms more for an answer
+  // that should not come (a second one for some PUT).
   const Deadline d = Deadline::in(30000);
-  while ((answered < n || !sends.empty()) && !peer.failed && !d.passed()) {
+  Deadline settled;
+  while (!peer.failed && !d.passed()) {
+    if (settled.infinite && answered == n && sends.empty()) settled = Deadline::in(200);
+    if (settled.passed()) break;
     peer.w.wait(50);
     std::erase_if(sends, [](void *r) {
       if (ucp_request_check_status(r) == UCS_INPROGRESS) return false;
@@ -102,7 +107,11 @@ int window(Peer &peer, ucp_ep_h ep, uint32_t n, uint32_t hint) {
   for (int v : seen) twice += v > 1;
   std::printf("answers put_rep=%d put_ack=%d answered=%u twice=%d unknown=%d failed=%d\n",
               put_rep, put_ack, answered, twice, unknown, failed);
-  for (void *r : sends) ucp_request_cancel(peer.w.worker, r);
+  for (void *r : sends) {  // only when something failed
+    ucp_request_cancel(peer.w.worker, r);
+    while (ucp_request_check_status(r) == UCS_INPROGRESS) ucp_worker_progress(peer.w.worker);
+    ucp_request_free(r);
+  }
   return answered == n && twice == 0 && unknown == 0 && failed == 0 ? 0 : 1;
 }
 

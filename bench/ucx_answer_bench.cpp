@@ -48,7 +48,6 @@ struct Side {
   std::vector<char> dest;             // server: the one reused destination (--size)
   long landed = 0, answered = 0;      // server: messages landed, answered
   long in_flight = 0;                 // client: messages not yet done
-  bool answer = false;
   int mode = 0;    // --answer: 0 none, 1 one per message, 2 several at once
   long every = 1;  // --every K: answer once K messages have landed (mode 2)
 };
@@ -149,7 +148,7 @@ int serve(int port_fd, uint64_t size) {
     // landed, or for exactly --every of them. Each is the size of
     // libhurray-net's PUT_REP header and says how many messages it answers
     // (the forked server has the client's options).
-    while (side.answer && side.ep != nullptr && side.landed - side.answered >= side.every) {
+    while (side.mode != 0 && side.ep != nullptr && side.landed - side.answered >= side.every) {
       // UCX may read the header until the send completes: one per answer.
       auto reply = std::make_unique<uint64_t[]>(36);
       const long n = side.mode == 1 ? 1 : side.every > 1 ? side.every : side.landed - side.answered;
@@ -180,7 +179,7 @@ struct Header {
 };
 
 void sent(void *request, ucs_status_t, void *header) {
-  if (!side.answer) --side.in_flight;
+  if (side.mode == 0) --side.in_flight;
   delete static_cast<Header *>(header);
   ucp_request_free(request);
 }
@@ -189,7 +188,7 @@ ucs_status_t on_answer(void *, const void *header, size_t, void *, size_t,
                        const ucp_am_recv_param_t *) {
   uint64_t n;
   std::memcpy(&n, header, sizeof n);
-  if (side.answer) side.in_flight -= static_cast<long>(n);
+  if (side.mode != 0) side.in_flight -= static_cast<long>(n);
   return UCS_OK;
 }
 
@@ -205,10 +204,8 @@ int main(int argc, char **argv) {
     if (a == "--size") size = bench::parse_size(argv[i + 1]);
     else if (a == "--min-bytes") min_bytes = bench::parse_size(argv[i + 1]);
     else if (a == "--window") window = std::max(1L, std::atol(argv[i + 1]));
-    else if (a == "--answer") {
-      side.mode = std::atoi(argv[i + 1]);
-      side.answer = side.mode != 0;
-    } else if (a == "--every") side.every = std::max(1L, std::atol(argv[i + 1]));
+    else if (a == "--answer") side.mode = std::atoi(argv[i + 1]);
+    else if (a == "--every") side.every = std::max(1L, std::atol(argv[i + 1]));
     else if (a == "--client-cpu") client_cpu = std::atoi(argv[i + 1]);
     else if (a == "--server-cpu") server_cpu = std::atoi(argv[i + 1]);
   }
@@ -268,7 +265,7 @@ int main(int argc, char **argv) {
               return false;
             }
             ++side.in_flight;
-            if (r == nullptr && !side.answer) --side.in_flight;  // done at once
+            if (r == nullptr && side.mode == 0) --side.in_flight;  // done at once
             ++i;
             continue;
           }

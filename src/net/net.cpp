@@ -376,15 +376,10 @@ void hurray_net_server::send_reply(ucp_ep_h ep, Op op, const Reply &r) {
 void hurray_net_server::send_acks(Conn &c) {
   for (size_t at = 0; at < c.acks.size() && !c.dead; at += kMaxAckIds) {
     const auto k = static_cast<uint32_t>(std::min<size_t>(c.acks.size() - at, kMaxAckIds));
-    const size_t n = kPutAckFixed + 8 * size_t{k};
+    const size_t n = put_ack_size(k);
     std::unique_ptr<unsigned char[]> bytes(new unsigned char[n]);
-    put_prefix(bytes.get(), kPutAck, 0);
-    put_u32(bytes.get() + kPrefixSize, k);
-    put_u32(bytes.get() + kPrefixSize + 4, 0);
-    for (uint32_t i = 0; i < k; ++i) {
-      put_u64(bytes.get() + kPutAckFixed + 8 * i, c.acks[at + i]);
-      trace::mark('a', c.acks[at + i]);
-    }
+    encode_put_ack(c.acks.data() + at, k, bytes.get());
+    for (uint32_t i = 0; i < k; ++i) trace::mark('a', c.acks[at + i]);
     ucs_status_ptr_t req = am_send(c.ep, kPutAck, bytes.get(), n, nullptr, 0, 0);
     if (req != nullptr && !UCS_PTR_IS_ERR(req)) sends.push_back({req, std::move(bytes)});
   }
@@ -708,7 +703,7 @@ void hurray_net_server::finish(Transfer &t, ucs_status_t st) {
     log_debug("server: PUT %llu dropped: %s", static_cast<unsigned long long>(t.buffer_id),
               e.message);
   }
-  if (t.conn != nullptr && hs == HURRAY_OK && t.in_flight > 1 && t.length < kAckDeferMax) {
+  if (t.conn != nullptr && hs == HURRAY_OK && ack_may_wait(t.in_flight, t.length)) {
     // One of a window: its answer may go out with others (N15; process()).
     if (!t.conn->dead) t.conn->acks.push_back(r.request_id);
   } else if (t.conn != nullptr) {
@@ -1115,13 +1110,11 @@ bool hurray_net_client::take_put_answer(Incoming &in) {
   if (in.op == kPutAck) {
     // Ids of PUTs that landed (N15); one that is not in flight is ignored,
     // as a PUT_REP for it would be.
-    const size_t n = in.header.size();
-    if (!check_prefix(in.header.data(), n, kPutAck, kPutAckFixed)) return false;
-    const uint32_t k = get_u32(in.header.data() + kPrefixSize);
-    if (k > kMaxAckIds || n < kPutAckFixed + 8 * size_t{k}) return false;
+    const uint32_t k = put_ack_count(in.header.data(), in.header.size());
+    if (k == 0) return false;
     bool any = false;
     for (uint32_t i = 0; i < k; ++i) {
-      auto it = puts.find(get_u64(in.header.data() + kPutAckFixed + 8 * i));
+      auto it = puts.find(put_ack_id(in.header.data(), i));
       if (it == puts.end() || it->second->answered) continue;
       it->second->answered = true;
       it->second->result = HURRAY_OK;

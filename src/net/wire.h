@@ -107,6 +107,24 @@ inline void decode(const unsigned char *p, PutHeader *h) {
 // status OK would answer it. Refusals and failures always come as PUT_REP.
 inline constexpr size_t kPutAckFixed = kPrefixSize + 8;
 inline constexpr uint32_t kMaxAckIds = 64;
+inline constexpr size_t put_ack_size(uint32_t count) { return kPutAckFixed + 8 * size_t{count}; }
+// `count` ids (at most kMaxAckIds) into put_ack_size(count) bytes at p.
+inline void encode_put_ack(const uint64_t *ids, uint32_t count, unsigned char *p) {
+  put_prefix(p, kPutAck, 0);
+  put_u32(p + kPrefixSize, count);
+  put_u32(p + kPrefixSize + 4, 0);
+  for (uint32_t i = 0; i < count; ++i) put_u64(p + kPutAckFixed + 8 * i, ids[i]);
+}
+// The number of ids of the PUT_ACK in `length` bytes at p; 0 when it is not
+// one (wrong prefix, too many ids, or fewer bytes than they need).
+inline uint32_t put_ack_count(const unsigned char *p, size_t length) {
+  if (!check_prefix(p, length, kPutAck, kPutAckFixed)) return 0;
+  const uint32_t count = get_u32(p + kPrefixSize);
+  return count <= kMaxAckIds && length >= put_ack_size(count) ? count : 0;
+}
+inline uint64_t put_ack_id(const unsigned char *p, uint32_t i) {
+  return get_u64(p + kPutAckFixed + 8 * i);
+}
 // PUTs this large or larger are answered on their own, and while one of them
 // is still being received the answers waiting on its connection go out: an
 // answer costs about what 40 us of data does on TCP (docs/performance.md),
@@ -120,6 +138,13 @@ inline constexpr uint64_t kAckDeferMax = 4u << 20;
 // while fewer than half the client's window are waiting and a small PUT is
 // still coming, whose landing brings the next chance to send them; so an
 // answer never waits for a transfer that is not under way.
+// Whether a PUT of `length` bytes that landed may wait to be answered with
+// others (N15): its client said more than one PUT was in flight, and it is
+// small. (Refusals and failures never wait.)
+inline bool ack_may_wait(uint32_t in_flight, uint64_t length) {
+  return in_flight > 1 && length < kAckDeferMax;
+}
+
 inline bool ack_now(size_t waiting, uint32_t in_flight, int small, int large) {
   if (waiting == 0) return false;
   const size_t want = std::min<size_t>(std::max<uint32_t>(in_flight / 2, 1), kMaxAckIds);

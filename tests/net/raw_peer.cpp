@@ -93,11 +93,9 @@ int window(Peer &peer, ucp_ep_h ep, uint32_t n, uint32_t hint) {
         Reply r;
         decode(m.data(), kPutRep, &r);
         take(r.request_id, r.status == HURRAY_OK);
-      } else if (check_prefix(m.data(), m.size(), kPutAck, kPutAckFixed)) {
+      } else if (const uint32_t k = put_ack_count(m.data(), m.size()); k > 0) {
         ++put_ack;
-        const uint32_t k = get_u32(m.data() + kPrefixSize);
-        if (m.size() < kPutAckFixed + 8 * size_t{k}) return std::printf("short PUT_ACK\n"), 1;
-        for (uint32_t i = 0; i < k; ++i) take(get_u64(m.data() + kPutAckFixed + 8 * i), true);
+        for (uint32_t i = 0; i < k; ++i) take(put_ack_id(m.data(), i), true);
       } else {
         ++unknown;
       }

@@ -58,20 +58,54 @@ typedef struct hurray_ipc_channel hurray_ipc_channel;
 /** \brief A listening socket that accepts channels (opaque). */
 typedef struct hurray_ipc_listener hurray_ipc_listener;
 
+/** Flags of hurray_ipc_options. */
+/** This side only sends: its HELLO announces no device, so a libhurray
+ *  peer sends it nothing, and a HANDOFF that arrives anyway is refused as a
+ *  protocol error (BP-IPC-ANNOUNCED). */
+#define HURRAY_IPC_SEND_ONLY 0x1u
+/** Accept a peer of any uid and gid (no BP-IPC-PEER check). */
+#define HURRAY_IPC_ANY_PEER 0x2u
+
 /** \brief Options of a channel. Start from HURRAY_IPC_OPTIONS_INIT; NULL
- *  where a function takes options means all defaults. */
+ *  where a function takes options means all defaults. The struct grows at
+ *  its end (`size` says which fields the caller knows; the others take
+ *  their defaults).
+ *
+ *  Access control (BP-IPC-PEER): on accept, connect and from_fd the
+ *  peer's credentials (SO_PEERCRED, from the kernel) are checked: a peer
+ *  of this process's effective uid is allowed, as is one whose uid is in
+ *  allowed_uids or whose gid is in allowed_gids; any other peer is refused
+ *  with HURRAY_E_PROTOCOL before a message is exchanged, unless `flags`
+ *  has HURRAY_IPC_ANY_PEER. */
 typedef struct hurray_ipc_options {
   uint32_t size;            /**< sizeof(hurray_ipc_options) */
-  uint32_t flags;           /**< zero (no flags are defined yet) */
+  uint32_t flags;           /**< HURRAY_IPC_SEND_ONLY, HURRAY_IPC_ANY_PEER */
   int32_t hello_timeout_ms; /**< how long to wait for the peer's HELLO;
                                  0: 10000 ms; negative: forever */
   uint32_t device_count;    /**< number of entries in device_tags */
   const uint8_t *device_tags; /**< devices to announce besides the CPU (their
                                    backends are loaded now); NULL: CPU only */
+  /* ---- since 1.0.0-dev: access control and limits (0/NULL: defaults) */
+  uint32_t allowed_uid_count; /**< entries in allowed_uids */
+  uint32_t allowed_gid_count; /**< entries in allowed_gids */
+  const uint32_t *allowed_uids; /**< peer uids allowed besides this euid */
+  const uint32_t *allowed_gids; /**< peer (primary) gids allowed */
+  int32_t io_timeout_ms;    /**< how long hurray_ipc_send() and a release
+                                 wait for room in the socket before the
+                                 channel is closed as stuck (HURRAY_E_IO);
+                                 0: 10000 ms; negative: forever */
+  uint32_t max_queued;      /**< received handoffs queued for
+                                 hurray_ipc_receive() at most; one more
+                                 closes the channel (BP-IPC-LIMIT); 0: 128 */
+  uint32_t max_queued_fds;  /**< descriptors held by queued handoffs at
+                                 most (BP-IPC-LIMIT); 0: 128 */
+  uint32_t reserved0;       /**< zero */
 } hurray_ipc_options;
-/** Initialiser of hurray_ipc_options: CPU only, default timeout. */
+/** Initialiser of hurray_ipc_options: CPU only, default timeouts, limits
+ *  and access control (the same uid). */
 #define HURRAY_IPC_OPTIONS_INIT                                                \
-  { (uint32_t)sizeof(hurray_ipc_options), 0, 0, 0, NULL }
+  { (uint32_t)sizeof(hurray_ipc_options), 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, \
+    0, 0, 0 }
 
 /** \brief One device a side of a channel can send and receive. */
 typedef struct hurray_ipc_device_caps {
@@ -87,6 +121,9 @@ typedef struct hurray_ipc_peer_info {
   int32_t pid;               /**< the peer's process ID (from the kernel) */
   uint32_t device_count;     /**< entries used in devices */
   hurray_ipc_device_caps devices[HURRAY_IPC_MAX_DEVICES]; /**< the peer's devices */
+  /* ---- since 1.0.0-dev (filled when `size` covers them) */
+  uint32_t uid;              /**< the peer's effective user ID (from the kernel) */
+  uint32_t gid;              /**< the peer's effective group ID (from the kernel) */
 } hurray_ipc_peer_info;
 
 /** \brief Counters of a channel, since it was opened. */

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstddef>
 #include <memory>
 #include <cerrno>
 #include <cstring>
@@ -39,6 +40,7 @@
 
 #include "../core/internal.h"
 #include "../runtime/backends.h"
+#include "internal.h"
 #include "wire.h"
 
 namespace hurray::detail {
@@ -49,17 +51,16 @@ bool buffer_allocation(const hurray_buffer *b, Backend *be,
 }  // namespace hurray::detail
 
 using namespace hurray::detail;
+using hurray::ipc::io_fail;
+using hurray::ipc::left_ms;
 using hurray::ipc::Message;
+using hurray::ipc::now_ms;
+using hurray::ipc::Options;
 using hurray::ipc::Type;
 using hurray::ipc::WireHandle;
 namespace wire = hurray::ipc;
 
 namespace {
-
-struct Options {
-  int32_t hello_timeout_ms = 10000;
-  std::vector<wire::DeviceCaps> devices;  // what this side announces
-};
 
 // A consumer's mapping of a memfd the producer sent, kept after its release
 // so that the same memory sent again is not mapped again (the common case:
@@ -111,13 +112,16 @@ const hurray_policy &ipc_policy() {
   return p;
 }
 
+}  // namespace
+
+namespace hurray::ipc {
+
 int64_t now_ms() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
-// Milliseconds left of a timeout that started at `start` (negative: forever).
 int left_ms(int32_t timeout_ms, int64_t start) {
   if (timeout_ms < 0) return -1;
   const int64_t left = timeout_ms - (now_ms() - start);
@@ -128,7 +132,7 @@ hurray_status io_fail(hurray_error *err, const char *what, int e) {
   return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "[%s] %s", what, std::strerror(e));
 }
 
-}  // namespace
+}  // namespace hurray::ipc
 
 struct hurray_ipc_channel {
   std::mutex rd;  // the one thread reading the socket (taken before mu)
@@ -140,6 +144,8 @@ struct hurray_ipc_channel {
   bool closed = false;         // under mu
   const char *why_closed = "";  // static string, under mu
   int32_t peer_pid = 0;
+  uint32_t peer_uid = 0, peer_gid = 0;
+  size_t queued_fds = 0;  // descriptors held by the inbox (BP-IPC-LIMIT)
   Message peer{};  // the peer's HELLO
   Options opts;
   uint64_t next_id = 1;
@@ -156,12 +162,6 @@ struct hurray_ipc_channel {
     maps.clear();
     map_bytes = 0;
   }
-};
-
-struct hurray_ipc_listener {
-  int fd = -1;
-  std::string path;
-  Options opts;
 };
 
 namespace {
@@ -209,6 +209,7 @@ void shut(hurray_ipc_channel *ch, hurray_ipc_release_reason reason, const char *
   if (drop_inbox) {
     for (Pending &p : ch->inbox) close_fds(p);
     ch->inbox.clear();
+    ch->queued_fds = 0;
   }
 }
 
@@ -298,6 +299,32 @@ void take_fds(msghdr &mh, Pending *p, bool *too_many) {
 
 enum class Read { Message, Nothing, Closed, Error };
 
+bool announced(const std::vector<wire::DeviceCaps> &devs, uint8_t tag, uint8_t mc) {
+  for (const wire::DeviceCaps &dc : devs)
+    if (dc.tag == tag) return mc < 32 && ((dc.classes >> mc) & 1u);
+  return false;
+}
+
+// May this HANDOFF be queued (under mu)? Only memory this side announced in
+// its HELLO (BP-IPC-ANNOUNCED: no backend is touched for anything else), and
+// within the inbox's limits (BP-IPC-LIMIT).
+hurray_status admit(const hurray_ipc_channel *ch, const Pending &p, hurray_error *err) {
+  const uint8_t tag = p.m.handle[12], mc = p.m.handle[14];
+  if (!announced(ch->opts.devices, tag, mc))
+    return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
+                "BP-IPC-ANNOUNCED: a HANDOFF of %s memory of class %s, which this side did not "
+                "announce in its HELLO%s",
+                hurray_device_tag_name(tag), hurray_memory_class_name(mc),
+                (ch->opts.flags & HURRAY_IPC_SEND_ONLY) ? " (it is send-only)" : "");
+  if (ch->inbox.size() >= ch->opts.max_queued ||
+      ch->queued_fds + p.nfds > ch->opts.max_queued_fds)
+    return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
+                "BP-IPC-LIMIT: %zu handoffs with %zu descriptors are queued unreceived (at most "
+                "%u and %u)",
+                ch->inbox.size(), ch->queued_fds, ch->opts.max_queued, ch->opts.max_queued_fds);
+  return HURRAY_OK;
+}
+
 // Handle what recv_batch read (under mu). Returns Message when at least one
 // message was handled and the channel is still open, Nothing when nothing
 // was read, Closed when the peer is gone, Error for a malformed message.
@@ -333,12 +360,14 @@ Read handle_batch(hurray_ipc_channel *ch, Batch &b, Deferred &d, uint32_t *handl
       st = wire::parse(b.dg[i].buf, len, p.nfds, &p.m, err);
     if (st == HURRAY_OK && (p.m.type == Type::Hello) == ch->got_hello)
       st = fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
-                ch->got_hello ? "ipc message: HELLO after the handshake"
-                              : "ipc message: the first message is not HELLO");
+                ch->got_hello ? "BP-IPC-HELLO: HELLO after the handshake"
+                              : "BP-IPC-HELLO: the first message is not HELLO");
+    if (st == HURRAY_OK && p.m.type == Type::Handoff) st = admit(ch, p, err);
     if (st != HURRAY_OK) {
       close_fds(p);
       ++ch->stats.messages_rejected;
-      shut(ch, HURRAY_IPC_PEER_GONE, "the peer sent a malformed message", false, d);
+      // misbehaviour: nothing the peer sent is kept (every descriptor closed)
+      shut(ch, HURRAY_IPC_PEER_GONE, "the peer sent a malformed message", true, d);
       result = Read::Error;
       continue;
     }
@@ -352,6 +381,7 @@ Read handle_batch(hurray_ipc_channel *ch, Batch &b, Deferred &d, uint32_t *handl
         break;
       case Type::Handoff:
         ch->inbox.push_back(p);
+        ch->queued_fds += p.nfds;
         break;
     }
     ++*handled;
@@ -370,10 +400,13 @@ Read handle_batch(hurray_ipc_channel *ch, Batch &b, Deferred &d, uint32_t *handl
 bool lock_reader(hurray_ipc_channel *ch, int ms);
 
 // Send one message (under mu). When the socket is full, read what the peer
-// sent meanwhile (so two sides sending at each other cannot deadlock).
+// sent meanwhile (so two sides sending at each other cannot deadlock), for
+// at most the channel's io_timeout_ms: a peer that stops reading gets its
+// channel closed, the caller is not blocked for ever.
 hurray_status send_msg(hurray_ipc_channel *ch, const uint8_t *bytes, size_t n, const int *fds,
                        size_t nfds, Deferred &d, hurray_error *err) {
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * wire::kMaxFds)];
+  int64_t start = -1;  // of the wait for room, once the socket was full
   for (;;) {
     const int fd = ch->sock;
     if (ch->closed)
@@ -399,9 +432,18 @@ hurray_status send_msg(hurray_ipc_channel *ch, const uint8_t *bytes, size_t n, c
     const int e = errno;
     if (e == EINTR) continue;
     if (e == EAGAIN || e == EWOULDBLOCK) {
+      if (start < 0) start = now_ms();
+      const int32_t limit = ch->opts.io_timeout_ms;
+      if (limit >= 0 && left_ms(limit, start) == 0) {
+        shut(ch, HURRAY_IPC_PEER_GONE, "the peer stopped reading", false, d);
+        return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE,
+                    "hurray_ipc: the peer read nothing for %d ms (io_timeout_ms); the channel "
+                    "is closed",
+                    limit);
+      }
       pollfd pfd{fd, POLLOUT | POLLIN, 0};
       int pr;
-      do pr = poll(&pfd, 1, -1);
+      do pr = poll(&pfd, 1, left_ms(limit, start));
       while (pr < 0 && errno == EINTR);
       if ((pfd.revents & POLLIN) && ch->rd.try_lock()) {
         Batch batch;  // on the stack (2.3 KiB): no allocation, no thread-local storage
@@ -474,6 +516,10 @@ Read read_round(hurray_ipc_channel *ch, int32_t timeout_ms, int64_t start, Defer
   return handle_batch(ch, *b, d, handled, err);
 }
 
+}  // namespace
+
+namespace hurray::ipc {
+
 hurray_status read_options(const hurray_ipc_options *in, Options *o, hurray_error *err) {
   hurray_ipc_options opts = HURRAY_IPC_OPTIONS_INIT;
   if (in) {
@@ -481,16 +527,46 @@ hurray_status read_options(const hurray_ipc_options *in, Options *o, hurray_erro
       return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                   "hurray_ipc_options.size is %u; start from HURRAY_IPC_OPTIONS_INIT", in->size);
     std::memcpy(&opts, in, in->size < sizeof opts ? in->size : sizeof opts);
+    // bytes of a later version of the struct: this library knows none
+    for (size_t i = sizeof opts; i < in->size; ++i)
+      if (reinterpret_cast<const uint8_t *>(in)[i])
+        return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                    "hurray_ipc_options: byte %zu is not zero (a field this library does not "
+                    "know)",
+                    i);
     opts.size = sizeof opts;
   }
-  if (opts.flags)
+  constexpr uint32_t known = HURRAY_IPC_SEND_ONLY | HURRAY_IPC_ANY_PEER;
+  if (opts.flags & ~known)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_ipc_options.flags: unknown bits 0x%X", opts.flags);
+                "hurray_ipc_options.flags: unknown bits 0x%X", opts.flags & ~known);
+  if (opts.reserved0)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_ipc_options.reserved0 is not zero");
   if (opts.device_count && !opts.device_tags)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_ipc_options: device_count %u but device_tags is NULL", opts.device_count);
+  if ((opts.allowed_uid_count && !opts.allowed_uids) ||
+      (opts.allowed_gid_count && !opts.allowed_gids))
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_ipc_options: an allowed_*_count without its list");
+  if ((opts.flags & HURRAY_IPC_SEND_ONLY) && opts.device_count)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_ipc_options: a send-only channel announces no devices (device_count %u)",
+                opts.device_count);
+  o->flags = opts.flags;
   o->hello_timeout_ms = opts.hello_timeout_ms == 0 ? 10000 : opts.hello_timeout_ms;
+  o->io_timeout_ms = opts.io_timeout_ms == 0 ? 10000 : opts.io_timeout_ms;
+  o->max_queued = opts.max_queued ? opts.max_queued : 128;
+  o->max_queued_fds = opts.max_queued_fds ? opts.max_queued_fds : 128;
+  o->allowed_uids.clear();
+  o->allowed_gids.clear();
+  if (opts.allowed_uid_count)
+    o->allowed_uids.assign(opts.allowed_uids, opts.allowed_uids + opts.allowed_uid_count);
+  if (opts.allowed_gid_count)
+    o->allowed_gids.assign(opts.allowed_gids, opts.allowed_gids + opts.allowed_gid_count);
   o->devices.clear();
+  if (opts.flags & HURRAY_IPC_SEND_ONLY) return HURRAY_OK;  // announces nothing
   o->devices.push_back({HURRAY_DEVICE_CPU, 1u << HURRAY_MEMORY_STANDARD});
   for (uint32_t i = 0; i < opts.device_count; ++i) {
     const uint8_t tag = opts.device_tags[i];
@@ -515,46 +591,51 @@ hurray_status read_options(const hurray_ipc_options *in, Options *o, hurray_erro
   return HURRAY_OK;
 }
 
-// Make a channel of a connected socket: send HELLO, wait for the peer's.
-// Takes the descriptor in every case.
-hurray_status make_channel(int fd, const Options &o, hurray_ipc_channel **out, hurray_error *err) {
+size_t encode_hello(const Options &o, uint8_t *buf) {
+  Message hello{};
+  hello.type = Type::Hello;
+  hello.protocol_version = HURRAY_IPC_PROTOCOL_VERSION;
+  hello.device_count = static_cast<uint16_t>(o.devices.size());
+  for (size_t i = 0; i < o.devices.size(); ++i) hello.devices[i] = o.devices[i];
+  return wire::encode(hello, buf, wire::kMaxMessage);
+}
+
+hurray_status make_channel(int fd, const Options &o, const ucred &cred, bool hello_sent,
+                           int32_t hello_ms, hurray_ipc_channel **out, hurray_error *err) {
   auto *ch = new (std::nothrow) hurray_ipc_channel;
   if (!ch) {
     close(fd);
     return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
   }
   ch->sock = fd;
-  ch->opts = o;
   ch->stats.size = sizeof ch->stats;
-  ucred cred{};
-  socklen_t len = sizeof cred;
-  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) ch->peer_pid = cred.pid;
-
-  Message hello{};
-  hello.type = Type::Hello;
-  hello.protocol_version = HURRAY_IPC_PROTOCOL_VERSION;
-  hello.device_count = static_cast<uint16_t>(o.devices.size());
-  for (size_t i = 0; i < o.devices.size(); ++i) hello.devices[i] = o.devices[i];
-  uint8_t buf[wire::kMaxMessage];
-  const size_t n = wire::encode(hello, buf, sizeof buf);
+  ch->peer_pid = cred.pid;
+  ch->peer_uid = cred.uid;
+  ch->peer_gid = cred.gid;
   Deferred d;
-  hurray_status st;
-  {
+  hurray_status st = HURRAY_OK;
+  try {
+    ch->opts = o;
+  } catch (...) {
+    st = fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
+  }
+  if (st == HURRAY_OK && !hello_sent) {
+    uint8_t buf[wire::kMaxMessage];
+    const size_t n = encode_hello(o, buf);
     std::lock_guard<std::mutex> lock(ch->mu);
     st = send_msg(ch, buf, n, nullptr, 0, d, err);
   }
   const int64_t start = now_ms();
   while (st == HURRAY_OK && !ch->got_hello) {  // only this thread knows ch yet
     uint32_t handled = 0;
-    const Read r = read_round(ch, o.hello_timeout_ms, start, d, &handled, err,
+    const Read r = read_round(ch, hello_ms, start, d, &handled, err,
                               [ch] { return ch->got_hello; });
     if (ch->got_hello) break;
     if (r == Read::Closed || r == Read::Error)
       st = r == Read::Error ? HURRAY_E_PROTOCOL : HURRAY_E_IO;
-    else if (r == Read::Nothing && o.hello_timeout_ms >= 0 &&
-             left_ms(o.hello_timeout_ms, start) == 0)
+    else if (r == Read::Nothing && hello_ms >= 0 && left_ms(hello_ms, start) == 0)
       st = fail(err, HURRAY_E_IO, HURRAY_RULE_NONE,
-                "hurray_ipc: no HELLO from the peer within %d ms", o.hello_timeout_ms);
+                "hurray_ipc: no HELLO from the peer within %d ms", hello_ms);
   }
   if (st != HURRAY_OK) {
     channel_unref(ch);
@@ -564,17 +645,9 @@ hurray_status make_channel(int fd, const Options &o, hurray_ipc_channel **out, h
   return HURRAY_OK;
 }
 
-hurray_status unix_address(const char *path, sockaddr_un *a, hurray_error *err) {
-  if (!path)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc: path is NULL");
-  std::memset(a, 0, sizeof *a);
-  a->sun_family = AF_UNIX;
-  if (std::strlen(path) >= sizeof a->sun_path)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_ipc: socket path longer than %zu bytes", sizeof a->sun_path - 1);
-  std::memcpy(a->sun_path, path, std::strlen(path));
-  return HURRAY_OK;
-}
+}  // namespace hurray::ipc
+
+namespace {
 
 // ---- the consumer's side of a received buffer ----
 
@@ -661,6 +734,18 @@ void release_imported_event(void *user, void *event) {
   if (ref) ref->backend.table->event_release(ref->backend.state, ref->device, event);
 }
 
+// Why a received memfd could not be mapped: out of memory (address space,
+// map count) is this side's; anything else is the descriptor the peer sent
+// (a writable handoff of a read-only descriptor, say), a protocol error.
+void map_fail(int e, bool writable, hurray_error *err) {
+  if (e == ENOMEM)
+    fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "[mmap] %s", std::strerror(e));
+  else
+    fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
+         "ipc message: the memory descriptor cannot be mapped%s ([mmap] %s)",
+         writable ? " writable" : "", std::strerror(e));
+}
+
 // Map `size` bytes of fd at `offset`, at an address aligned to `alignment`.
 void *map_aligned(int fd, uint64_t offset, uint64_t size, uint32_t alignment, bool writable,
                   size_t *len_out, hurray_error *err) {
@@ -670,7 +755,7 @@ void *map_aligned(int fd, uint64_t offset, uint64_t size, uint32_t alignment, bo
   if (alignment <= page) {  // mmap's own alignment is enough: one call
     void *p = mmap(nullptr, len, prot, MAP_SHARED, fd, static_cast<off_t>(offset));
     if (p == MAP_FAILED) {
-      fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "[mmap] %s", std::strerror(errno));
+      map_fail(errno, writable, err);
       return nullptr;
     }
     *len_out = len;
@@ -689,7 +774,7 @@ void *map_aligned(int fd, uint64_t offset, uint64_t size, uint32_t alignment, bo
   if (p == MAP_FAILED) {
     const int e = errno;
     munmap(reserve, len + slack);
-    fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "[mmap] %s", std::strerror(e));
+    map_fail(e, writable, err);
     return nullptr;
   }
   if (aligned > base) munmap(reserve, aligned - base);
@@ -732,7 +817,9 @@ hurray_status import(hurray_ipc_channel *ch, Pending &p, hurray_handoff *out, hu
         st = fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
                   "ipc message: the descriptor is not a memory file of at least %llu bytes",
                   static_cast<unsigned long long>(m.memory.offset + h.byte_size));
-      else {
+      else if ((st = hurray::ipc::check_sealed(p.fds[0], err)) != HURRAY_OK) {
+        // BP-IPC-SEAL: not mapped at all
+      } else {
         const bool writable = !(m.flags & HURRAY_HANDOFF_READ_ONLY);
         const size_t len = static_cast<size_t>((h.byte_size + page - 1) / page * page);
         r->key = CachedMap{sb.st_dev, sb.st_ino, m.memory.offset, len, writable, nullptr};
@@ -826,6 +913,18 @@ hurray_status import(hurray_ipc_channel *ch, Pending &p, hurray_handoff *out, hu
   if (r->map_len) munmap(r->map_base, r->map_len);
   if (r->backend_owned) r->backend.table->free(r->backend.state, &r->alloc);
   delete r;
+  if (st == HURRAY_E_PROTOCOL) {  // what the peer sent is malformed: the channel closes
+    Deferred d;
+    try {
+      std::lock_guard<std::mutex> lock(ch->mu);
+      ++ch->stats.messages_rejected;
+      shut(ch, HURRAY_IPC_PEER_GONE, "the peer sent an unusable handoff", true, d);
+    } catch (...) {
+      // out of memory for the list of buffers to take back: they go at close
+    }
+    finish(d);
+    return st;
+  }
   // give the buffer back to the producer at once
   hurray_error ignored;
   (void)send_release(ch, m.id, &ignored);
@@ -900,98 +999,6 @@ bool peer_supports(const Message &peer, uint8_t tag, uint8_t mc) {
 
 extern "C" {
 
-HURRAY_API hurray_status hurray_ipc_listen(const char *path, const hurray_ipc_options *opts,
-                                           hurray_ipc_listener **out, hurray_error *err) {
-  if (!out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc_listen: out is NULL");
-  sockaddr_un a;
-  HURRAY_RETURN_NOT_OK(unix_address(path, &a, err));
-  Options o;
-  try {
-    HURRAY_RETURN_NOT_OK(read_options(opts, &o, err));
-  } catch (...) {
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
-  }
-  const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  if (fd < 0) return io_fail(err, "socket", errno);
-  struct stat sb;
-  if (lstat(path, &sb) == 0 && S_ISSOCK(sb.st_mode)) unlink(path);
-  if (bind(fd, reinterpret_cast<const sockaddr *>(&a), sizeof a) != 0 || listen(fd, 64) != 0) {
-    const int e = errno;
-    close(fd);
-    return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "[bind/listen] %s: %s", path,
-                std::strerror(e));
-  }
-  auto *l = new (std::nothrow) hurray_ipc_listener;
-  if (!l) {
-    close(fd);
-    unlink(path);
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
-  }
-  l->fd = fd;
-  try {
-    l->path = path;
-  } catch (...) {
-    hurray_ipc_listener_destroy(l);
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
-  }
-  l->opts = std::move(o);
-  *out = l;
-  return HURRAY_OK;
-}
-
-HURRAY_API int hurray_ipc_listener_fd(const hurray_ipc_listener *l) { return l ? l->fd : -1; }
-
-HURRAY_API hurray_status hurray_ipc_accept(hurray_ipc_listener *l, int32_t timeout_ms,
-                                           hurray_ipc_channel **out, hurray_error *err) {
-  if (!l || !out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc_accept: %s is NULL",
-                l ? "out" : "listener");
-  pollfd pfd{l->fd, POLLIN, 0};
-  int r;
-  do r = poll(&pfd, 1, timeout_ms < 0 ? -1 : timeout_ms);
-  while (r < 0 && errno == EINTR);
-  if (r == 0)
-    return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE,
-                "hurray_ipc_accept: no connection within %d ms", timeout_ms);
-  const int fd = accept4(l->fd, nullptr, nullptr, SOCK_CLOEXEC);
-  if (fd < 0) return io_fail(err, "accept4", errno);
-  try {
-    return make_channel(fd, l->opts, out, err);
-  } catch (...) {
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
-  }
-}
-
-HURRAY_API void hurray_ipc_listener_destroy(hurray_ipc_listener *l) {
-  if (!l) return;
-  close(l->fd);
-  unlink(l->path.c_str());
-  delete l;
-}
-
-HURRAY_API hurray_status hurray_ipc_connect(const char *path, const hurray_ipc_options *opts,
-                                            hurray_ipc_channel **out, hurray_error *err) {
-  if (!out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc_connect: out is NULL");
-  sockaddr_un a;
-  HURRAY_RETURN_NOT_OK(unix_address(path, &a, err));
-  try {
-    Options o;
-    HURRAY_RETURN_NOT_OK(read_options(opts, &o, err));
-    const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    if (fd < 0) return io_fail(err, "socket", errno);
-    if (connect(fd, reinterpret_cast<const sockaddr *>(&a), sizeof a) != 0) {
-      const int e = errno;
-      close(fd);
-      return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "[connect] %s: %s", path, std::strerror(e));
-    }
-    return make_channel(fd, o, out, err);
-  } catch (...) {
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
-  }
-}
-
 HURRAY_API hurray_status hurray_ipc_channel_from_fd(int fd, const hurray_ipc_options *opts,
                                                     hurray_ipc_channel **out, hurray_error *err) {
   if (fd < 0 || !out) {
@@ -1008,11 +1015,14 @@ HURRAY_API hurray_status hurray_ipc_channel_from_fd(int fd, const hurray_ipc_opt
   }
   try {
     Options o;
-    if (const hurray_status st = read_options(opts, &o, err); st != HURRAY_OK) {
+    hurray_status st = read_options(opts, &o, err);
+    ucred cred;
+    if (st == HURRAY_OK) st = hurray::ipc::check_peer(fd, o, &cred, err);
+    if (st != HURRAY_OK) {
       close(fd);
       return st;
     }
-    return make_channel(fd, o, out, err);
+    return make_channel(fd, o, cred, false, o.hello_timeout_ms, out, err);
   } catch (...) {
     return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
   }
@@ -1044,18 +1054,26 @@ HURRAY_API hurray_status hurray_ipc_peer(const hurray_ipc_channel *ch, hurray_ip
   if (!ch || !out)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc_peer: %s is NULL",
                 ch ? "out" : "channel");
-  if (out->size < sizeof *out)
+  // the struct grows at its end: a caller built against the first version
+  // (up to `devices`) gets those fields
+  constexpr size_t first = offsetof(hurray_ipc_peer_info, uid);
+  if (out->size < first)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_ipc_peer: out->size is %u, expected %zu", out->size, sizeof *out);
-  std::memset(out, 0, sizeof *out);
-  out->size = sizeof *out;
-  out->protocol_version = ch->peer.protocol_version;
-  out->pid = ch->peer_pid;
-  out->device_count = ch->peer.device_count;
+  const size_t n = out->size < sizeof *out ? out->size : sizeof *out;
+  hurray_ipc_peer_info info;
+  std::memset(&info, 0, sizeof info);
+  info.size = static_cast<uint32_t>(n);
+  info.protocol_version = ch->peer.protocol_version;
+  info.pid = ch->peer_pid;
+  info.uid = ch->peer_uid;
+  info.gid = ch->peer_gid;
+  info.device_count = ch->peer.device_count;
   for (uint16_t i = 0; i < ch->peer.device_count; ++i) {
-    out->devices[i].device_tag = ch->peer.devices[i].tag;
-    out->devices[i].memory_classes = ch->peer.devices[i].classes;
+    info.devices[i].device_tag = ch->peer.devices[i].tag;
+    info.devices[i].memory_classes = ch->peer.devices[i].classes;
   }
+  std::memcpy(out, &info, n);
   return HURRAY_OK;
 }
 
@@ -1164,6 +1182,19 @@ HURRAY_API hurray_status hurray_ipc_send(hurray_ipc_channel *ch, hurray_buffer *
   hurray_handle_encode(&h, m.handle, sizeof m.handle, nullptr);
   m.flags = local.flags & wire::kHandoffFlags;
   m.device_ordinal = local.device_ordinal;
+  if ((m.flags & HURRAY_HANDOFF_READ_ONLY) && h.device_tag == HURRAY_DEVICE_CPU && fds[0] >= 0) {
+    // BP-IPC-RO: the consumer gets a descriptor it cannot map writable
+    const int ro = hurray::ipc::reopen_read_only(fds[0], err);
+    if (ro < 0) {
+      if (own_fd) close(fds[0]);
+      if (event_fd >= 0) close(event_fd);
+      (void)hurray_handoff_release(&local, nullptr);
+      return err ? static_cast<hurray_status>(err->status) : HURRAY_E_UNSUPPORTED;
+    }
+    if (own_fd) close(fds[0]);
+    fds[0] = ro;
+    own_fd = true;
+  }
   Deferred d;
   hurray_status st;
   try {
@@ -1234,13 +1265,14 @@ int take(hurray_ipc_channel *ch, Pending *p, Deferred &d, hurray_status *st, hur
   if (ch->inbox.empty()) return 0;
   *p = ch->inbox.front();
   ch->inbox.pop_front();
+  ch->queued_fds -= p->nfds;
   // the IPC rules, on the consumer's side too: a handle that breaks them is
   // a malformed message
   *st = hurray_table_validate(p->m.handle, sizeof p->m.handle, &ipc_policy(), err);
   if (*st != HURRAY_OK) {
     close_fds(*p);
     ++ch->stats.messages_rejected;
-    shut(ch, HURRAY_IPC_PEER_GONE, "the peer sent a handle that breaks the IPC rules", false, d);
+    shut(ch, HURRAY_IPC_PEER_GONE, "the peer sent a handle that breaks the IPC rules", true, d);
     return -1;
   }
   ++ch->stats.received;

@@ -1,6 +1,8 @@
 #include "cpu.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -39,7 +41,7 @@ hurray_status cpu_alloc(uint64_t byte_size, uint32_t alignment, bool shareable,
   // Shareable: a memfd the IPC transport can pass to another process, mapped
   // here at an address aligned to max(page, alignment).
   const size_t len = static_cast<size_t>((byte_size + page - 1) / page * page);
-  const int fd = memfd_create("hurray-buffer", MFD_CLOEXEC);
+  const int fd = memfd_create("hurray-buffer", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0)
     return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "[memfd_create] %s", std::strerror(errno));
   if (ftruncate(fd, static_cast<off_t>(len)) != 0) {
@@ -47,6 +49,16 @@ hurray_status cpu_alloc(uint64_t byte_size, uint32_t alignment, bool shareable,
     close(fd);
     return fail(err, e == ENOMEM || e == EFBIG ? HURRAY_E_OUT_OF_MEMORY : HURRAY_E_IO,
                 HURRAY_RULE_NONE, "[ftruncate] %s: %zu bytes", std::strerror(e), len);
+  }
+  // The size is final: sealed before anyone else can see the file, so a
+  // consumer in another process cannot be made to die of SIGBUS, and no one
+  // adds seals later (BP-IPC-SEAL, docs/spec/ipc.md). Mode 0400: a process
+  // given a read-only descriptor cannot reopen it writable (BP-IPC-RO).
+  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
+      fchmod(fd, S_IRUSR) != 0) {
+    const int e = errno;
+    close(fd);
+    return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "[F_ADD_SEALS/fchmod] %s", std::strerror(e));
   }
   const size_t slack = alignment > page ? alignment : 0;
   void *reserve = mmap(nullptr, len + slack, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

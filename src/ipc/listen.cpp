@@ -1,0 +1,254 @@
+// Opening channels over a socket path (hurray_ipc_listen, _accept, _connect;
+// docs/spec/ipc.md "Socket files and access"):
+//  - the socket file is made mode 0600 whatever the umask (chmod between
+//    bind and listen: nobody can connect before listen), and only when no
+//    listener answers at the path (BP-IPC-LISTEN); at close only the inode
+//    this listener made is unlinked;
+//  - every peer's credentials pass check_peer (BP-IPC-PEER) before a byte
+//    is exchanged, on both sides;
+//  - accept's handshake is asynchronous: a connection waits in the
+//    listener's list, with this side's HELLO sent, until the peer's HELLO
+//    is there (then the channel is made without waiting) or its
+//    hello_timeout_ms has passed (then it is closed). A silent connection
+//    holds up neither accept nor another connection.
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "../core/internal.h"
+#include "internal.h"
+
+using hurray::detail::fail;
+using namespace hurray::ipc;
+
+namespace {
+
+// Connections accepted whose HELLO has not come yet, per listener at most
+// this many (the oldest is dropped for a new one).
+constexpr size_t kMaxHandshakes = 64;
+
+struct Handshake {
+  int fd;
+  ucred cred;
+  int64_t deadline;  // ms (now_ms); INT64_MAX: none
+};
+
+hurray_status unix_address(const char *path, sockaddr_un *a, hurray_error *err) {
+  if (!path)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc: path is NULL");
+  std::memset(a, 0, sizeof *a);
+  a->sun_family = AF_UNIX;
+  if (std::strlen(path) >= sizeof a->sun_path)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_ipc: socket path longer than %zu bytes", sizeof a->sun_path - 1);
+  std::memcpy(a->sun_path, path, std::strlen(path));
+  return HURRAY_OK;
+}
+
+// Does a listener answer at this address? (connect succeeds, or its
+// backlog is full.) A stale socket file refuses the connection.
+bool answers(const sockaddr_un &a) {
+  const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return false;
+  const int r = connect(fd, reinterpret_cast<const sockaddr *>(&a), sizeof a);
+  const int e = errno;
+  close(fd);
+  return r == 0 || e == EAGAIN || e == EINPROGRESS;
+}
+
+}  // namespace
+
+struct hurray_ipc_listener {
+  int fd = -1;
+  std::string path;
+  dev_t dev = 0;  // the socket file this listener made
+  ino_t ino = 0;
+  Options opts;
+  std::mutex mu;  // handshakes (one accept at a time)
+  std::vector<Handshake> handshakes;
+};
+
+extern "C" {
+
+HURRAY_API hurray_status hurray_ipc_listen(const char *path, const hurray_ipc_options *opts,
+                                           hurray_ipc_listener **out, hurray_error *err) {
+  if (!out)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc_listen: out is NULL");
+  sockaddr_un a;
+  HURRAY_RETURN_NOT_OK(unix_address(path, &a, err));
+  auto *l = new (std::nothrow) hurray_ipc_listener;
+  if (!l) return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
+  try {
+    l->path = path;
+    l->handshakes.reserve(kMaxHandshakes);
+    if (const hurray_status st = read_options(opts, &l->opts, err); st != HURRAY_OK) {
+      delete l;
+      return st;
+    }
+  } catch (...) {
+    delete l;
+    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
+  }
+  struct stat sb;
+  if (lstat(path, &sb) == 0 && S_ISSOCK(sb.st_mode)) {
+    if (answers(a)) {
+      delete l;
+      return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE,
+                  "BP-IPC-LISTEN: a listener answers at %s; it is not replaced", path);
+    }
+    unlink(path);  // a stale socket of a listener that is gone
+  }
+  l->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (l->fd < 0) {
+    const int e = errno;
+    delete l;
+    return io_fail(err, "socket", e);
+  }
+  const char *step = "bind";
+  bool bound = false;
+  if (bind(l->fd, reinterpret_cast<const sockaddr *>(&a), sizeof a) == 0) {
+    bound = true;
+    step = "chmod";
+    if (lstat(path, &sb) == 0 && chmod(path, S_IRUSR | S_IWUSR) == 0) {
+      l->dev = sb.st_dev;
+      l->ino = sb.st_ino;
+      step = "listen";
+      if (listen(l->fd, 64) == 0) {
+        *out = l;
+        return HURRAY_OK;
+      }
+    }
+  }
+  const int e = errno;
+  close(l->fd);
+  if (bound) unlink(path);
+  delete l;
+  return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "[%s] %s: %s", step, path, std::strerror(e));
+}
+
+HURRAY_API int hurray_ipc_listener_fd(const hurray_ipc_listener *l) { return l ? l->fd : -1; }
+
+HURRAY_API hurray_status hurray_ipc_accept(hurray_ipc_listener *l, int32_t timeout_ms,
+                                           hurray_ipc_channel **out, hurray_error *err) {
+  if (!l || !out)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc_accept: %s is NULL",
+                l ? "out" : "listener");
+  std::lock_guard<std::mutex> lock(l->mu);
+  auto &hs = l->handshakes;
+  const int64_t start = now_ms();
+  pollfd pfds[kMaxHandshakes + 1];
+  for (;;) {
+    // take every connection waiting: check who it is, send our HELLO
+    for (;;) {
+      const int fd = accept4(l->fd, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+        return io_fail(err, "accept4", errno);
+      }
+      ucred cred;
+      if (const hurray_status st = check_peer(fd, l->opts, &cred, err); st != HURRAY_OK) {
+        close(fd);  // refused before a byte is exchanged
+        return st;
+      }
+      uint8_t buf[kMaxMessage];
+      const size_t n = encode_hello(l->opts, buf);
+      if (send(fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT) != static_cast<ssize_t>(n)) {
+        close(fd);  // gone already (a new socket has room for one message)
+        continue;
+      }
+      if (hs.size() == kMaxHandshakes) {  // too many silent ones: drop the oldest
+        close(hs.front().fd);
+        hs.erase(hs.begin());
+      }
+      const int32_t hello = l->opts.hello_timeout_ms;
+      hs.push_back({fd, cred, hello < 0 ? INT64_MAX : now_ms() + hello});
+    }
+    // drop the connections whose HELLO is late; wait for the first event
+    const int64_t now = now_ms();
+    int64_t wait = timeout_ms < 0 ? -1 : left_ms(timeout_ms, start);
+    for (size_t i = 0; i < hs.size();) {
+      if (hs[i].deadline <= now) {
+        close(hs[i].fd);
+        hs.erase(hs.begin() + static_cast<std::ptrdiff_t>(i));
+        continue;
+      }
+      if (hs[i].deadline != INT64_MAX && (wait < 0 || hs[i].deadline - now < wait))
+        wait = hs[i].deadline - now;
+      ++i;
+    }
+    pfds[0] = {l->fd, POLLIN, 0};
+    for (size_t i = 0; i < hs.size(); ++i) pfds[i + 1] = {hs[i].fd, POLLIN, 0};
+    int r;
+    do r = poll(pfds, hs.size() + 1, static_cast<int>(wait));
+    while (r < 0 && errno == EINTR);
+    if (r < 0) return io_fail(err, "poll", errno);
+    // a HELLO (or anything else) arrived: the handshake ends now
+    for (size_t i = hs.size(); i-- > 0;) {
+      if (!pfds[i + 1].revents) continue;
+      const Handshake h = hs[i];
+      hs.erase(hs.begin() + static_cast<std::ptrdiff_t>(i));
+      try {
+        return make_channel(h.fd, l->opts, h.cred, true, 0, out, err);
+      } catch (...) {
+        return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
+      }
+    }
+    if (pfds[0].revents) continue;  // a new connection
+    if (timeout_ms >= 0 && left_ms(timeout_ms, start) == 0)
+      return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE,
+                  "hurray_ipc_accept: no connection with a HELLO within %d ms (%zu handshakes "
+                  "waiting)",
+                  timeout_ms, hs.size());
+  }
+}
+
+HURRAY_API void hurray_ipc_listener_destroy(hurray_ipc_listener *l) {
+  if (!l) return;
+  for (const Handshake &h : l->handshakes) close(h.fd);
+  close(l->fd);
+  // only the socket file this listener made (another may have taken the path)
+  struct stat sb;
+  if (lstat(l->path.c_str(), &sb) == 0 && sb.st_dev == l->dev && sb.st_ino == l->ino)
+    unlink(l->path.c_str());
+  delete l;
+}
+
+HURRAY_API hurray_status hurray_ipc_connect(const char *path, const hurray_ipc_options *opts,
+                                            hurray_ipc_channel **out, hurray_error *err) {
+  if (!out)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc_connect: out is NULL");
+  sockaddr_un a;
+  HURRAY_RETURN_NOT_OK(unix_address(path, &a, err));
+  try {
+    Options o;
+    HURRAY_RETURN_NOT_OK(read_options(opts, &o, err));
+    const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (fd < 0) return io_fail(err, "socket", errno);
+    if (connect(fd, reinterpret_cast<const sockaddr *>(&a), sizeof a) != 0) {
+      const int e = errno;
+      close(fd);
+      return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "[connect] %s: %s", path, std::strerror(e));
+    }
+    ucred cred;  // the listener's, as it was when it listened
+    if (const hurray_status st = check_peer(fd, o, &cred, err); st != HURRAY_OK) {
+      close(fd);
+      return st;
+    }
+    return make_channel(fd, o, cred, false, o.hello_timeout_ms, out, err);
+  } catch (...) {
+    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
+  }
+}
+
+}  // extern "C"

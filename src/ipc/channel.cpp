@@ -630,9 +630,12 @@ hurray_status make_channel(int fd, const Options &o, const ucred &cred, bool hel
     uint32_t handled = 0;
     const Read r = read_round(ch, hello_ms, start, d, &handled, err,
                               [ch] { return ch->got_hello; });
-    if (ch->got_hello) break;
-    if (r == Read::Closed || r == Read::Error)
-      st = r == Read::Error ? HURRAY_E_PROTOCOL : HURRAY_E_IO;
+    if (r == Read::Error)  // HELLO and a malformed message in one batch, say
+      st = HURRAY_E_PROTOCOL;
+    else if (ch->got_hello)
+      break;
+    else if (r == Read::Closed)
+      st = HURRAY_E_IO;
     else if (r == Read::Nothing && hello_ms >= 0 && left_ms(hello_ms, start) == 0)
       st = fail(err, HURRAY_E_IO, HURRAY_RULE_NONE,
                 "hurray_ipc: no HELLO from the peer within %d ms", hello_ms);
@@ -1270,6 +1273,8 @@ int take(hurray_ipc_channel *ch, Pending *p, Deferred &d, hurray_status *st, hur
   // a malformed message
   *st = hurray_table_validate(p->m.handle, sizeof p->m.handle, &ipc_policy(), err);
   if (*st != HURRAY_OK) {
+    *st = HURRAY_E_PROTOCOL;  // err->rule still names the rule broken
+    if (err) err->status = HURRAY_E_PROTOCOL;
     close_fds(*p);
     ++ch->stats.messages_rejected;
     shut(ch, HURRAY_IPC_PEER_GONE, "the peer sent a handle that breaks the IPC rules", true, d);

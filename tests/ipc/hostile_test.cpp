@@ -1,0 +1,536 @@
+// The IPC channel against hostile or buggy peers in real processes
+// (hurray_ipc_raw_peer, raw_peer.cpp, speaks the wire format itself): each
+// test breaks one rule and checks that this side stays up, refuses with the
+// right status and rule, closes only that channel, still serves another one,
+// and is back to its descriptors (and memory) of before.
+#include <hurray_ipc.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#ifndef HURRAY_IPC_RAW_PEER
+#error "HURRAY_IPC_RAW_PEER (path of hurray_ipc_raw_peer) is not defined"
+#endif
+#ifndef HURRAY_IPC_PEER
+#error "HURRAY_IPC_PEER (path of hurray_ipc_test_peer) is not defined"
+#endif
+
+namespace {
+
+int open_fds() {
+  int n = 0;
+  DIR *d = opendir("/proc/self/fd");
+  REQUIRE(d);
+  while (dirent *e = readdir(d)) n += e->d_name[0] != '.';
+  closedir(d);
+  return n - 1;
+}
+
+long rss_kib() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
+  return -1;
+}
+
+bool mapped(const char *name) {
+  std::ifstream f("/proc/self/maps");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.find(name) != std::string::npos) return true;
+  return false;
+}
+
+// The permissions column of /proc/self/maps for the mapping holding p.
+std::string perms_of(const void *p) {
+  std::ifstream f("/proc/self/maps");
+  std::string line;
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  while (std::getline(f, line)) {
+    unsigned long lo = 0, hi = 0;
+    char perms[8] = {};
+    if (std::sscanf(line.c_str(), "%lx-%lx %7s", &lo, &hi, perms) == 3 && a >= lo && a < hi)
+      return perms;
+  }
+  return "";
+}
+
+// Run a program with argv; its stdout is a pipe (*out). SIGKILLed and
+// reaped by the destructor unless waited for.
+struct Child {
+  pid_t pid = -1;
+  int out = -1;
+  explicit Child(std::initializer_list<std::string> args, int keep_fd = -1) {
+    int pipefd[2];
+    REQUIRE(pipe2(pipefd, O_CLOEXEC) == 0);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      if (keep_fd >= 0) fcntl(keep_fd, F_SETFD, 0);  // crosses exec
+      dup2(pipefd[1], 1);
+      std::vector<std::string> v(args);
+      std::vector<char *> argv;
+      for (std::string &s : v) argv.push_back(s.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    close(pipefd[1]);
+    out = pipefd[0];
+  }
+  ~Child() {
+    if (pid > 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+    if (out >= 0) close(out);
+  }
+  std::string read_out(size_t n) {
+    std::string s(n, '\0');
+    size_t got = 0;
+    while (got < n) {
+      const ssize_t r = read(out, &s[got], n - got);
+      if (r <= 0) break;
+      got += static_cast<size_t>(r);
+    }
+    s.resize(got);
+    return s;
+  }
+  int wait_exit() {
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    pid = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+};
+
+// A raw peer on one end of a socket pair; this side's channel on the other.
+struct Raw {
+  Child *child = nullptr;
+  hurray_ipc_channel *ch = nullptr;
+  hurray_status made = HURRAY_E_INTERNAL;
+  hurray_error err{};
+  Raw(const char *mode, long n = 1, const hurray_ipc_options *opts = nullptr) {
+    int sv[2];
+    REQUIRE(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
+    child = new Child({HURRAY_IPC_RAW_PEER, mode, std::to_string(sv[1]), std::to_string(n)}, sv[1]);
+    close(sv[1]);
+    made = hurray_ipc_channel_from_fd(sv[0], opts, &ch, &err);
+  }
+  ~Raw() {
+    hurray_ipc_close(ch);
+    delete child;
+  }
+  int wait_exit() { return child->wait_exit(); }
+};
+
+hurray_ipc_stats stats(hurray_ipc_channel *ch) {
+  hurray_ipc_stats s;
+  s.size = sizeof s;
+  REQUIRE(hurray_ipc_get_stats(ch, &s, nullptr) == HURRAY_OK);
+  return s;
+}
+
+hurray_buffer *shareable(uint64_t size, int fill) {
+  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
+  d.flags = HURRAY_ALLOC_SHAREABLE;
+  d.byte_size = size;
+  d.alignment = HURRAY_IPC_ALIGNMENT;
+  hurray_buffer *b = nullptr;
+  REQUIRE(hurray_buffer_alloc(nullptr, &d, &b, nullptr) == HURRAY_OK);
+  std::memset(hurray_buffer_data(b), fill, size);
+  return b;
+}
+
+bool has(const hurray_error &e, const char *what) {
+  return std::strstr(e.message, what) != nullptr;
+}
+
+// This process still serves another channel: a consumer in another process
+// (hurray_ipc_test_peer consume) gets a buffer and releases it.
+void serves_another() {
+  int sv[2];
+  REQUIRE(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
+  Child c({HURRAY_IPC_PEER, "consume", std::to_string(sv[1]), "1"}, sv[1]);
+  close(sv[1]);
+  hurray_ipc_channel *ch = nullptr;
+  REQUIRE(hurray_ipc_channel_from_fd(sv[0], nullptr, &ch, nullptr) == HURRAY_OK);
+  hurray_buffer *b = shareable(4096, 1);
+  REQUIRE(hurray_ipc_send(ch, b, nullptr, nullptr, nullptr) == HURRAY_OK);
+  hurray_buffer_unref(b);
+  for (int i = 0; i < 100 && stats(ch).released == 0; ++i)
+    if (hurray_ipc_progress(ch, 100, nullptr, nullptr) != HURRAY_OK) break;
+  CHECK(stats(ch).released == 1);
+  hurray_ipc_close(ch);
+  CHECK(c.wait_exit() == 0);
+}
+
+// The refusal this side gives to what the raw peer sent right after its
+// HELLO: in the handshake when both came in one read, else in the next
+// receive (or progress). Either way the channel is closed.
+hurray_status refused(Raw &r, hurray_error *err, bool receive = true) {
+  if (r.made != HURRAY_OK) {
+    *err = r.err;
+    return r.made;
+  }
+  hurray_handoff h;
+  const hurray_status st = receive ? hurray_ipc_receive(r.ch, 10000, &h, nullptr, err)
+                                   : hurray_ipc_progress(r.ch, 10000, nullptr, err);
+  if (receive && st == HURRAY_OK) hurray_ipc_release(&h, nullptr);
+  if (st != HURRAY_OK) CHECK(stats(r.ch).closed == 1);
+  return st;
+}
+
+}  // namespace
+
+TEST_CASE("hostile: an over-long HANDOFF is malformed and closes the channel") {
+  const int fds = open_fds();
+  {
+    Raw r("overlong");
+    hurray_error err{};
+    CHECK(refused(r, &err) == HURRAY_E_PROTOCOL);
+    CHECK(has(err, "HANDOFF body of 217 bytes"));
+    CHECK(r.wait_exit() == 0);  // it saw this side hang up
+  }
+  CHECK(open_fds() == fds);
+  serves_another();
+}
+
+TEST_CASE("hostile: a RELEASE of ID 0 is malformed and closes the channel") {
+  Raw r("release0");
+  hurray_error err{};
+  CHECK(refused(r, &err, false) == HURRAY_E_PROTOCOL);
+  CHECK(has(err, "RELEASE id 0"));
+  CHECK(r.wait_exit() == 0);
+}
+
+TEST_CASE("hostile: a received handle is checked under the IPC rules (a 64-aligned memfd)") {
+  const int fds = open_fds();
+  {
+    Raw r("align64");
+    hurray_error err{};
+    CHECK(refused(r, &err) == HURRAY_E_PROTOCOL);
+    CHECK(err.rule == HURRAY_RULE_ALIGN_IPC);
+    CHECK(r.wait_exit() == 0);
+  }
+  CHECK(open_fds() == fds);  // the memfd that came is closed
+}
+
+TEST_CASE("hostile: a memfd not sealed against shrinking is refused before it is mapped") {
+  const int fds = open_fds();
+  {
+    Raw r("unsealed");
+    hurray_error err{};
+    CHECK(refused(r, &err) == HURRAY_E_PROTOCOL);
+    CHECK(has(err, "BP-IPC-SEAL"));
+    CHECK(r.wait_exit() == 0);
+  }
+  CHECK(open_fds() == fds);
+  serves_another();
+}
+
+TEST_CASE("hostile: HELLO comes first, and only once") {
+  const int fds = open_fds();
+  {
+    Raw r("hello-first");
+    CHECK(r.made == HURRAY_E_PROTOCOL);
+    CHECK(has(r.err, "BP-IPC-HELLO: the first message is not HELLO"));
+    CHECK(r.wait_exit() == 0);
+  }
+  {
+    Raw r("hello-twice");
+    hurray_error err{};
+    CHECK(refused(r, &err, false) == HURRAY_E_PROTOCOL);
+    CHECK(has(err, "BP-IPC-HELLO: HELLO after the handshake"));
+    CHECK(r.wait_exit() == 0);
+  }
+  CHECK(open_fds() == fds);
+}
+
+TEST_CASE("hostile: a flood of HANDOFFs to a side that never receives is bounded") {
+  const int fds = open_fds();
+  const long rss = rss_kib();
+  for (const char *mode : {"flood", "flood-empty"}) {
+    INFO(mode);
+    Raw r(mode, std::string(mode) == "flood" ? 1000 : 100000);
+    REQUIRE(r.made == HURRAY_OK);
+    hurray_error err{};
+    hurray_status st = HURRAY_OK;
+    for (int i = 0; i < 1000 && st == HURRAY_OK; ++i)  // a producer's event loop
+      st = hurray_ipc_progress(r.ch, 10000, nullptr, &err);
+    CHECK(st == HURRAY_E_PROTOCOL);
+    CHECK(has(err, "BP-IPC-LIMIT"));
+    CHECK(stats(r.ch).closed == 1);
+    CHECK(open_fds() == fds + 2);  // every queued descriptor closed (the socket and the
+                                   // raw peer's pipe remain until the end of the scope)
+    hurray_handoff h;
+    CHECK(hurray_ipc_receive(r.ch, 0, &h, nullptr, nullptr) == HURRAY_E_IO);  // nothing kept
+    CHECK(r.wait_exit() == 0);
+  }
+  CHECK(open_fds() == fds);
+  CHECK(rss_kib() - rss < 8192);  // 10^5 queued empty handoffs were 37 MiB
+  serves_another();
+}
+
+TEST_CASE("hostile: a send-only channel announces nothing and refuses what comes") {
+  hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
+  o.flags = HURRAY_IPC_SEND_ONLY;
+  {
+    Raw r("announce", 1, &o);
+    REQUIRE(r.made == HURRAY_OK);
+    CHECK(r.child->read_out(2) == "D0");
+  }
+  Raw r("flood-empty", 1, &o);
+  hurray_error err{};
+  CHECK(refused(r, &err, false) == HURRAY_E_PROTOCOL);
+  CHECK(has(err, "BP-IPC-ANNOUNCED"));
+  CHECK(has(err, "send-only"));
+  CHECK(r.wait_exit() == 0);
+}
+
+TEST_CASE("hostile: a consumer that stops reading gets its channel closed, the producer goes on") {
+  const int fds = open_fds();
+  {
+    hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
+    o.io_timeout_ms = 200;
+    Raw r("stuck", 1, &o);
+    REQUIRE(r.made == HURRAY_OK);
+    REQUIRE(r.child->read_out(1) == "R");
+    hurray_buffer *b = shareable(4096, 3);
+    hurray_status st = HURRAY_OK;
+    hurray_error err{};
+    int sent = 0;
+    for (; sent < 100000 && st == HURRAY_OK; ++sent)
+      st = hurray_ipc_send(r.ch, b, nullptr, nullptr, &err);
+    CHECK(st == HURRAY_E_IO);
+    CHECK(has(err, "io_timeout_ms"));
+    const hurray_ipc_stats s = stats(r.ch);
+    CHECK(s.closed == 1);
+    CHECK(s.outstanding == 0);
+    CHECK(s.reclaimed == s.sent);
+    hurray_buffer_unref(b);
+  }
+  CHECK(open_fds() == fds);
+  serves_another();
+}
+
+TEST_CASE("hostile: a consumer cannot shrink, grow or seal what it got, nor write a READ_ONLY one") {
+  const int fds = open_fds();
+  for (int read_only = 0; read_only < 2; ++read_only) {
+    INFO("read_only " << read_only);
+    Raw r("grab", read_only);
+    REQUIRE(r.made == HURRAY_OK);
+    hurray_buffer *b = shareable(8192, 5);
+    hurray_export_desc d = HURRAY_EXPORT_DESC_INIT;
+    if (read_only) d.flags = HURRAY_HANDOFF_READ_ONLY;
+    REQUIRE(hurray_ipc_send(r.ch, b, &d, nullptr, nullptr) == HURRAY_OK);
+    for (int i = 0; i < 100 && stats(r.ch).released == 0; ++i)
+      if (hurray_ipc_progress(r.ch, 100, nullptr, nullptr) != HURRAY_OK) break;
+    CHECK(stats(r.ch).released == 1);
+    CHECK(r.wait_exit() == 0);  // every attack on the descriptor failed
+    for (int i = 0; i < 8192; i += 512) CHECK(static_cast<unsigned char *>(hurray_buffer_data(b))[i] == 5);
+    hurray_buffer_unref(b);
+  }
+  CHECK(open_fds() == fds);
+}
+
+TEST_CASE("hostile: a READ_ONLY handoff is mapped read-only by the consumer") {
+  int sv[2];
+  REQUIRE(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
+  hurray_ipc_channel *a = nullptr, *c = nullptr;
+  hurray_status sc = HURRAY_E_INTERNAL;
+  std::thread t([&] { sc = hurray_ipc_channel_from_fd(sv[1], nullptr, &c, nullptr); });
+  REQUIRE(hurray_ipc_channel_from_fd(sv[0], nullptr, &a, nullptr) == HURRAY_OK);
+  t.join();
+  REQUIRE(sc == HURRAY_OK);
+  hurray_buffer *b = shareable(8192, 9);
+  for (int read_only = 0; read_only < 2; ++read_only) {
+    hurray_export_desc d = HURRAY_EXPORT_DESC_INIT;
+    if (read_only) d.flags = HURRAY_HANDOFF_READ_ONLY;
+    REQUIRE(hurray_ipc_send(a, b, &d, nullptr, nullptr) == HURRAY_OK);
+    hurray_handoff h;
+    hurray_error err{};
+    const hurray_status st = hurray_ipc_receive(c, 10000, &h, nullptr, &err);
+    INFO(err.message);
+    REQUIRE(st == HURRAY_OK);
+    CHECK(perms_of(h.data) == (read_only ? "r--s" : "rw-s"));
+    CHECK(static_cast<const unsigned char *>(h.data)[100] == 9);
+    REQUIRE(hurray_ipc_release(&h, nullptr) == HURRAY_OK);
+  }
+  hurray_ipc_close(c);
+  hurray_ipc_close(a);
+  hurray_buffer_unref(b);
+}
+
+TEST_CASE("hostile: silent connections hold up neither accept nor a correct consumer") {
+  char dir[] = "/tmp/hurray-ipc-hostile-XXXXXX";
+  REQUIRE(mkdtemp(dir));
+  const std::string path = std::string(dir) + "/s";
+  hurray_ipc_listener *l = nullptr;
+  REQUIRE(hurray_ipc_listen(path.c_str(), nullptr, &l, nullptr) == HURRAY_OK);
+  {
+    Child s1({HURRAY_IPC_RAW_PEER, "silent", path}), s2({HURRAY_IPC_RAW_PEER, "silent", path});
+    REQUIRE(s1.read_out(1) == "R");
+    REQUIRE(s2.read_out(1) == "R");
+    hurray_ipc_channel *ch = nullptr;
+    hurray_error err{};
+    // nothing but silent connections: accept(0) does not wait for their HELLO
+    CHECK(hurray_ipc_accept(l, 0, &ch, &err) == HURRAY_E_IO);
+    Child good({HURRAY_IPC_PEER, "connect", path, "1"});
+    const hurray_status st = hurray_ipc_accept(l, 10000, &ch, &err);
+    INFO(err.message);
+    REQUIRE(st == HURRAY_OK);
+    hurray_ipc_peer_info info;
+    info.size = sizeof info;
+    REQUIRE(hurray_ipc_peer(ch, &info, nullptr) == HURRAY_OK);
+    CHECK(info.pid == good.pid);
+    CHECK(info.uid == geteuid());
+    CHECK(info.gid == getegid());
+    hurray_buffer *b = shareable(4096, 1);
+    REQUIRE(hurray_ipc_send(ch, b, nullptr, nullptr, nullptr) == HURRAY_OK);
+    hurray_buffer_unref(b);
+    CHECK(good.wait_exit() == 0);
+    hurray_ipc_close(ch);
+  }
+  hurray_ipc_listener_destroy(l);
+  rmdir(dir);
+}
+
+TEST_CASE("hostile: the socket is 0600 whatever the umask, and a live path is not taken over") {
+  char dir[] = "/tmp/hurray-ipc-hostile-XXXXXX";
+  REQUIRE(mkdtemp(dir));
+  const std::string path = std::string(dir) + "/s";
+  const mode_t old = umask(0);
+  hurray_ipc_listener *l1 = nullptr, *l2 = nullptr, *l3 = nullptr;
+  const hurray_status st1 = hurray_ipc_listen(path.c_str(), nullptr, &l1, nullptr);
+  umask(old);
+  REQUIRE(st1 == HURRAY_OK);
+  struct stat sb;
+  REQUIRE(lstat(path.c_str(), &sb) == 0);
+  CHECK((sb.st_mode & 0777) == 0600);
+  // a second listener on a live path is refused, and the first keeps its file
+  hurray_error err{};
+  CHECK(hurray_ipc_listen(path.c_str(), nullptr, &l2, &err) == HURRAY_E_IO);
+  CHECK(has(err, "BP-IPC-LISTEN"));
+  struct stat again;
+  REQUIRE(lstat(path.c_str(), &again) == 0);
+  CHECK(again.st_ino == sb.st_ino);
+  // the path taken over behind the first listener's back: its close leaves
+  // the new socket alone
+  REQUIRE(unlink(path.c_str()) == 0);
+  REQUIRE(hurray_ipc_listen(path.c_str(), nullptr, &l3, nullptr) == HURRAY_OK);
+  REQUIRE(lstat(path.c_str(), &again) == 0);
+  hurray_ipc_listener_destroy(l1);
+  struct stat after;
+  CHECK(lstat(path.c_str(), &after) == 0);
+  CHECK(after.st_ino == again.st_ino);
+  hurray_ipc_listener_destroy(l3);
+  CHECK(lstat(path.c_str(), &after) != 0);  // its own file: removed
+  // a stale socket file (its listener gone) is replaced
+  const int s = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path.c_str());
+  REQUIRE(bind(s, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0);
+  close(s);
+  REQUIRE(hurray_ipc_listen(path.c_str(), nullptr, &l2, nullptr) == HURRAY_OK);
+  hurray_ipc_listener_destroy(l2);
+  rmdir(dir);
+}
+
+// Another uid needs root here (setuid in the child): exit 77 (skipped) else.
+TEST_CASE("hostile: a peer of another uid is refused on accept and on connect", "[.uid]") {
+  if (geteuid() != 0) {
+    std::printf("skipped: not root, cannot run a peer of another uid\n");
+    std::exit(77);
+  }
+  char dir[] = "/tmp/hurray-ipc-uid-XXXXXX";
+  REQUIRE(mkdtemp(dir));
+  REQUIRE(chmod(dir, 0777) == 0);
+  const std::string path = std::string(dir) + "/s", other = std::string(dir) + "/o";
+  const int fds = open_fds();
+  {
+    hurray_ipc_listener *l = nullptr;
+    REQUIRE(hurray_ipc_listen(path.c_str(), nullptr, &l, nullptr) == HURRAY_OK);
+    {  // mode 0600: uid 65534 cannot even connect
+      Child c({HURRAY_IPC_RAW_PEER, "hello-as", "65534", path});
+      CHECK(c.wait_exit() == 2);
+    }
+    REQUIRE(chmod(path.c_str(), 0666) == 0);  // widened by hand: the uid check remains
+    {
+      Child c({HURRAY_IPC_RAW_PEER, "hello-as", "65534", path});
+      hurray_ipc_channel *ch = nullptr;
+      hurray_error err{};
+      CHECK(hurray_ipc_accept(l, 10000, &ch, &err) == HURRAY_E_PROTOCOL);
+      CHECK(has(err, "BP-IPC-PEER"));
+      CHECK(has(err, "uid 65534"));
+      CHECK(c.wait_exit() == 3);  // hung up on before any HELLO
+    }
+    hurray_ipc_listener_destroy(l);
+  }
+  {  // allowed by uid
+    const uint32_t uids[] = {65534};
+    hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
+    o.allowed_uid_count = 1;
+    o.allowed_uids = uids;
+    hurray_ipc_listener *l = nullptr;
+    REQUIRE(hurray_ipc_listen(path.c_str(), &o, &l, nullptr) == HURRAY_OK);
+    REQUIRE(chmod(path.c_str(), 0666) == 0);
+    Child c({HURRAY_IPC_RAW_PEER, "hello-as", "65534", path});
+    hurray_ipc_channel *ch = nullptr;
+    hurray_error err{};
+    const hurray_status st = hurray_ipc_accept(l, 10000, &ch, &err);
+    INFO(err.message);
+    REQUIRE(st == HURRAY_OK);
+    hurray_ipc_peer_info info;
+    info.size = sizeof info;
+    REQUIRE(hurray_ipc_peer(ch, &info, nullptr) == HURRAY_OK);
+    CHECK(info.uid == 65534);
+    CHECK(info.gid == 65534);
+    CHECK(info.pid == c.pid);
+    CHECK(c.wait_exit() == 0);
+    hurray_ipc_close(ch);
+    hurray_ipc_listener_destroy(l);
+  }
+  {  // connect: the listener's uid is checked too
+    Child c({HURRAY_IPC_RAW_PEER, "listen-as", "65534", other});
+    REQUIRE(c.read_out(1) == "R");
+    hurray_ipc_channel *ch = nullptr;
+    hurray_error err{};
+    CHECK(hurray_ipc_connect(other.c_str(), nullptr, &ch, &err) == HURRAY_E_PROTOCOL);
+    CHECK(has(err, "BP-IPC-PEER"));
+    CHECK(c.wait_exit() == 3);
+  }
+  CHECK(open_fds() == fds);
+  rmdir(dir);
+}
+
+// Run with the stand-in plugin serving tag CUDA on the search path: a
+// CPU-only consumer refuses a CUDA HANDOFF without loading it.
+TEST_CASE("hostile: a HANDOFF of a device this side did not announce loads no plugin",
+          "[.unannounced]") {
+  REQUIRE_FALSE(mapped("libhurray-ipcfake"));
+  Raw r("unannounced");
+  hurray_error err{};
+  CHECK(refused(r, &err) == HURRAY_E_PROTOCOL);
+  CHECK(has(err, "BP-IPC-ANNOUNCED"));
+  CHECK_FALSE(mapped("libhurray-ipcfake"));  // no plugin load, no vendor call
+  CHECK(r.wait_exit() == 0);
+}

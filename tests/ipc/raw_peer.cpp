@@ -1,0 +1,331 @@
+// A hostile (or buggy) peer of the IPC tests (tests/ipc/hostile_test.cpp
+// execs it): it speaks the wire format itself, without libhurray's channel,
+// and breaks one rule per mode. Every wait is bounded (10 s).
+//
+//   hurray_ipc_raw_peer MODE FD [N]     on an inherited socket, after HELLO both ways:
+//     overlong      a HANDOFF (of an empty buffer) one byte longer than its body
+//     release0      a RELEASE of ID 0
+//     align64       a HANDOFF of a sealed memfd whose handle says alignment 64
+//     unsealed      a HANDOFF of a memfd that is not sealed against shrinking
+//     hello-first   (before HELLO) a RELEASE, then HELLO
+//     hello-twice   a second HELLO
+//     unannounced   a HANDOFF of CUDA memory (not announced by the victim)
+//     flood N       N HANDOFFs, each with a sealed memfd (or until the victim hangs up)
+//     flood-empty N N HANDOFFs of empty buffers
+//     stuck         write 'R' to stdout, then never read
+//     grab N        receive one HANDOFF and attack its descriptor: it must not
+//                   shrink, grow or take seals, nor (N = 1, READ_ONLY) be
+//                   mapped or reopened writable; then RELEASE it
+//     announce      print the victim's HELLO (device count) as 'D<n>', wait for EOF
+//   then (except stuck, grab) wait for the victim to hang up.
+//
+//   hurray_ipc_raw_peer silent PATH         connect, write 'R', never send HELLO
+//   hurray_ipc_raw_peer hello-as UID PATH   become UID, connect, HELLO both ways
+//   hurray_ipc_raw_peer listen-as UID PATH  become UID, listen at PATH (mode 0666),
+//                                           write 'R', HELLO both ways with one caller
+//
+// Exit status: 0 as described; 2 connect refused (EACCES); 3 the victim
+// hung up before its HELLO; 1 anything else (a message on stderr).
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "../../src/ipc/wire.h"
+
+namespace {
+
+namespace wire = hurray::ipc;
+
+bool hung_up() { return errno == EPIPE || errno == ECONNRESET; }
+
+int die(const char *what) {
+  std::fprintf(stderr, "raw peer: %s (%s)\n", what, std::strerror(errno));
+  return 1;
+}
+
+// false: not sent (errno says why; EPIPE: the victim hung up, as it should)
+bool send_msg(int fd, const wire::Message &m, int extra_bytes = 0, int pass_fd = -1) {
+  uint8_t buf[wire::kMaxMessage + 8] = {};
+  size_t n = wire::encode(m, buf, sizeof buf);
+  if (extra_bytes) {  // a longer body, the length field saying so
+    const uint32_t len = static_cast<uint32_t>(n - wire::kHeaderSize + extra_bytes);
+    std::memcpy(buf + 8, &len, 4);
+    n += extra_bytes;
+  }
+  iovec iov{buf, n};
+  msghdr mh{};
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  if (pass_fd >= 0) {
+    mh.msg_control = control;
+    mh.msg_controllen = sizeof control;
+    cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+  }
+  return sendmsg(fd, &mh, MSG_NOSIGNAL) == static_cast<ssize_t>(n);
+}
+
+// Receive one message within 10 s; -1 timeout or error, 0 end of file, else
+// its length (*fd: a descriptor that came with it, or -1).
+ssize_t recv_msg(int fd, wire::Message *m, int *got_fd) {
+  *got_fd = -1;
+  pollfd p{fd, POLLIN, 0};
+  if (poll(&p, 1, 10000) != 1) return -1;
+  uint8_t buf[wire::kMaxMessage];
+  iovec iov{buf, sizeof buf};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 2)];
+  msghdr mh{};
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  mh.msg_control = control;
+  mh.msg_controllen = sizeof control;
+  const ssize_t r = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+  if (r <= 0) return r;
+  size_t nfds = 0;
+  for (cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+    if (c->cmsg_type == SCM_RIGHTS) {
+      nfds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      std::memcpy(got_fd, CMSG_DATA(c), sizeof(int));
+    }
+  if (wire::parse(buf, static_cast<size_t>(r), nfds, m, nullptr) != HURRAY_OK) return -1;
+  return r;
+}
+
+wire::Message hello() {
+  wire::Message m{};
+  m.type = wire::Type::Hello;
+  m.protocol_version = 1;
+  m.device_count = 1;
+  m.devices[0] = {HURRAY_DEVICE_CPU, 1u << HURRAY_MEMORY_STANDARD};
+  return m;
+}
+
+// HELLO both ways: 0 done, 3 the victim hung up first, 1 otherwise.
+int handshake(int fd, wire::Message *peer) {
+  if (!send_msg(fd, hello())) return errno == EPIPE || errno == ECONNRESET ? 3 : die("send HELLO");
+  int f;
+  const ssize_t r = recv_msg(fd, peer, &f);
+  if (r == 0 || (r < 0 && errno == ECONNRESET)) return 3;
+  if (r < 0 || peer->type != wire::Type::Hello) return die("no HELLO from the victim");
+  return 0;
+}
+
+// Wait (10 s at most) for the victim to hang up: 0 when it did.
+int wait_eof(int fd) {
+  for (int i = 0; i < 1000; ++i) {  // what the victim still sends, then EOF
+    wire::Message m;
+    int f;
+    errno = 0;
+    const ssize_t r = recv_msg(fd, &m, &f);
+    if (f >= 0) close(f);
+    if (r == 0 || (r < 0 && errno == ECONNRESET)) return 0;
+    if (r < 0) break;
+  }
+  std::fprintf(stderr, "raw peer: the victim did not hang up within 10 s\n");
+  return 1;
+}
+
+int sealed_memfd(size_t size, bool seal) {
+  const int fd = memfd_create("raw-peer", MFD_CLOEXEC | (seal ? MFD_ALLOW_SEALING : 0));
+  if (fd < 0 || ftruncate(fd, static_cast<off_t>(size)) != 0) return -1;
+  if (seal && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) != 0) return -1;
+  return fd;
+}
+
+wire::Message handoff(uint64_t id, uint64_t size, uint32_t alignment, uint8_t tag) {
+  wire::Message m{};
+  m.type = wire::Type::Handoff;
+  m.id = id;
+  const hurray_buffer_handle h = {size, alignment, tag, HURRAY_SYNC_PRODUCER_SYNCED,
+                                  HURRAY_MEMORY_STANDARD, 0};
+  hurray_handle_encode(&h, m.handle, sizeof m.handle, nullptr);
+  if (size) {
+    m.memory.kind = wire::kKindMemfd;
+    m.memory.has_fd = tag == HURRAY_DEVICE_CPU ? 1 : 0;
+    m.memory.byte_size = size;
+  }
+  return m;
+}
+
+// The attacks on a descriptor received in a HANDOFF; 0 when each failed.
+int grab(int fd, bool read_only) {
+  wire::Message m;
+  int f;
+  if (recv_msg(fd, &m, &f) <= 0 || m.type != wire::Type::Handoff || f < 0)
+    return die("no HANDOFF with a descriptor");
+  int bad = 0;
+  auto expect_fail = [&](bool failed, const char *what) {
+    if (!failed) {
+      std::fprintf(stderr, "raw peer: %s succeeded\n", what);
+      bad = 1;
+    }
+  };
+  // root may reopen any file writable (CAP_DAC_OVERRIDE): attack as a plain user
+  if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) return die("setuid");
+  struct stat sb;
+  if (fstat(f, &sb) != 0) return die("fstat");
+  const size_t len = static_cast<size_t>(sb.st_size);
+  const int seals = fcntl(f, F_GET_SEALS);
+  expect_fail(seals >= 0 && (seals & F_SEAL_SHRINK) && (seals & F_SEAL_GROW),
+              "a memfd without F_SEAL_SHRINK|F_SEAL_GROW: not sealing it");
+  expect_fail(ftruncate(f, 0) != 0, "ftruncate(0) of the received memfd");
+  expect_fail(ftruncate(f, static_cast<off_t>(len) * 2) != 0, "growing the received memfd");
+  expect_fail(fcntl(f, F_ADD_SEALS, F_SEAL_WRITE) != 0, "adding F_SEAL_WRITE");
+  void *r = mmap(nullptr, len, PROT_READ, MAP_SHARED, f, 0);
+  if (r == MAP_FAILED) return die("mmap PROT_READ");
+  munmap(r, len);
+  if (read_only) {
+    void *w = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
+    expect_fail(w == MAP_FAILED, "mmap(PROT_WRITE, MAP_SHARED) of a READ_ONLY handoff");
+    if (w != MAP_FAILED) munmap(w, len);
+    char path[40];
+    std::snprintf(path, sizeof path, "/proc/self/fd/%d", f);
+    const int rw = open(path, O_RDWR | O_CLOEXEC);
+    expect_fail(rw < 0, "reopening a READ_ONLY handoff's memfd O_RDWR");
+    if (rw >= 0) close(rw);
+    expect_fail(!(fcntl(f, F_GETFL) & O_RDWR) && !(fcntl(f, F_GETFL) & O_WRONLY),
+                "a READ_ONLY handoff sent with a writable descriptor: not");
+  }
+  close(f);
+  wire::Message rel{};
+  rel.type = wire::Type::Release;
+  rel.id = m.id;
+  if (!send_msg(fd, rel)) return die("send RELEASE");
+  return bad;
+}
+
+int connect_path(const char *path) {
+  const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+  if (connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0) {
+    const int e = errno;
+    close(fd);
+    errno = e;
+    return -1;
+  }
+  return fd;
+}
+
+bool become(const char *uid) {
+  const auto u = static_cast<uid_t>(std::atoi(uid));
+  return setgid(u) == 0 && setuid(u) == 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 3) return die("usage: hurray_ipc_raw_peer MODE FD|PATH [N]");
+  const std::string mode = argv[1];
+  wire::Message peer{};
+  if (mode == "silent") {
+    const int fd = connect_path(argv[2]);
+    if (fd < 0) return die("connect");
+    if (write(1, "R", 1) != 1) return die("write");
+    for (;;) pause();
+  }
+  if (mode == "hello-as") {
+    if (argc < 4 || !become(argv[2])) return die("setuid");
+    const int fd = connect_path(argv[3]);
+    if (fd < 0) return errno == EACCES ? 2 : die("connect");
+    const int rc = handshake(fd, &peer);
+    close(fd);
+    return rc;
+  }
+  if (mode == "listen-as") {
+    if (argc < 4 || !become(argv[2])) return die("setuid");
+    const int l = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::snprintf(a.sun_path, sizeof a.sun_path, "%s", argv[3]);
+    if (bind(l, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0 || chmod(argv[3], 0666) != 0 ||
+        listen(l, 4) != 0)
+      return die("bind/listen");
+    if (write(1, "R", 1) != 1) return die("write");
+    pollfd p{l, POLLIN, 0};
+    if (poll(&p, 1, 10000) != 1) return die("nobody connected");
+    const int fd = accept4(l, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) return die("accept");
+    const int rc = handshake(fd, &peer);
+    unlink(argv[3]);
+    return rc;
+  }
+  const int fd = std::atoi(argv[2]);
+  const long n = argc > 3 ? std::atol(argv[3]) : 1;
+  if (mode == "hello-first") {
+    wire::Message rel{};
+    rel.type = wire::Type::Release;
+    rel.id = 1;
+    if (!send_msg(fd, rel)) return die("send");
+    (void)send_msg(fd, hello());  // the victim may have hung up already: as it should
+    return wait_eof(fd);
+  }
+  if (const int rc = handshake(fd, &peer)) return rc;
+  if (mode == "announce") {
+    const std::string s = "D" + std::to_string(peer.device_count);
+    if (write(1, s.data(), s.size()) != static_cast<ssize_t>(s.size())) return die("write");
+    return wait_eof(fd);
+  }
+  if (mode == "overlong") {
+    if (!send_msg(fd, handoff(1, 0, 4096, HURRAY_DEVICE_CPU), 1) && !hung_up()) return die("send");
+    return wait_eof(fd);
+  }
+  if (mode == "release0") {
+    wire::Message rel{};
+    rel.type = wire::Type::Release;
+    uint8_t buf[wire::kMaxMessage];
+    rel.id = 1;
+    const size_t k = wire::encode(rel, buf, sizeof buf);
+    std::memset(buf + wire::kHeaderSize, 0, 8);  // id 0, which encode would not check
+    if (write(fd, buf, k) != static_cast<ssize_t>(k)) return die("write");
+    return wait_eof(fd);
+  }
+  if (mode == "align64" || mode == "unsealed") {
+    const int mfd = sealed_memfd(8192, mode == "align64");
+    if (mfd < 0) return die("memfd");
+    const uint32_t al = mode == "align64" ? 64 : 4096;
+    if (!send_msg(fd, handoff(1, 8192, al, HURRAY_DEVICE_CPU), 0, mfd) && !hung_up()) return die("send");
+    close(mfd);
+    return wait_eof(fd);
+  }
+  if (mode == "hello-twice") {
+    if (!send_msg(fd, hello()) && !hung_up()) return die("send");
+    return wait_eof(fd);
+  }
+  if (mode == "unannounced") {
+    if (!send_msg(fd, handoff(1, 4096, 4096, HURRAY_DEVICE_CUDA)) && !hung_up()) return die("send");
+    return wait_eof(fd);
+  }
+  if (mode == "flood" || mode == "flood-empty") {
+    const int mfd = mode == "flood" ? sealed_memfd(4096, true) : -1;
+    if (mode == "flood" && mfd < 0) return die("memfd");
+    for (long i = 1; i <= n; ++i) {
+      const wire::Message m = handoff(static_cast<uint64_t>(i), mfd >= 0 ? 4096 : 0, 4096,
+                                      HURRAY_DEVICE_CPU);
+      if (!send_msg(fd, m, 0, mfd)) break;  // the victim hung up: as it should
+    }
+    if (mfd >= 0) close(mfd);
+    return wait_eof(fd);
+  }
+  if (mode == "stuck") {
+    if (write(1, "R", 1) != 1) return die("write");
+    for (;;) pause();
+  }
+  if (mode == "grab") return grab(fd, n == 1);
+  return die("unknown mode");
+}

@@ -127,11 +127,13 @@ struct Raw {
   hurray_ipc_channel *ch = nullptr;
   hurray_status made = HURRAY_E_INTERNAL;
   hurray_error err{};
-  Raw(const char *mode, long n = 1, const hurray_ipc_options *opts = nullptr) {
+  // ready: wait for the child's 'R' (what it sends first is all there)
+  Raw(const char *mode, long n = 1, const hurray_ipc_options *opts = nullptr, bool ready = false) {
     int sv[2];
     REQUIRE(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
     child = new Child({HURRAY_IPC_RAW_PEER, mode, std::to_string(sv[1]), std::to_string(n)}, sv[1]);
     close(sv[1]);
+    if (ready) REQUIRE(child->read_out(1) == "R");
     made = hurray_ipc_channel_from_fd(sv[0], opts, &ch, &err);
   }
   ~Raw() {
@@ -261,15 +263,26 @@ TEST_CASE("hostile: HELLO comes first, and only once") {
     CHECK(has(err, "BP-IPC-HELLO: HELLO after the handshake"));
     CHECK(r.wait_exit() == 0);
   }
+  {  // both HELLOs there before this side reads: the handshake itself fails
+    Raw r("hello-hello", 1, nullptr, true);
+    CHECK(r.made == HURRAY_E_PROTOCOL);
+    CHECK(has(r.err, "BP-IPC-HELLO: HELLO after the handshake"));
+    CHECK(r.ch == nullptr);
+    CHECK(r.wait_exit() == 0);
+  }
   CHECK(open_fds() == fds);
 }
 
 TEST_CASE("hostile: a flood of HANDOFFs to a side that never receives is bounded") {
   const int fds = open_fds();
   const long rss = rss_kib();
-  for (const char *mode : {"flood", "flood-empty"}) {
-    INFO(mode);
-    Raw r(mode, std::string(mode) == "flood" ? 1000 : 100000);
+  hurray_ipc_options few_fds = HURRAY_IPC_OPTIONS_INIT;
+  few_fds.max_queued = 100000;
+  few_fds.max_queued_fds = 16;
+  for (int pass = 0; pass < 3; ++pass) {
+    const char *mode = pass == 1 ? "flood-empty" : "flood";
+    INFO(mode << " pass " << pass);
+    Raw r(mode, pass == 1 ? 100000 : 1000, pass == 2 ? &few_fds : nullptr);
     REQUIRE(r.made == HURRAY_OK);
     hurray_error err{};
     hurray_status st = HURRAY_OK;

@@ -9,6 +9,7 @@
 //     unsealed      a HANDOFF of a memfd that is not sealed against shrinking
 //     hello-first   (before HELLO) a RELEASE, then HELLO
 //     hello-twice   a second HELLO
+//     hello-hello   (before reading) two HELLOs, then write 'R'
 //     unannounced   a HANDOFF of CUDA memory (not announced by the victim)
 //     flood N       N HANDOFFs, each with a sealed memfd (or until the victim hangs up)
 //     flood-empty N N HANDOFFs of empty buffers
@@ -267,6 +268,11 @@ int main(int argc, char **argv) {
   }
   const int fd = std::atoi(argv[2]);
   const long n = argc > 3 ? std::atol(argv[3]) : 1;
+  if (mode == "hello-hello") {  // both before reading anything, then 'R'
+    if (!send_msg(fd, hello()) || !send_msg(fd, hello())) return die("send");
+    if (write(1, "R", 1) != 1) return die("write");
+    return wait_eof(fd);
+  }
   if (mode == "hello-first") {
     wire::Message rel{};
     rel.type = wire::Type::Release;

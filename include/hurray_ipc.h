@@ -158,8 +158,12 @@ typedef void (*hurray_ipc_release_fn)(void *user, uint64_t id,
 
 /* ---- opening channels ---------------------------------------------------- */
 
-/** \brief Listen on the Unix socket `path` (an existing socket file there is
- *  replaced). `opts` applies to every channel accepted. */
+/** \brief Listen on the Unix socket `path`, made mode 0600 whatever the
+ *  umask (put it in a private directory, e.g. $XDG_RUNTIME_DIR: the
+ *  directory's permissions are the other half of the access control). A
+ *  stale socket file there is replaced; a path where a listener still
+ *  answers is refused, HURRAY_E_IO (BP-IPC-LISTEN). `opts` applies to
+ *  every channel accepted. */
 HURRAY_API hurray_status hurray_ipc_listen(const char *path,
                                            const hurray_ipc_options *opts,
                                            hurray_ipc_listener **out,
@@ -167,25 +171,35 @@ HURRAY_API hurray_status hurray_ipc_listen(const char *path,
 /** \brief The listening socket's file descriptor, to poll for POLLIN (an
  *  incoming connection). Owned by the listener. */
 HURRAY_API int hurray_ipc_listener_fd(const hurray_ipc_listener *listener);
-/** \brief Wait up to timeout_ms (negative: forever) for a connection, then
- *  exchange HELLO messages. A timeout is HURRAY_E_IO. */
+/** \brief Wait up to timeout_ms (0: do not wait; negative: forever) for a
+ *  connection whose peer passes the credential check (BP-IPC-PEER) and has
+ *  sent its HELLO. The handshake is asynchronous: connections whose HELLO
+ *  has not come wait in the listener (up to hello_timeout_ms each, then
+ *  they are closed), so a silent connection delays neither this call nor
+ *  another connection. A timeout is HURRAY_E_IO; a refused peer, or a
+ *  malformed first message, is HURRAY_E_PROTOCOL for this call (that
+ *  connection is closed; call again for the next). */
 HURRAY_API hurray_status hurray_ipc_accept(hurray_ipc_listener *listener,
                                            int32_t timeout_ms,
                                            hurray_ipc_channel **out,
                                            hurray_error *err);
-/** \brief Close the listening socket and remove its file. Channels already
- *  accepted stay open. NULL is a no-op. */
+/** \brief Close the listening socket and remove its file, if it is still the
+ *  one this listener made. Channels already accepted stay open. NULL is a
+ *  no-op. */
 HURRAY_API void hurray_ipc_listener_destroy(hurray_ipc_listener *listener);
 
-/** \brief Connect to a listener at `path` and exchange HELLO messages. */
+/** \brief Connect to a listener at `path`, check its credentials (those of
+ *  the process that listened; BP-IPC-PEER: HURRAY_E_PROTOCOL if refused)
+ *  and exchange HELLO messages. */
 HURRAY_API hurray_status hurray_ipc_connect(const char *path,
                                             const hurray_ipc_options *opts,
                                             hurray_ipc_channel **out,
                                             hurray_error *err);
 /** \brief Make a channel of a connected AF_UNIX SOCK_SEQPACKET socket (one
  *  end of socketpair(), say, inherited across fork and exec) and exchange
- *  HELLO messages. The channel owns `fd` from this call on, also when it
- *  fails (the descriptor is then closed). */
+ *  HELLO messages (the peer's credentials are checked as on connect). The
+ *  channel owns `fd` from this call on, also when it fails (the descriptor
+ *  is then closed). */
 HURRAY_API hurray_status hurray_ipc_channel_from_fd(int fd,
                                                     const hurray_ipc_options *opts,
                                                     hurray_ipc_channel **out,
@@ -202,7 +216,9 @@ HURRAY_API void hurray_ipc_close(hurray_ipc_channel *channel);
  *  loop (then call hurray_ipc_progress() or hurray_ipc_receive()); -1 once
  *  closed. Owned by the channel: do not read, write or close it. */
 HURRAY_API int hurray_ipc_fd(const hurray_ipc_channel *channel);
-/** \brief What the peer announced in HELLO. out->size must be set. */
+/** \brief What the peer announced in HELLO, and who it is (pid, uid, gid,
+ *  from the kernel). out->size must be set; a caller whose struct ends at
+ *  `devices` (the first version) gets the fields up to there. */
 HURRAY_API hurray_status hurray_ipc_peer(const hurray_ipc_channel *channel,
                                          hurray_ipc_peer_info *out,
                                          hurray_error *err);
@@ -233,7 +249,14 @@ HURRAY_API hurray_status hurray_ipc_set_release_callback(
  *  CONSUMER_STREAM is HURRAY_E_UNSUPPORTED (BP-SYNC-IPC). On success the
  *  channel holds a reference to the buffer until the peer releases it or
  *  dies, and *id (may be NULL) names this handoff in the release callback.
- *  The buffer may be sent any number of times, on any channels. */
+ *  The buffer may be sent any number of times, on any channels.
+ *
+ *  A READ_ONLY CPU handoff travels as a read-only descriptor, which the
+ *  consumer cannot map writable (BP-IPC-RO). A consumer keeps access to
+ *  the memory after its release (a descriptor cannot be revoked): send an
+ *  untrusted consumer a buffer of its own. When the peer reads nothing for
+ *  io_timeout_ms (hurray_ipc_options) the channel is closed and this is
+ *  HURRAY_E_IO. */
 HURRAY_API hurray_status hurray_ipc_send(hurray_ipc_channel *channel,
                                          hurray_buffer *buffer,
                                          const hurray_export_desc *desc,
@@ -244,7 +267,10 @@ HURRAY_API hurray_status hurray_ipc_send(hurray_ipc_channel *channel,
  *  queued for hurray_ipc_receive(). *count (may be NULL) is the number of
  *  messages handled. When the peer is gone every outstanding buffer is
  *  reclaimed and the result is HURRAY_E_IO; a malformed message closes the
- *  channel with HURRAY_E_PROTOCOL. */
+ *  channel with HURRAY_E_PROTOCOL, as does a HANDOFF of a device or memory
+ *  class this side did not announce (BP-IPC-ANNOUNCED; no backend is
+ *  touched) or one past the inbox's limits (BP-IPC-LIMIT): the handoffs
+ *  queued on the channel are then dropped and their descriptors closed. */
 HURRAY_API hurray_status hurray_ipc_progress(hurray_ipc_channel *channel,
                                              int32_t timeout_ms, uint32_t *count,
                                              hurray_error *err);
@@ -261,7 +287,11 @@ HURRAY_API hurray_status hurray_ipc_progress(hurray_ipc_channel *channel,
  *  channel and reused when the same memory comes again (docs/spec/ipc.md).
  *  Nothing within timeout_ms, or a closed channel, is
  *  HURRAY_E_IO (hurray_ipc_get_stats() tells them apart); a malformed
- *  message closes the channel with HURRAY_E_PROTOCOL. */
+ *  message closes the channel with HURRAY_E_PROTOCOL, and so does a
+ *  handoff this side cannot use: a handle breaking the IPC rules
+ *  (err->rule names it), a CPU memfd not sealed against shrinking
+ *  (BP-IPC-SEAL), too small, or that cannot be mapped as its flags say.
+ *  Running out of memory or address space is HURRAY_E_OUT_OF_MEMORY. */
 HURRAY_API hurray_status hurray_ipc_receive(hurray_ipc_channel *channel,
                                             int32_t timeout_ms,
                                             hurray_handoff *out, uint64_t *id,
@@ -269,7 +299,8 @@ HURRAY_API hurray_status hurray_ipc_receive(hurray_ipc_channel *channel,
 /** \brief Release a received handoff as hurray_handoff_release() does
  *  (exactly once; the memory is unmapped in any case), and report whether
  *  the release message reached the producer: HURRAY_E_IO when the producer
- *  is gone or the channel is closed. For a handoff that did not come from
+ *  is gone or the channel is closed (also when it read nothing for
+ *  io_timeout_ms: the channel is then closed). For a handoff that did not come from
  *  hurray_ipc_receive() this is hurray_handoff_release(). */
 HURRAY_API hurray_status hurray_ipc_release(hurray_handoff *handoff,
                                             hurray_error *err);

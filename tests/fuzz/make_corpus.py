@@ -292,6 +292,10 @@ def fuzz_ipc_message_seeds():
     add("bad-fd-count-mismatch", ipc_handoff(), fds=0)
     add("bad-stray-fd-on-release", ipc_release(), fds=1)
     add("bad-release-id-0", ipc_release(0))
+    # issue 21: one byte more than the body, the length field saying so
+    overlong = ipc_handoff(h=handle(size=0, align=4096), memory=ipc_wire_handle()) + b"\0"
+    add("bad-handoff-overlong", overlong[:8] + struct.pack("<I", 217) + overlong[12:])
+    add("bad-release-overlong", ipc_header(RELEASE, 9) + struct.pack("<Q", 1) + b"\0")
     add("bad-hello-17-devices", ipc_hello(tuple((t, 1) for t in range(17))))
     add("bad-hello-duplicate-tag", ipc_hello(((CPU, 1), (CPU, 1))))
     add("bad-hello-version-0", ipc_hello(version=0))

@@ -344,6 +344,26 @@ TEST_CASE("hostile: a consumer that stops reading gets its channel closed, the p
   serves_another();
 }
 
+TEST_CASE("hostile: a producer that stops reading gets its channel closed, releases return") {
+  hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
+  o.io_timeout_ms = 200;
+  o.max_queued = 5000;  // what arrives while a release waits for room is queued
+  Raw r("stuck-after", 2000, &o);
+  REQUIRE(r.made == HURRAY_OK);
+  hurray_status st = HURRAY_OK;
+  hurray_error err{};
+  int released = 0;
+  for (; released < 2000 && st == HURRAY_OK; ++released) {
+    hurray_handoff h;
+    REQUIRE(hurray_ipc_receive(r.ch, 10000, &h, nullptr, nullptr) == HURRAY_OK);
+    st = hurray_ipc_release(&h, &err);  // its RELEASE finds no room, once the socket is full
+  }
+  CHECK(st == HURRAY_E_IO);
+  CHECK(has(err, "io_timeout_ms"));
+  CHECK(stats(r.ch).closed == 1);
+  CHECK(stats(r.ch).releases_failed == 1);
+}
+
 TEST_CASE("hostile: a consumer cannot shrink, grow or seal what it got, nor write a READ_ONLY one") {
   const int fds = open_fds();
   for (int read_only = 0; read_only < 2; ++read_only) {

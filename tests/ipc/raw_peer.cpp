@@ -14,6 +14,7 @@
 //     flood N       N HANDOFFs, each with a sealed memfd (or until the victim hangs up)
 //     flood-empty N N HANDOFFs of empty buffers
 //     stuck         write 'R' to stdout, then never read
+//     stuck-after N N HANDOFFs of empty buffers, write 'R', then never read
 //     grab N        receive one HANDOFF and attack its descriptor: it must not
 //                   shrink, grow or take seals, nor (N = 1, READ_ONLY) be
 //                   mapped or reopened writable; then RELEASE it
@@ -46,6 +47,12 @@
 namespace {
 
 namespace wire = hurray::ipc;
+
+#ifdef F_SEAL_FUTURE_WRITE
+constexpr int kSealFutureWrite = F_SEAL_FUTURE_WRITE;
+#else
+constexpr int kSealFutureWrite = 0x0010;  // Linux 5.1
+#endif
 
 bool hung_up() { return errno == EPIPE || errno == ECONNRESET; }
 
@@ -185,7 +192,9 @@ int grab(int fd, bool read_only) {
               "a memfd without F_SEAL_SHRINK|F_SEAL_GROW: not sealing it");
   expect_fail(ftruncate(f, 0) != 0, "ftruncate(0) of the received memfd");
   expect_fail(ftruncate(f, static_cast<off_t>(len) * 2) != 0, "growing the received memfd");
-  expect_fail(fcntl(f, F_ADD_SEALS, F_SEAL_WRITE) != 0, "adding F_SEAL_WRITE");
+  // F_SEAL_FUTURE_WRITE would take, despite the producer's writable mapping,
+  // but for F_SEAL_SEAL (and a read-only descriptor)
+  expect_fail(fcntl(f, F_ADD_SEALS, kSealFutureWrite) != 0, "adding F_SEAL_FUTURE_WRITE");
   void *r = mmap(nullptr, len, PROT_READ, MAP_SHARED, f, 0);
   if (r == MAP_FAILED) return die("mmap PROT_READ");
   munmap(r, len);
@@ -327,6 +336,13 @@ int main(int argc, char **argv) {
     }
     if (mfd >= 0) close(mfd);
     return wait_eof(fd);
+  }
+  if (mode == "stuck-after") {  // N empty HANDOFFs, then read nothing
+    for (long i = 1; i <= n; ++i)
+      if (!send_msg(fd, handoff(static_cast<uint64_t>(i), 0, 4096, HURRAY_DEVICE_CPU)))
+        return die("send");
+    if (write(1, "R", 1) != 1) return die("write");
+    for (;;) pause();
   }
   if (mode == "stuck") {
     if (write(1, "R", 1) != 1) return die("write");

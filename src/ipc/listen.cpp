@@ -193,16 +193,20 @@ HURRAY_API hurray_status hurray_ipc_accept(hurray_ipc_listener *l, int32_t timeo
     do r = poll(pfds, hs.size() + 1, static_cast<int>(wait));
     while (r < 0 && errno == EINTR);
     if (r < 0) return io_fail(err, "poll", errno);
-    // a HELLO (or anything else) arrived: the handshake ends now
+    // a HELLO (or anything else) arrived: the handshake ends now. A peer
+    // that hung up is closed and forgotten; a malformed first message is
+    // this call's error.
     for (size_t i = hs.size(); i-- > 0;) {
       if (!pfds[i + 1].revents) continue;
       const Handshake h = hs[i];
       hs.erase(hs.begin() + static_cast<std::ptrdiff_t>(i));
+      hurray_status st;
       try {
-        return make_channel(h.fd, l->opts, h.cred, true, 0, out, err);
+        st = make_channel(h.fd, l->opts, h.cred, true, 0, out, err);
       } catch (...) {
         return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
       }
+      if (st != HURRAY_E_IO) return st;
     }
     if (pfds[0].revents) continue;  // a new connection
     if (timeout_ms >= 0 && left_ms(timeout_ms, start) == 0)

@@ -426,6 +426,12 @@ TEST_CASE("hostile: silent connections hold up neither accept nor a correct cons
     hurray_error err{};
     // nothing but silent connections: accept(0) does not wait for their HELLO
     CHECK(hurray_ipc_accept(l, 0, &ch, &err) == HURRAY_E_IO);
+    // peers that hang up, before accept took them or while their handshake
+    // waits in the listener, are no error of accept's
+    Child gone({HURRAY_IPC_RAW_PEER, "hangup", path});
+    REQUIRE(gone.wait_exit() == 0);
+    REQUIRE(kill(s1.pid, SIGKILL) == 0);
+    REQUIRE(s1.wait_exit() == 128 + SIGKILL);
     Child good({HURRAY_IPC_PEER, "connect", path, "1"});
     const hurray_status st = hurray_ipc_accept(l, 10000, &ch, &err);
     INFO(err.message);

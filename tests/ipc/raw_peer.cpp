@@ -22,6 +22,7 @@
 //   then (except stuck, grab) wait for the victim to hang up.
 //
 //   hurray_ipc_raw_peer silent PATH         connect, write 'R', never send HELLO
+//   hurray_ipc_raw_peer hangup PATH         connect and hang up at once
 //   hurray_ipc_raw_peer hello-as UID PATH   become UID, connect, HELLO both ways
 //   hurray_ipc_raw_peer listen-as UID PATH  become UID, listen at PATH (mode 0666),
 //                                           write 'R', HELLO both ways with one caller
@@ -243,6 +244,12 @@ int main(int argc, char **argv) {
   if (argc < 3) return die("usage: hurray_ipc_raw_peer MODE FD|PATH [N]");
   const std::string mode = argv[1];
   wire::Message peer{};
+  if (mode == "hangup") {  // connect, then go without a word
+    const int fd = connect_path(argv[2]);
+    if (fd < 0) return die("connect");
+    close(fd);
+    return 0;
+  }
   if (mode == "silent") {
     const int fd = connect_path(argv[2]);
     if (fd < 0) return die("connect");

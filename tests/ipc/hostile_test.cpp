@@ -433,6 +433,7 @@ TEST_CASE("hostile: silent connections hold up neither accept nor a correct cons
     REQUIRE(kill(s1.pid, SIGKILL) == 0);
     REQUIRE(s1.wait_exit() == 128 + SIGKILL);
     Child good({HURRAY_IPC_PEER, "connect", path, "1"});
+    err = hurray_error{};
     const hurray_status st = hurray_ipc_accept(l, 10000, &ch, &err);
     INFO(err.message);
     REQUIRE(st == HURRAY_OK);

@@ -65,6 +65,12 @@ typedef struct hurray_ipc_listener hurray_ipc_listener;
 #define HURRAY_IPC_SEND_ONLY 0x1u
 /** Accept a peer of any uid and gid (no BP-IPC-PEER check). */
 #define HURRAY_IPC_ANY_PEER 0x2u
+/** For an untrusted consumer: each hurray_ipc_send() of a CPU buffer sends
+ *  a fresh shareable copy of its bytes (freed when released), so what the
+ *  consumer keeps after its release (a descriptor cannot be revoked) never
+ *  shows later contents; any CPU buffer with an address may then be sent,
+ *  wrapped memory too. Costs an allocation and a copy per send. */
+#define HURRAY_IPC_COPY_PER_SEND 0x4u
 
 /** \brief Options of a channel. Start from HURRAY_IPC_OPTIONS_INIT; NULL
  *  where a function takes options means all defaults. The struct grows at
@@ -79,7 +85,8 @@ typedef struct hurray_ipc_listener hurray_ipc_listener;
  *  has HURRAY_IPC_ANY_PEER. */
 typedef struct hurray_ipc_options {
   uint32_t size;            /**< sizeof(hurray_ipc_options) */
-  uint32_t flags;           /**< HURRAY_IPC_SEND_ONLY, HURRAY_IPC_ANY_PEER */
+  uint32_t flags;           /**< HURRAY_IPC_SEND_ONLY, HURRAY_IPC_ANY_PEER,
+                                 HURRAY_IPC_COPY_PER_SEND */
   int32_t hello_timeout_ms; /**< how long to wait for the peer's HELLO;
                                  0: 10000 ms; negative: forever */
   uint32_t device_count;    /**< number of entries in device_tags */

@@ -536,7 +536,7 @@ hurray_status read_options(const hurray_ipc_options *in, Options *o, hurray_erro
                     i);
     opts.size = sizeof opts;
   }
-  constexpr uint32_t known = HURRAY_IPC_SEND_ONLY | HURRAY_IPC_ANY_PEER;
+  constexpr uint32_t known = HURRAY_IPC_SEND_ONLY | HURRAY_IPC_ANY_PEER | HURRAY_IPC_COPY_PER_SEND;
   if (opts.flags & ~known)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_ipc_options.flags: unknown bits 0x%X", opts.flags & ~known);
@@ -1134,6 +1134,19 @@ HURRAY_API hurray_status hurray_ipc_send(hurray_ipc_channel *ch, hurray_buffer *
                 "BP-PUT-DEVICE: the peer (pid %d) did not announce %s memory of class %s",
                 ch->peer_pid, hurray_device_tag_name(h.device_tag),
                 hurray_memory_class_name(h.memory_class));
+  // an untrusted consumer gets memory of its own (HURRAY_IPC_COPY_PER_SEND)
+  hurray_buffer *copy = nullptr;
+  if ((ch->opts.flags & HURRAY_IPC_COPY_PER_SEND) && h.device_tag == HURRAY_DEVICE_CPU &&
+      h.byte_size) {
+    HURRAY_RETURN_NOT_OK(hurray::ipc::fresh_copy(buffer, h, &copy, err));
+    buffer = copy;
+  }
+  struct Drop {  // the export holds its own reference to the copy
+    hurray_buffer *b;
+    ~Drop() {
+      if (b) hurray_buffer_unref(b);
+    }
+  } drop{copy};
   Message m{};
   m.type = Type::Handoff;
   int fds[2] = {-1, -1};

@@ -50,6 +50,11 @@ hurray_status check_sealed(int fd, hurray_error *err);
 // (a read-only reopen through /proc/self/fd). -1 and *err on failure.
 int reopen_read_only(int fd, hurray_error *err);
 
+// HURRAY_IPC_COPY_PER_SEND: a new shareable CPU buffer holding a copy of
+// src's h.byte_size bytes (*out: the caller's reference).
+hurray_status fresh_copy(hurray_buffer *src, const hurray_buffer_handle &h, hurray_buffer **out,
+                         hurray_error *err);
+
 int64_t now_ms();
 // Milliseconds left of a timeout that started at `start` (negative: forever).
 int left_ms(int32_t timeout_ms, int64_t start);

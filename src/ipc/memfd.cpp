@@ -44,4 +44,19 @@ int reopen_read_only(int fd, hurray_error *err) {
   return ro;
 }
 
+hurray_status fresh_copy(hurray_buffer *src, const hurray_buffer_handle &h, hurray_buffer **out,
+                         hurray_error *err) {
+  const void *from = hurray_buffer_data(src);
+  if (!from)
+    return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
+                "hurray_ipc_send: HURRAY_IPC_COPY_PER_SEND needs a CPU buffer with an address");
+  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
+  d.flags = HURRAY_ALLOC_SHAREABLE;
+  d.byte_size = h.byte_size;
+  d.alignment = h.alignment;
+  HURRAY_RETURN_NOT_OK(hurray_buffer_alloc(nullptr, &d, out, err));
+  std::memcpy(hurray_buffer_data(*out), from, static_cast<size_t>(h.byte_size));
+  return HURRAY_OK;
+}
+
 }  // namespace hurray::ipc

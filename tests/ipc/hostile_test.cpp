@@ -574,3 +574,29 @@ TEST_CASE("hostile: a HANDOFF of a device this side did not announce loads no pl
   CHECK_FALSE(mapped("libhurray-ipcfake"));  // no plugin load, no vendor call
   CHECK(r.wait_exit() == 0);
 }
+
+TEST_CASE("hostile: with COPY_PER_SEND a consumer keeps nothing of the producer's memory") {
+  int sv[2];
+  REQUIRE(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
+  hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
+  o.flags = HURRAY_IPC_COPY_PER_SEND;
+  hurray_ipc_channel *a = nullptr, *c = nullptr;
+  hurray_status sc = HURRAY_E_INTERNAL;
+  std::thread t([&] { sc = hurray_ipc_channel_from_fd(sv[1], nullptr, &c, nullptr); });
+  REQUIRE(hurray_ipc_channel_from_fd(sv[0], &o, &a, nullptr) == HURRAY_OK);
+  t.join();
+  REQUIRE(sc == HURRAY_OK);
+  hurray_buffer *b = shareable(8192, 0x11);
+  REQUIRE(hurray_ipc_send(a, b, nullptr, nullptr, nullptr) == HURRAY_OK);
+  hurray_handoff h;
+  REQUIRE(hurray_ipc_receive(c, 10000, &h, nullptr, nullptr) == HURRAY_OK);
+  const auto *seen = static_cast<const unsigned char *>(h.data);
+  CHECK(seen[0] == 0x11);
+  std::memset(hurray_buffer_data(b), 0x22, 8192);  // the producer's next contents
+  CHECK(seen[0] == 0x11);                           // not the consumer's to see
+  CHECK(seen[8191] == 0x11);
+  REQUIRE(hurray_ipc_release(&h, nullptr) == HURRAY_OK);
+  hurray_ipc_close(c);
+  hurray_ipc_close(a);
+  hurray_buffer_unref(b);
+}

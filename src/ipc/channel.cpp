@@ -520,77 +520,6 @@ Read read_round(hurray_ipc_channel *ch, int32_t timeout_ms, int64_t start, Defer
 
 namespace hurray::ipc {
 
-hurray_status read_options(const hurray_ipc_options *in, Options *o, hurray_error *err) {
-  hurray_ipc_options opts = HURRAY_IPC_OPTIONS_INIT;
-  if (in) {
-    if (in->size < sizeof(uint32_t) * 2)
-      return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                  "hurray_ipc_options.size is %u; start from HURRAY_IPC_OPTIONS_INIT", in->size);
-    std::memcpy(&opts, in, in->size < sizeof opts ? in->size : sizeof opts);
-    // bytes of a later version of the struct: this library knows none
-    for (size_t i = sizeof opts; i < in->size; ++i)
-      if (reinterpret_cast<const uint8_t *>(in)[i])
-        return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                    "hurray_ipc_options: byte %zu is not zero (a field this library does not "
-                    "know)",
-                    i);
-    opts.size = sizeof opts;
-  }
-  constexpr uint32_t known = HURRAY_IPC_SEND_ONLY | HURRAY_IPC_ANY_PEER | HURRAY_IPC_COPY_PER_SEND;
-  if (opts.flags & ~known)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_ipc_options.flags: unknown bits 0x%X", opts.flags & ~known);
-  if (opts.reserved0)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_ipc_options.reserved0 is not zero");
-  if (opts.device_count && !opts.device_tags)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_ipc_options: device_count %u but device_tags is NULL", opts.device_count);
-  if ((opts.allowed_uid_count && !opts.allowed_uids) ||
-      (opts.allowed_gid_count && !opts.allowed_gids))
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_ipc_options: an allowed_*_count without its list");
-  if ((opts.flags & HURRAY_IPC_SEND_ONLY) && opts.device_count)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_ipc_options: a send-only channel announces no devices (device_count %u)",
-                opts.device_count);
-  o->flags = opts.flags;
-  o->hello_timeout_ms = opts.hello_timeout_ms == 0 ? 10000 : opts.hello_timeout_ms;
-  o->io_timeout_ms = opts.io_timeout_ms == 0 ? 10000 : opts.io_timeout_ms;
-  o->max_queued = opts.max_queued ? opts.max_queued : 128;
-  o->max_queued_fds = opts.max_queued_fds ? opts.max_queued_fds : 128;
-  o->allowed_uids.clear();
-  o->allowed_gids.clear();
-  if (opts.allowed_uid_count)
-    o->allowed_uids.assign(opts.allowed_uids, opts.allowed_uids + opts.allowed_uid_count);
-  if (opts.allowed_gid_count)
-    o->allowed_gids.assign(opts.allowed_gids, opts.allowed_gids + opts.allowed_gid_count);
-  o->devices.clear();
-  if (opts.flags & HURRAY_IPC_SEND_ONLY) return HURRAY_OK;  // announces nothing
-  o->devices.push_back({HURRAY_DEVICE_CPU, 1u << HURRAY_MEMORY_STANDARD});
-  for (uint32_t i = 0; i < opts.device_count; ++i) {
-    const uint8_t tag = opts.device_tags[i];
-    bool dup = false;
-    for (const auto &dc : o->devices) dup |= dc.tag == tag;
-    if (dup) continue;
-    if (o->devices.size() == wire::kMaxDevices)
-      return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                  "hurray_ipc_options: more than %d devices", HURRAY_IPC_MAX_DEVICES);
-    hurray_backend_device_info info;
-    std::memset(&info, 0, sizeof info);
-    HURRAY_RETURN_NOT_OK(hurray_device_info(nullptr, tag, 0, &info, err));
-    Backend be;
-    HURRAY_RETURN_NOT_OK(backend_for(tag, &be, err));
-    if (!(info.ipc & HURRAY_BACKEND_IPC_MEMORY) || !be.table->ipc_export_memory ||
-        !be.table->ipc_import_memory)
-      return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
-                  "hurray_ipc: %s memory cannot cross processes (its backend exports none)",
-                  hurray_device_tag_name(tag));
-    o->devices.push_back({tag, info.memory_classes});
-  }
-  return HURRAY_OK;
-}
-
 size_t encode_hello(const Options &o, uint8_t *buf) {
   Message hello{};
   hello.type = Type::Hello;
@@ -737,56 +666,6 @@ void release_imported_event(void *user, void *event) {
   if (ref) ref->backend.table->event_release(ref->backend.state, ref->device, event);
 }
 
-// Why a received memfd could not be mapped: out of memory (address space,
-// map count) is this side's; anything else is the descriptor the peer sent
-// (a writable handoff of a read-only descriptor, say), a protocol error.
-void map_fail(int e, bool writable, hurray_error *err) {
-  if (e == ENOMEM)
-    fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "[mmap] %s", std::strerror(e));
-  else
-    fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
-         "ipc message: the memory descriptor cannot be mapped%s ([mmap] %s)",
-         writable ? " writable" : "", std::strerror(e));
-}
-
-// Map `size` bytes of fd at `offset`, at an address aligned to `alignment`.
-void *map_aligned(int fd, uint64_t offset, uint64_t size, uint32_t alignment, bool writable,
-                  size_t *len_out, hurray_error *err) {
-  const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  const size_t len = static_cast<size_t>((size + page - 1) / page * page);
-  const int prot = writable ? PROT_READ | PROT_WRITE : PROT_READ;
-  if (alignment <= page) {  // mmap's own alignment is enough: one call
-    void *p = mmap(nullptr, len, prot, MAP_SHARED, fd, static_cast<off_t>(offset));
-    if (p == MAP_FAILED) {
-      map_fail(errno, writable, err);
-      return nullptr;
-    }
-    *len_out = len;
-    return p;
-  }
-  const size_t slack = alignment;
-  void *reserve = mmap(nullptr, len + slack, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (reserve == MAP_FAILED) {
-    fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "[mmap] %s", std::strerror(errno));
-    return nullptr;
-  }
-  const auto base = reinterpret_cast<uintptr_t>(reserve);
-  const uintptr_t aligned = (base + slack - 1) & ~(uintptr_t(alignment) - 1);
-  void *p = mmap(reinterpret_cast<void *>(aligned), len, prot, MAP_SHARED | MAP_FIXED, fd,
-                 static_cast<off_t>(offset));
-  if (p == MAP_FAILED) {
-    const int e = errno;
-    munmap(reserve, len + slack);
-    map_fail(e, writable, err);
-    return nullptr;
-  }
-  if (aligned > base) munmap(reserve, aligned - base);
-  const uintptr_t end = aligned + len, rend = base + len + slack;
-  if (rend > end) munmap(reinterpret_cast<void *>(end), rend - end);
-  *len_out = len;
-  return p;
-}
-
 // Turn a received HANDOFF into a handoff of this process. Consumes p's fds.
 hurray_status import(hurray_ipc_channel *ch, Pending &p, hurray_handoff *out, hurray_error *err) {
   const Message &m = p.m;
@@ -842,7 +721,7 @@ hurray_status import(hurray_ipc_channel *ch, Pending &p, hurray_handoff *out, hu
           }
         }
         if (!data) {
-          data = map_aligned(p.fds[0], m.memory.offset, h.byte_size, h.alignment, writable,
+          data = hurray::ipc::map_aligned(p.fds[0], m.memory.offset, h.byte_size, h.alignment, writable,
                              &r->map_len, err);
           if (!data) st = err ? static_cast<hurray_status>(err->status) : HURRAY_E_IO;
         }

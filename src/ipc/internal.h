@@ -55,6 +55,13 @@ int reopen_read_only(int fd, hurray_error *err);
 hurray_status fresh_copy(hurray_buffer *src, const hurray_buffer_handle &h, hurray_buffer **out,
                          hurray_error *err);
 
+// Map `size` bytes of fd at `offset`, at an address aligned to `alignment`
+// (PROT_READ, and PROT_WRITE when `writable`). nullptr and *err on failure:
+// HURRAY_E_OUT_OF_MEMORY for ENOMEM, else HURRAY_E_PROTOCOL (the peer's
+// descriptor cannot be mapped so).
+void *map_aligned(int fd, uint64_t offset, uint64_t size, uint32_t alignment, bool writable,
+                  size_t *len_out, hurray_error *err);
+
 int64_t now_ms();
 // Milliseconds left of a timeout that started at `start` (negative: forever).
 int left_ms(int32_t timeout_ms, int64_t start);

@@ -59,22 +59,28 @@ struct Layout {
   uint64_t bytes = 0;
 };
 
+// padded: the tensor's flags say IS_SUBBYTE_TYPE_PADDED (DLPack 1.1): an
+// element narrower than a byte occupies one byte per lane.
 hurray_status compute_layout(const char *who, hurray_dl_data_type dtype, int32_t ndim,
                              const int64_t *shape, const int64_t *strides, Layout *out,
-                             hurray_error *err) {
+                             hurray_error *err, bool padded = false) {
   if (dtype.bits == 0 || dtype.lanes == 0)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "%s: DLPack dtype {code %u, bits %u, lanes %u} has no size", who,
                 unsigned{dtype.code}, unsigned{dtype.bits}, unsigned{dtype.lanes});
-  const uint64_t bits = uint64_t{dtype.bits} * dtype.lanes;
+  uint64_t bits = uint64_t{dtype.bits} * dtype.lanes;
+  if (padded && dtype.bits < 8) bits = uint64_t{8} * dtype.lanes;
   if (bits % 8)
     return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
                 "%s: DLPack dtype of %" PRIu64 " bits is not a whole number of bytes "
-                "(sub-byte types are not supported)",
+                "(packed sub-byte types are not supported; padded ones are)",
                 who, bits);
-  if (ndim < 0)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s: DLPack ndim is %d",
-                who, ndim);
+  // Before shape[] or strides[] is read: a hostile ndim must not make us
+  // read past the arrays the producer really has.
+  if (ndim < 0 || ndim > HURRAY_DLPACK_MAX_NDIM)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "%s: DLPack ndim is %d (0 to HURRAY_DLPACK_MAX_NDIM = %d)", who, ndim,
+                HURRAY_DLPACK_MAX_NDIM);
   if (ndim > 0 && !shape)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "%s: DLPack shape is NULL with ndim %d", who, ndim);
@@ -199,14 +205,18 @@ hurray_status export_tensor(const char *who, bool versioned, hurray_handoff *h,
     row *= static_cast<uint64_t>(shape[k] ? shape[k] : 1);
   }
   hurray_dl_tensor &t = b->tensor.dl_tensor;
-  t.data = h->data;
+  // Where data is an address, byte_offset is folded into it (as numpy and
+  // PyTorch export): consumers that ignore byte_offset (PyTorch 1.x) read
+  // the right bytes. An opaque handle keeps its offset beside it.
+  const bool opaque_data = (h->flags & HURRAY_HANDOFF_OPAQUE_DATA) || opaque_dl_type(dl_type);
+  t.data = opaque_data ? h->data : static_cast<unsigned char *>(h->data) + byte_offset;
   t.device.device_type = dl_type;
   t.device.device_id = hd.device_tag == HURRAY_DEVICE_CPU ? 0 : h->device_ordinal;
   t.ndim = ndim;
   t.dtype = dtype;
   t.shape = dims ? sh : nullptr;
   t.strides = dims ? st : nullptr;
-  t.byte_offset = byte_offset;
+  t.byte_offset = opaque_data ? byte_offset : 0;
   b->tensor.manager_ctx = b;
   b->tensor.deleter = &block_deleter<M>;
   if constexpr (std::is_same_v<M, hurray_dl_managed_tensor_versioned>) {
@@ -239,11 +249,12 @@ void free_legacy(void *user, void *) {
 
 hurray_status import_tensor(const char *who, hurray_context *ctx, const hurray_dl_tensor &t,
                             bool read_only, hurray_free_fn free_fn, void *user,
-                            hurray_handoff *out, hurray_error *err) {
+                            hurray_handoff *out, hurray_error *err, bool padded = false) {
   uint8_t tag = 0, mc = 0;
   HURRAY_RETURN_NOT_OK(hurray_dlpack_device_from_dl(t.device.device_type, &tag, &mc, err));
   Layout l;
-  HURRAY_RETURN_NOT_OK(compute_layout(who, t.dtype, t.ndim, t.shape, t.strides, &l, err));
+  HURRAY_RETURN_NOT_OK(
+      compute_layout(who, t.dtype, t.ndim, t.shape, t.strides, &l, err, padded));
   hurray_buffer_desc d = HURRAY_BUFFER_DESC_INIT;
   d.handle.byte_size = l.bytes;
   d.handle.device_tag = tag;
@@ -408,7 +419,8 @@ HURRAY_API hurray_status hurray_dlpack_import_versioned(hurray_context *ctx,
                 tensor->version.major, tensor->version.minor, HURRAY_DLPACK_MAJOR_VERSION);
   return import_tensor(who, ctx, tensor->dl_tensor,
                        (tensor->flags & HURRAY_DLPACK_FLAG_READ_ONLY) != 0, &free_versioned,
-                       tensor, out, err);
+                       tensor, out, err,
+                       (tensor->flags & HURRAY_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED) != 0);
 }
 
 HURRAY_API hurray_status hurray_dlpack_import_legacy(hurray_context *ctx,

@@ -303,6 +303,57 @@ HURRAY_API hurray_status hurray_dlpack_import_legacy(hurray_context *ctx,
                                                      hurray_handoff *out,
                                                      hurray_error *err);
 
+/** \brief What the importer knows of a tensor's synchronisation (issue 22),
+ *  for hurray_dlpack_import_versioned_opts() and _legacy_opts(). Start from
+ *  HURRAY_DLPACK_IMPORT_OPTIONS_INIT.
+ *
+ *  A DLPack producer synchronises only when its __dlpack__ (or equivalent)
+ *  is given the consumer's stream: the importer declares what it asked for.
+ *  sync_mode HURRAY_SYNC_PRODUCER_SYNCED: the data is ready for any reader
+ *  (always the case on the CPU, whose DLPack tensors have no streams).
+ *  HURRAY_SYNC_CONSUMER_STREAM: the producer was asked to make `stream` wait
+ *  for its work; the handoff is CONSUMER_STREAM with that stream as its
+ *  sync_object, so its consumer uses only that stream until it waits
+ *  (BP-SYNC-STREAM). EVENT is refused: DLPack carries no event. */
+typedef struct hurray_dlpack_import_options {
+  uint32_t size;      /**< sizeof(hurray_dlpack_import_options) */
+  uint32_t flags;     /**< zero (reserved) */
+  uint32_t sync_mode; /**< HURRAY_SYNC_PRODUCER_SYNCED or HURRAY_SYNC_CONSUMER_STREAM */
+  uint32_t reserved0; /**< zero */
+  void *stream;       /**< CONSUMER_STREAM: the stream the producer synchronised to */
+} hurray_dlpack_import_options;
+#define HURRAY_DLPACK_IMPORT_OPTIONS_INIT                                       \
+  { (uint32_t)sizeof(hurray_dlpack_import_options), 0, 0, 0, NULL }
+
+/** \brief As hurray_dlpack_import_versioned(), with the importer's
+ *  synchronisation declaration. `options` NULL is the same as
+ *  HURRAY_DLPACK_IMPORT_OPTIONS_INIT (PRODUCER_SYNCED).
+ *  \param ctx      the context (NULL: the default context).
+ *  \param tensor   the tensor; must not be NULL.
+ *  \param options  the declaration, or NULL. size below the struct's, nonzero
+ *                  flags or reserved0, an EVENT or unknown sync_mode,
+ *                  CONSUMER_STREAM without a stream: HURRAY_E_INVALID_ARGUMENT;
+ *                  CONSUMER_STREAM on the CPU: HURRAY_E_SYNC (BP-SYNC-CPU).
+ *  \param out      receives the handoff; must not be NULL.
+ *  \param err      optional.
+ *  \return HURRAY_OK or the status of the first problem found; on failure
+ *  the caller still owns the tensor. */
+HURRAY_API hurray_status hurray_dlpack_import_versioned_opts(
+    hurray_context *ctx, hurray_dl_managed_tensor_versioned *tensor,
+    const hurray_dlpack_import_options *options, hurray_handoff *out, hurray_error *err);
+
+/** \brief As hurray_dlpack_import_legacy(), with the importer's
+ *  synchronisation declaration (see hurray_dlpack_import_versioned_opts()).
+ *  \param ctx      the context (NULL: the default context).
+ *  \param tensor   the tensor; must not be NULL.
+ *  \param options  the declaration, or NULL (PRODUCER_SYNCED).
+ *  \param out      receives the handoff; must not be NULL.
+ *  \param err      optional.
+ *  \return HURRAY_OK or the status of the first problem found. */
+HURRAY_API hurray_status hurray_dlpack_import_legacy_opts(
+    hurray_context *ctx, hurray_dl_managed_tensor *tensor,
+    const hurray_dlpack_import_options *options, hurray_handoff *out, hurray_error *err);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -247,11 +247,37 @@ void free_legacy(void *user, void *) {
   if (t->deleter) t->deleter(t);
 }
 
+hurray_status check_options(const char *who, const hurray_dlpack_import_options *o,
+                            hurray_error *err) {
+  if (!o) return HURRAY_OK;
+  if (o->size < sizeof(hurray_dlpack_import_options) || o->flags || o->reserved0)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "%s: options: size %u (want %zu), flags 0x%x and reserved0 %u (want 0); "
+                "start from HURRAY_DLPACK_IMPORT_OPTIONS_INIT",
+                who, o->size, sizeof(hurray_dlpack_import_options), o->flags, o->reserved0);
+  if (o->sync_mode != HURRAY_SYNC_PRODUCER_SYNCED && o->sync_mode != HURRAY_SYNC_CONSUMER_STREAM)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "%s: options: sync_mode %u; a DLPack import is PRODUCER_SYNCED or "
+                "CONSUMER_STREAM (DLPack carries no event)",
+                who, o->sync_mode);
+  if (o->sync_mode == HURRAY_SYNC_CONSUMER_STREAM && !o->stream)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "%s: options: CONSUMER_STREAM without the stream the producer synchronised to",
+                who);
+  return HURRAY_OK;
+}
+
 hurray_status import_tensor(const char *who, hurray_context *ctx, const hurray_dl_tensor &t,
                             bool read_only, hurray_free_fn free_fn, void *user,
-                            hurray_handoff *out, hurray_error *err, bool padded = false) {
+                            hurray_handoff *out, hurray_error *err, bool padded = false,
+                            const hurray_dlpack_import_options *opts = nullptr) {
   uint8_t tag = 0, mc = 0;
+  HURRAY_RETURN_NOT_OK(check_options(who, opts, err));
   HURRAY_RETURN_NOT_OK(hurray_dlpack_device_from_dl(t.device.device_type, &tag, &mc, err));
+  const bool on_stream = opts && opts->sync_mode == HURRAY_SYNC_CONSUMER_STREAM;
+  if (on_stream && tag == HURRAY_DEVICE_CPU)
+    return fail(err, HURRAY_E_SYNC, HURRAY_RULE_SYNC_CPU,
+                "BP-SYNC-CPU: %s: a CPU tensor is PRODUCER_SYNCED; it has no stream", who);
   Layout l;
   HURRAY_RETURN_NOT_OK(
       compute_layout(who, t.dtype, t.ndim, t.shape, t.strides, &l, err, padded));
@@ -310,6 +336,10 @@ hurray_status import_tensor(const char *who, hurray_context *ctx, const hurray_d
   }
   hurray_export_desc e = HURRAY_EXPORT_DESC_INIT;
   e.flags = read_only ? HURRAY_HANDOFF_READ_ONLY : 0;
+  if (on_stream) {
+    e.sync_mode = HURRAY_SYNC_CONSUMER_STREAM;
+    e.sync_object = opts->stream;
+  }
   return hurray_handoff_wrap(ctx, &d, &e, out, err);
 }
 
@@ -406,9 +436,9 @@ HURRAY_API hurray_status hurray_dlpack_export_legacy(hurray_handoff *handoff,
                        strides, byte_offset, out, err);
 }
 
-HURRAY_API hurray_status hurray_dlpack_import_versioned(hurray_context *ctx,
-                                                       hurray_dl_managed_tensor_versioned *tensor,
-                                                       hurray_handoff *out, hurray_error *err) {
+HURRAY_API hurray_status hurray_dlpack_import_versioned_opts(
+    hurray_context *ctx, hurray_dl_managed_tensor_versioned *tensor,
+    const hurray_dlpack_import_options *options, hurray_handoff *out, hurray_error *err) {
   static const char who[] = "hurray_dlpack_import_versioned";
   if (!tensor || !out)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s: %s is NULL", who,
@@ -420,17 +450,30 @@ HURRAY_API hurray_status hurray_dlpack_import_versioned(hurray_context *ctx,
   return import_tensor(who, ctx, tensor->dl_tensor,
                        (tensor->flags & HURRAY_DLPACK_FLAG_READ_ONLY) != 0, &free_versioned,
                        tensor, out, err,
-                       (tensor->flags & HURRAY_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED) != 0);
+                       (tensor->flags & HURRAY_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED) != 0, options);
+}
+
+HURRAY_API hurray_status hurray_dlpack_import_versioned(hurray_context *ctx,
+                                                       hurray_dl_managed_tensor_versioned *tensor,
+                                                       hurray_handoff *out, hurray_error *err) {
+  return hurray_dlpack_import_versioned_opts(ctx, tensor, nullptr, out, err);
+}
+
+HURRAY_API hurray_status hurray_dlpack_import_legacy_opts(
+    hurray_context *ctx, hurray_dl_managed_tensor *tensor,
+    const hurray_dlpack_import_options *options, hurray_handoff *out, hurray_error *err) {
+  static const char who[] = "hurray_dlpack_import_legacy";
+  if (!tensor || !out)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s: %s is NULL", who,
+                tensor ? "out" : "tensor");
+  return import_tensor(who, ctx, tensor->dl_tensor, false, &free_legacy, tensor, out, err, false,
+                       options);
 }
 
 HURRAY_API hurray_status hurray_dlpack_import_legacy(hurray_context *ctx,
                                                     hurray_dl_managed_tensor *tensor,
                                                     hurray_handoff *out, hurray_error *err) {
-  static const char who[] = "hurray_dlpack_import_legacy";
-  if (!tensor || !out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s: %s is NULL", who,
-                tensor ? "out" : "tensor");
-  return import_tensor(who, ctx, tensor->dl_tensor, false, &free_legacy, tensor, out, err);
+  return hurray_dlpack_import_legacy_opts(ctx, tensor, nullptr, out, err);
 }
 
 }  // extern "C"

@@ -142,3 +142,84 @@ TEST_CASE("import: padded sub-byte elements (DLPack 1.1 flag) take one byte each
   REQUIRE(hurray_handoff_release(&h, nullptr) == HURRAY_OK);
   CHECK(g_deleted == 1);
 }
+
+TEST_CASE("import with options: a producer synchronised to a stream gives CONSUMER_STREAM",
+          "[dlpack][import][sync]") {
+  int64_t shape[1] = {1024};
+  hurray_dl_managed_tensor_versioned v{};
+  v.version = {1, 1};
+  v.deleter = on_delete;
+  v.dl_tensor.data = reinterpret_cast<void *>(uintptr_t{0x7f0000000000});
+  v.dl_tensor.device = {HURRAY_DL_CUDA, 0};
+  v.dl_tensor.ndim = 1;
+  v.dl_tensor.dtype = kU8;
+  v.dl_tensor.shape = shape;
+  void *const stream = reinterpret_cast<void *>(uintptr_t{0x5000});
+  hurray_dlpack_import_options o = HURRAY_DLPACK_IMPORT_OPTIONS_INIT;
+  o.sync_mode = HURRAY_SYNC_CONSUMER_STREAM;
+  o.stream = stream;
+  hurray_handoff h;
+  hurray_error err;
+  g_deleted = 0;
+  REQUIRE(hurray_dlpack_import_versioned_opts(nullptr, &v, &o, &h, &err) == HURRAY_OK);
+  hurray_buffer_handle hd;
+  REQUIRE(hurray_handle_decode(h.handle, sizeof h.handle, &hd, nullptr) == HURRAY_OK);
+  CHECK(hd.sync_mode == HURRAY_SYNC_CONSUMER_STREAM);
+  CHECK(h.sync_object == stream);
+  REQUIRE(hurray_handoff_release(&h, nullptr) == HURRAY_OK);
+  CHECK(g_deleted == 1);
+  // NULL options: as the function without them (PRODUCER_SYNCED).
+  REQUIRE(hurray_dlpack_import_versioned_opts(nullptr, &v, nullptr, &h, &err) == HURRAY_OK);
+  REQUIRE(hurray_handle_decode(h.handle, sizeof h.handle, &hd, nullptr) == HURRAY_OK);
+  CHECK(hd.sync_mode == HURRAY_SYNC_PRODUCER_SYNCED);
+  REQUIRE(hurray_handoff_release(&h, nullptr) == HURRAY_OK);
+  // The legacy struct takes the same declaration.
+  hurray_dl_managed_tensor l{v.dl_tensor, nullptr, on_delete_legacy};
+  REQUIRE(hurray_dlpack_import_legacy_opts(nullptr, &l, &o, &h, &err) == HURRAY_OK);
+  REQUIRE(hurray_handle_decode(h.handle, sizeof h.handle, &hd, nullptr) == HURRAY_OK);
+  CHECK(hd.sync_mode == HURRAY_SYNC_CONSUMER_STREAM);
+  REQUIRE(hurray_handoff_release(&h, nullptr) == HURRAY_OK);
+  CHECK(g_deleted == 3);
+}
+
+TEST_CASE("import with options: malformed declarations and a CPU stream are refused",
+          "[dlpack][import][sync]") {
+  alignas(64) static unsigned char data[64];
+  int64_t shape[1] = {64};
+  hurray_dl_managed_tensor_versioned v{};
+  v.version = {1, 1};
+  v.deleter = on_delete;
+  v.dl_tensor.data = data;
+  v.dl_tensor.device = {HURRAY_DL_CPU, 0};
+  v.dl_tensor.ndim = 1;
+  v.dl_tensor.dtype = kU8;
+  v.dl_tensor.shape = shape;
+  hurray_handoff h;
+  hurray_error err;
+  g_deleted = 0;
+  hurray_dlpack_import_options o = HURRAY_DLPACK_IMPORT_OPTIONS_INIT;
+  o.sync_mode = HURRAY_SYNC_CONSUMER_STREAM;
+  o.stream = data;
+  CHECK(hurray_dlpack_import_versioned_opts(nullptr, &v, &o, &h, &err) == HURRAY_E_SYNC);
+  CHECK(std::string(err.rule_id) == "BP-SYNC-CPU");
+  o.stream = nullptr;
+  CHECK(hurray_dlpack_import_versioned_opts(nullptr, &v, &o, &h, &err) ==
+        HURRAY_E_INVALID_ARGUMENT);
+  o = HURRAY_DLPACK_IMPORT_OPTIONS_INIT;
+  o.sync_mode = HURRAY_SYNC_EVENT;
+  CHECK(hurray_dlpack_import_versioned_opts(nullptr, &v, &o, &h, &err) ==
+        HURRAY_E_INVALID_ARGUMENT);
+  o = HURRAY_DLPACK_IMPORT_OPTIONS_INIT;
+  o.size = 8;
+  CHECK(hurray_dlpack_import_versioned_opts(nullptr, &v, &o, &h, &err) ==
+        HURRAY_E_INVALID_ARGUMENT);
+  o = HURRAY_DLPACK_IMPORT_OPTIONS_INIT;
+  o.flags = 1;
+  CHECK(hurray_dlpack_import_versioned_opts(nullptr, &v, &o, &h, &err) ==
+        HURRAY_E_INVALID_ARGUMENT);
+  CHECK(g_deleted == 0);
+  o = HURRAY_DLPACK_IMPORT_OPTIONS_INIT;
+  REQUIRE(hurray_dlpack_import_versioned_opts(nullptr, &v, &o, &h, &err) == HURRAY_OK);
+  REQUIRE(hurray_handoff_release(&h, nullptr) == HURRAY_OK);
+  CHECK(g_deleted == 1);
+}

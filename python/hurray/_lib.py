@@ -204,3 +204,26 @@ for _name, (_res, _args) in _decls.items():
     _f = getattr(lib, _name)
     _f.restype = _res
     _f.argtypes = _args
+
+# Added after 1.0's first bindings (issue 22): optional, so that an older
+# libhurray still loads (the features that need them say so).
+_optional = {
+    "hurray_buffer_copy_to_host": (status, [c_vp, c_u64, c_vp, c_u64, _P(Error)]),
+    "hurray_buffer_copy_from_host": (status, [c_vp, c_u64, c_vp, c_u64, _P(Error)]),
+    "hurray_dlpack_import_versioned_opts": (status, [c_vp, c_vp, c_vp, _P(Handoff), _P(Error)]),
+    "hurray_dlpack_import_legacy_opts": (status, [c_vp, c_vp, c_vp, _P(Handoff), _P(Error)]),
+    "hurray_device_count": (status, [c_vp, c_u8, _P(c_i32), _P(Error)]),
+}
+for _name, (_res, _args) in _optional.items():
+    _f = getattr(lib, _name, None)
+    if _f is not None:
+        _f.restype = _res
+        _f.argtypes = _args
+
+
+class DLPackImportOptions(ctypes.Structure):
+    _fields_ = [("size", c_u32), ("flags", c_u32), ("sync_mode", c_u32), ("reserved0", c_u32),
+                ("stream", c_vp)]
+
+
+assert ctypes.sizeof(DLPackImportOptions) == 24

@@ -20,7 +20,7 @@ no crash and no message.
 The library is found through HURRAY_LIBRARY, then next to this package, then
 ctypes.util.find_library("hurray"), then the loader's path (see _lib.py).
 """
-from . import _lib
+from . import _lib, ipc  # noqa: F401 (hurray.ipc)
 from ._buffer import Buffer, Tensor
 from ._capsules import live_count as _live_capsules  # noqa: F401 (tests)
 from ._constants import *  # noqa: F401,F403
@@ -35,7 +35,7 @@ from ._lifetime import pending_count as _pending_frees  # noqa: F401 (tests)
 __all__ = [
     "HurrayError", "DLPackError", "DTypeError", "Handle", "Diagnostic", "Policy", "Context",
     "Buffer", "Tensor", "Handoff", "decode", "decode_table", "validate", "diagnose", "inspect",
-    "from_dlpack", "aligned_empty", "version", "library_path",
+    "from_dlpack", "aligned_empty", "version", "library_path", "devices", "ipc",
 ]
 
 library_path = _lib.path
@@ -44,3 +44,17 @@ library_path = _lib.path
 def version():
     """The loaded library's version, e.g. "1.0.0"."""
     return _lib.lib.hurray_version_string().decode()
+
+
+def devices(ctx=None):
+    """{device tag name: number of devices} for every device tag whose backend
+    reports at least one (loading the backends; the CPU is always there)."""
+    import ctypes
+    from ._handles import ctx_of
+    out = {}
+    for tag in range(0x00, 0x09):
+        n, err = ctypes.c_int32(), _lib.Error()
+        if _lib.lib.hurray_device_count(ctx_of(ctx), tag, ctypes.byref(n), ctypes.byref(err)) == 0 \
+                and n.value > 0:
+            out[_lib.lib.hurray_device_tag_name(tag).decode()] = n.value
+    return out

@@ -75,9 +75,11 @@ class Buffer:
 
     @classmethod
     def alloc(cls, nbytes, alignment=64, device_tag=DEVICE_CPU, memory_class=MEMORY_STANDARD,
-              device_ordinal=0, ctx=None, read_only=False):
-        """Allocate through the device's backend (CPU is built in)."""
-        d = _lib.AllocDesc(ctypes.sizeof(_lib.AllocDesc), 0,
+              device_ordinal=0, ctx=None, read_only=False, shareable=False):
+        """Allocate through the device's backend (CPU is built in).
+        shareable: memory another process can map (CPU: a memfd), for
+        hurray.ipc (which also wants alignment=4096, BP-ALIGN-IPC)."""
+        d = _lib.AllocDesc(ctypes.sizeof(_lib.AllocDesc), 1 if shareable else 0,
                            check_int("nbytes", nbytes, 0, U64_MAX),
                            check_int("alignment", alignment, 0, U32_MAX),
                            check_int("device_tag", device_tag, 0, U8_MAX),

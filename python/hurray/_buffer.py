@@ -1,6 +1,9 @@
 """Buffer (a producer's hurray_buffer) and Tensor (a typed view of one for
 DLPack consumers and numpy)."""
+from __future__ import annotations
+
 import ctypes
+from typing import Any, Optional, Sequence
 
 from . import _lib, _lifetime
 from ._constants import (DEVICE_CPU, DL_CPU, E_INVALID_ARGUMENT, E_UNSUPPORTED,
@@ -68,14 +71,15 @@ class Buffer:
         _lib.lib.hurray_handoff_release(ctypes.byref(probe), None)
 
     @classmethod
-    def adopt(cls, pointer, read_only=False):
+    def adopt(cls, pointer: Any, read_only: bool = False) -> "Buffer":
         """Take over the owner's reference of a hurray_buffer * made in C."""
         return cls(pointer if isinstance(pointer, int) else
                    ctypes.cast(pointer, ctypes.c_void_p).value, read_only)
 
     @classmethod
-    def alloc(cls, nbytes, alignment=64, device_tag=DEVICE_CPU, memory_class=MEMORY_STANDARD,
-              device_ordinal=0, ctx=None, read_only=False, shareable=False):
+    def alloc(cls, nbytes: int, alignment: int = 64, device_tag: int = DEVICE_CPU,
+              memory_class: int = MEMORY_STANDARD, device_ordinal: int = 0, ctx: Any = None,
+              read_only: bool = False, shareable: bool = False) -> "Buffer":
         """Allocate through the device's backend (CPU is built in).
         shareable: memory another process can map (CPU: a memfd), for
         hurray.ipc (which also wants alignment=4096, BP-ALIGN-IPC)."""
@@ -91,9 +95,10 @@ class Buffer:
         return cls(out.value, read_only)
 
     @classmethod
-    def wrap(cls, address, nbytes, alignment=64, device_tag=DEVICE_CPU,
-             memory_class=MEMORY_STANDARD, device_ordinal=0, opaque=False, on_free=None,
-             keep=None, ctx=None, read_only=False):
+    def wrap(cls, address: int, nbytes: int, alignment: int = 64, device_tag: int = DEVICE_CPU,
+             memory_class: int = MEMORY_STANDARD, device_ordinal: int = 0, opaque: bool = False,
+             on_free: Any = None, keep: Any = None, ctx: Any = None,
+             read_only: bool = False) -> "Buffer":
         """Wrap memory the caller owns, zero-copy. on_free(address) is called
         exactly once when the owner and every consumer are done; `keep` (the
         memory's owner, e.g. a bytearray) is kept alive until then. Both stay
@@ -130,42 +135,44 @@ class Buffer:
         return ref
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
         return self._ref is None
 
     @property
-    def address(self):
+    def address(self) -> int:
         """The data pointer as an int (0 for an empty or closed buffer)."""
         ref = self._ref
         return (_lib.lib.hurray_buffer_data(ref.ptr) or 0) if ref is not None else 0
 
     @property
-    def nbytes(self):
+    def nbytes(self) -> int:
         return self.handle.byte_size
 
     @property
     def opaque(self):
         return bool(self._flags & HANDOFF_OPAQUE_DATA)
 
-    def export(self, read_only=None):
+    def export(self, read_only: Optional[bool] = None) -> Handoff:
         """A Handoff of its own for one more consumer (BP-REFCOUNT)."""
         ro = self.read_only if read_only is None else read_only
         h = Handoff()
         h.struct = _export_struct(self._live(), ro)
         return h
 
-    def tensor(self, dtype="uint8", shape=None, strides=None, byte_offset=0):
+    def tensor(self, dtype: Any = "uint8", shape: Optional[Sequence[int]] = None,
+               strides: Optional[Sequence[int]] = None, byte_offset: int = 0) -> "Tensor":
         """A typed view for DLPack and numpy: shape None = as many elements as
         fit; strides in elements (None: row-major); dtype a name ("float32"),
         a numpy dtype, type or character code ("f"), or a torch dtype."""
         return Tensor(self, dtype, shape, strides, byte_offset)
 
-    def numpy(self, dtype="uint8", shape=None, strides=None, byte_offset=0):
+    def numpy(self, dtype: Any = "uint8", shape: Optional[Sequence[int]] = None,
+              strides: Optional[Sequence[int]] = None, byte_offset: int = 0) -> Any:
         """A numpy array of the buffer's bytes (writable unless read_only),
         zero-copy, on numpy 1.x too; it keeps the memory alive."""
         return self.tensor(dtype, shape, strides, byte_offset).numpy()
 
-    def memoryview(self):
+    def memoryview(self) -> memoryview:
         """A memoryview of the buffer's bytes (writable unless read_only),
         zero-copy; it keeps the memory alive."""
         ref = self._live()
@@ -175,14 +182,15 @@ class Buffer:
         a = self.numpy()
         return a if dtype is None else a.astype(dtype, copy=False)
 
-    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+    def __dlpack__(self, stream: Optional[int] = None, max_version: Any = None,
+                   dl_device: Any = None, copy: Optional[bool] = None) -> Any:
         return self.tensor().__dlpack__(stream=stream, max_version=max_version,
                                         dl_device=dl_device, copy=copy)
 
-    def __dlpack_device__(self):
+    def __dlpack_device__(self) -> tuple:
         return self.tensor().__dlpack_device__()
 
-    def close(self):
+    def close(self) -> None:
         """Drop this object's hold on the owner's reference (Tensors, views
         and exports keep the memory alive)."""
         self._ref = None
@@ -203,7 +211,9 @@ class Tensor:
     torch.from_dlpack, ...) and numpy (numpy()). It keeps the buffer's memory
     alive, even past Buffer.close()."""
 
-    def __init__(self, buffer, dtype="uint8", shape=None, strides=None, byte_offset=0):
+    def __init__(self, buffer: Buffer, dtype: Any = "uint8",
+                 shape: Optional[Sequence[int]] = None, strides: Optional[Sequence[int]] = None,
+                 byte_offset: int = 0):
         self.buffer = buffer
         self._ref = buffer._live()
         self.dtype = dl_dtype(dtype)
@@ -214,7 +224,7 @@ class Tensor:
         shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
         self.shape, self.strides, self.byte_offset = layout(size, shape, strides, byte_offset)
 
-    def __dlpack_device__(self):
+    def __dlpack_device__(self) -> tuple:
         """(DLDeviceType, device_id), by TABLES.md section 6."""
         h = self.buffer.handle
         dl, err = ctypes.c_int32(), _lib.Error()
@@ -222,7 +232,8 @@ class Tensor:
                                                   ctypes.byref(err)), err, DLPackError)
         return (dl.value, 0 if h.device_tag == DEVICE_CPU else self.buffer.device_ordinal)
 
-    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+    def __dlpack__(self, stream: Optional[int] = None, max_version: Any = None,
+                   dl_device: Any = None, copy: Optional[bool] = None) -> Any:
         """A DLPack capsule, per the array API (2023.12):
         "dltensor_versioned" (DLPack 1.1) when max_version allows 1.x, else
         "dltensor" (the legacy struct numpy 1.x and torch 1.x take).
@@ -273,7 +284,7 @@ class Tensor:
                                                             ctypes.byref(err)), err, DLPackError)
         return dst._live()
 
-    def numpy(self):
+    def numpy(self) -> Any:
         """A numpy array of this view (writable unless the buffer is
         read_only), zero-copy; it keeps the memory alive."""
         b = self.buffer

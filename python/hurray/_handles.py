@@ -1,6 +1,9 @@
 """Handles, buffer tables, policies and contexts: decode(), validate(),
 diagnose(), inspect(), Policy, Context."""
+from __future__ import annotations
+
 import ctypes
+from typing import Any, List
 from dataclasses import dataclass
 
 from . import _lib
@@ -28,7 +31,7 @@ class Handle:
             setattr(self, name, check_int(name, getattr(self, name), 0, U8_MAX))
 
     @classmethod
-    def decode(cls, data):
+    def decode(cls, data: bytes) -> "Handle":
         """Decode exactly 16 little-endian bytes (BP-SIZE otherwise)."""
         data = bytes(data)
         h, err = _lib.BufferHandle(), _lib.Error()
@@ -46,7 +49,7 @@ class Handle:
         return _lib.BufferHandle(self.byte_size, self.alignment, self.device_tag,
                                  self.sync_mode, self.memory_class, self.reserved)
 
-    def encode(self):
+    def encode(self) -> bytes:
         """The 16 little-endian bytes."""
         out, err = (ctypes.c_uint8 * 16)(), _lib.Error()
         h = self._struct()
@@ -74,12 +77,12 @@ class Handle:
                    self.memory, self.reserved))
 
 
-def decode(data):
+def decode(data: bytes) -> Handle:
     """One handle from exactly 16 bytes."""
     return Handle.decode(data)
 
 
-def decode_table(data):
+def decode_table(data: bytes) -> List[Handle]:
     """Every handle of a buffer table (a whole number of 16-byte handles)."""
     data = bytes(data)
     if not data or len(data) % HANDLE_SIZE:
@@ -135,7 +138,7 @@ def policy_of(policy, kwargs):
     return policy if policy is not None else Policy(**kwargs)
 
 
-def validate(data, policy=None, **kwargs):
+def validate(data: bytes, policy: Any = None, **kwargs: Any) -> None:
     """Check a handle or buffer table (bytes); raise HurrayError naming the
     first broken rule. kwargs make a Policy (transport=..., ...)."""
     data = bytes(data)
@@ -154,7 +157,7 @@ class Diagnostic:
     byte_offset: int
 
 
-def diagnose(data, policy=None, **kwargs):
+def diagnose(data: bytes, policy: Any = None, **kwargs: Any) -> List[Diagnostic]:
     """Every error and warning of a handle or buffer table, in order."""
     data = bytes(data)
     p = policy_of(policy, kwargs)
@@ -174,7 +177,7 @@ def diagnose(data, policy=None, **kwargs):
                        e.message.decode(), e.buffer_index, e.byte_offset) for e in out[:total]]
 
 
-def inspect(data, policy=None, **kwargs):
+def inspect(data: bytes, policy: Any = None, **kwargs: Any) -> str:
     """A human-readable report of a handle or buffer table, as hurray-inspect
     prints it: each handle's fields, then every error and warning."""
     data = bytes(data)

@@ -1,6 +1,9 @@
 """Handoff (one hurray_handoff owned by Python) and from_dlpack() (DLPack
 consumer side, array API 2023.12)."""
+from __future__ import annotations
+
 import ctypes
+from typing import Any, Optional
 
 from . import _capsules, _lib
 from ._constants import (DL_CPU, DLPACK_VERSION, E_ALREADY_RELEASED, E_INVALID_ARGUMENT,
@@ -36,29 +39,29 @@ class Handoff:
         return ctypes.byref(self.struct)
 
     @property
-    def handle(self):
+    def handle(self) -> Handle:
         """The handle (Handle) the handoff carries."""
         return Handle.decode(bytes(self.struct.handle))
 
     @property
-    def address(self):
+    def address(self) -> int:
         """The data pointer as an int; 0 once released (the memory may be gone)."""
         return 0 if self.released else (self.struct.data or 0)
 
     @property
-    def nbytes(self):
+    def nbytes(self) -> int:
         return self.handle.byte_size
 
     @property
-    def read_only(self):
+    def read_only(self) -> bool:
         return bool(self.struct.flags & (HANDOFF_READ_ONLY | HANDOFF_QPARAM))
 
     @property
-    def released(self):
+    def released(self) -> bool:
         return not self.struct.release
 
     @property
-    def stream(self):
+    def stream(self) -> Optional[int]:
         """CONSUMER_STREAM: the stream the producer synchronised to (an int); else None."""
         if self.handle.sync_mode == SYNC_CONSUMER_STREAM:
             return self.struct.sync_object or 0
@@ -68,14 +71,14 @@ class Handoff:
         shape = self.shape if self.shape is not None else (self.nbytes // itemsize(self.dtype),)
         return shape, self.strides
 
-    def check(self, policy=None, **kwargs):
+    def check(self, policy: Any = None, **kwargs: Any) -> None:
         """hurray_handoff_check: rules, payload, address. Raises HurrayError."""
         p = policy_of(policy, kwargs) if (policy is not None or kwargs) else None
         err = _lib.Error()
         check(_lib.lib.hurray_handoff_check(ctypes.byref(self.struct), p._p if p else None,
                                             ctypes.byref(err)), err)
 
-    def release(self):
+    def release(self) -> None:
         """Release exactly once (BP-REL-ONCE): a second call raises
         HurrayError (HURRAY_E_ALREADY_RELEASED)."""
         err = _lib.Error()
@@ -96,7 +99,7 @@ class Handoff:
             self.release()
 
     # ---- DLPack producer: hand it on ----
-    def __dlpack_device__(self):
+    def __dlpack_device__(self) -> tuple:
         """(DLDeviceType, device_id) of the handoff's device."""
         h = self.handle
         dl, err = ctypes.c_int32(), _lib.Error()
@@ -105,7 +108,8 @@ class Handoff:
               err, DLPackError)
         return (dl.value, 0 if dl.value == DL_CPU else self.struct.device_ordinal)
 
-    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+    def __dlpack__(self, stream: Optional[int] = None, max_version: Any = None,
+                   dl_device: Any = None, copy: Optional[bool] = None) -> Any:
         """Move the handoff into a DLPack tensor of its own layout (zero-copy
         only: copy=True and other devices are refused)."""
         if self.released:
@@ -122,7 +126,7 @@ class Handoff:
         return to_capsule(self.struct, self.dtype, shape, strides, self.element_offset,
                           wants_versioned(max_version))
 
-    def numpy(self):
+    def numpy(self) -> Any:
         """A numpy view (writable unless READ_ONLY) of a host handoff, in its
         layout; it keeps this handoff (so the memory) alive."""
         if self.released:
@@ -169,7 +173,8 @@ def _capsule_device(capsule):
     return (t.device.device_type, t.device.device_id), t
 
 
-def from_dlpack(obj, *, device=None, copy=None, stream=None, ctx=None):
+def from_dlpack(obj: Any, *, device: Any = None, copy: Optional[bool] = None,
+                stream: Optional[int] = None, ctx: Any = None) -> Handoff:
     """Take a DLPack tensor over as a Handoff, zero-copy unless copy=True: obj
     is a producer (anything with __dlpack__: a numpy array, a torch tensor) or
     an unconsumed capsule. Its deleter runs exactly once, when the handoff is
@@ -256,7 +261,7 @@ def _import(capsule, stream, ctx):
     return h
 
 
-def aligned_empty(shape, dtype="float64", alignment=64):
+def aligned_empty(shape: Any, dtype: Any = "float64", alignment: int = 64) -> Any:
     """A numpy array whose data starts on an `alignment` boundary (numpy's
     own allocations are often only 16-byte aligned; the protocol asks for 64,
     BP-ALIGN-MIN), for handing to from_dlpack()."""

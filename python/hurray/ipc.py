@@ -18,7 +18,10 @@ released when the object goes (at interpreter exit too).
             a = h.numpy()                          # the producer's pages
             ...; del a
 """
+from __future__ import annotations
+
 import ctypes
+from typing import Any, Optional
 from dataclasses import dataclass
 
 from . import _lib
@@ -80,7 +83,7 @@ class Channel:
             raise HurrayError(1, "", "hurray.ipc: the channel is closed")
         return self._c
 
-    def send(self, buffer, read_only=False):
+    def send(self, buffer: Any, read_only: bool = False) -> int:
         """Hand `buffer` (a shareable hurray.Buffer) to the peer without a
         copy; the channel holds a reference until the peer releases it.
         Returns the handoff's id."""
@@ -91,7 +94,7 @@ class Channel:
                                          ctypes.byref(hid), ctypes.byref(err)), err)
         return hid.value
 
-    def progress(self, timeout_ms=0):
+    def progress(self, timeout_ms: Optional[int] = 0) -> int:
         """Read what the peer sent (releases, handoffs for receive()); the
         number of messages handled. HurrayError (E_IO) once the peer is gone."""
         n, err = ctypes.c_uint32(), _lib.Error()
@@ -99,7 +102,7 @@ class Channel:
                                              ctypes.byref(n), ctypes.byref(err)), err)
         return n.value
 
-    def wait_released(self, timeout_ms=10000, step_ms=100):
+    def wait_released(self, timeout_ms: int = 10000, step_ms: int = 100) -> Stats:
         """progress() until nothing sent is outstanding, at most timeout_ms
         (then TimeoutError). Returns the stats."""
         waited = 0
@@ -116,7 +119,8 @@ class Channel:
                 return self.stats()  # the peer is gone: everything was reclaimed
             waited += step_ms
 
-    def receive(self, timeout_ms=None, dtype=None, shape=None, strides=None):
+    def receive(self, timeout_ms: Optional[int] = None, dtype: Any = None, shape: Any = None,
+                strides: Any = None) -> Handoff:
         """The next buffer the peer sent, as a Handoff whose memory is mapped
         here (timeout_ms None: wait for ever; nothing in time: HurrayError
         E_IO). dtype/shape/strides (elements) give its layout for numpy()
@@ -135,7 +139,7 @@ class Channel:
             h.strides = None if strides is None else tuple(int(s) for s in strides)
         return h
 
-    def stats(self):
+    def stats(self) -> Stats:
         s, err = _lib.IPCStats(), _lib.Error()
         s.size = ctypes.sizeof(s)
         check(_lib_ipc().hurray_ipc_get_stats(self._live(), ctypes.byref(s), ctypes.byref(err)),
@@ -143,7 +147,7 @@ class Channel:
         return Stats(bool(s.closed), s.sent, s.released, s.reclaimed, s.outstanding, s.received,
                      s.releases_sent, s.releases_failed, s.releases_refused, s.messages_rejected)
 
-    def peer(self):
+    def peer(self) -> PeerInfo:
         p, err = _lib.IPCPeerInfo(), _lib.Error()
         p.size = ctypes.sizeof(p)
         check(_lib_ipc().hurray_ipc_peer(self._live(), ctypes.byref(p), ctypes.byref(err)), err)
@@ -178,7 +182,7 @@ class Listener:
         check(_lib_ipc().hurray_ipc_listen(str(path).encode(), ctypes.byref(o),
                                            ctypes.byref(self._l), ctypes.byref(err)), err)
 
-    def accept(self, timeout_ms=None):
+    def accept(self, timeout_ms: Optional[int] = None) -> Channel:
         """Wait (None: for ever) for a connection and its HELLO."""
         if not self._l:
             raise HurrayError(1, "", "hurray.ipc: the listener is closed")
@@ -207,12 +211,12 @@ class Listener:
         self.close()
 
 
-def listen(path, hello_timeout_ms=0):
+def listen(path: Any, hello_timeout_ms: int = 0) -> Listener:
     """Listen on the Unix socket `path` (an existing socket there is replaced)."""
     return Listener(path, hello_timeout_ms)
 
 
-def connect(path, hello_timeout_ms=0):
+def connect(path: Any, hello_timeout_ms: int = 0) -> Channel:
     """Connect to a listener at `path` and exchange HELLO messages."""
     out, err = ctypes.c_void_p(), _lib.Error()
     o = _options(hello_timeout_ms)

@@ -11,7 +11,9 @@ ctypes over libhurray.so.1, no compiled extension. What it offers:
 - from_dlpack(obj): any DLPack producer's tensor (a numpy array, a torch
   tensor) taken over as a Handoff that a C consumer reads and releases, or
   that is handed on to another framework;
-- hurray.ipc: buffers and arrays to another process, zero-copy.
+- hurray.ipc: buffers and arrays to another process, zero-copy;
+- hurray.net: PUT and GET across machines (libhurray-net.so.1, UCX),
+  imported on demand (import hurray.net).
 
 Everything is safe at interpreter exit: whatever is still alive (views,
 capsules, handoffs, buffers with on_free) is released at most once, with

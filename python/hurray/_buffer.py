@@ -11,7 +11,7 @@ from ._constants import (DEVICE_CPU, DL_CPU, E_INVALID_ARGUMENT, E_UNSUPPORTED,
                          MEMORY_STANDARD, SYNC_PRODUCER_SYNCED, U32_MAX, U64_MAX, U8_MAX,
                          check_int)
 from ._dtypes import dl_dtype, itemsize
-from ._errors import DLPackError, HurrayError, check, error
+from ._errors import DLPackError, check, error
 from ._export import check_stream, layout, refuse_device, to_capsule, wants_versioned
 from ._handles import Handle, ctx_of
 from ._handoff import Handoff

@@ -8,9 +8,9 @@ from typing import Any, Optional
 from . import _capsules, _lib
 from ._constants import (DL_CPU, DLPACK_VERSION, E_ALREADY_RELEASED, E_INVALID_ARGUMENT,
                          E_SYNC, HANDOFF_OPAQUE_DATA, HANDOFF_QPARAM, HANDOFF_READ_ONLY,
-                         SYNC_CONSUMER_STREAM, SYNC_PRODUCER_SYNCED, U64_MAX)
+                         SYNC_CONSUMER_STREAM, U64_MAX)
 from ._dtypes import describe, itemsize
-from ._errors import DLPackError, HurrayError, check, error
+from ._errors import DLPackError, check, error
 from ._export import check_stream, refuse_device, to_capsule, wants_versioned
 from ._handles import Handle, ctx_of, policy_of
 from ._views import host_view
@@ -276,4 +276,3 @@ def aligned_empty(shape: Any, dtype: Any = "float64", alignment: int = 64) -> An
     return raw[off:off + n].view(dt).reshape(shape)
 
 
-__all__ = ["Handoff", "from_dlpack", "aligned_empty", "HurrayError", "SYNC_PRODUCER_SYNCED"]

@@ -242,11 +242,11 @@ class Tensor:
         dl_device=(kDLCPU, 0) for a device buffer, copies through the
         backend and sets IS_COPIED; copy=False never copies."""
         device = self.__dlpack_device__()
-        check_stream(device, stream)
         versioned = wants_versioned(max_version)
         target = device if dl_device is None else tuple(int(x) for x in dl_device)
         if target != device and target != (DL_CPU, 0):
             raise refuse_device(device, target)
+        check_stream(target, stream)  # the stream is on the device the consumer gets
         if target != device and copy is False:
             raise DLPackError(E_UNSUPPORTED, "BP-ZC-NOCOPY", "BP-ZC-NOCOPY: dl_device=%s "
                               "needs a copy and copy=False was asked" % (target,))

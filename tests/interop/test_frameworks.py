@@ -229,6 +229,18 @@ class ArrayAPIStreams(unittest.TestCase):
         self.assertTrue(_capsules.unconsumed(cap))
         with self.assertRaises(BufferError):
             c_buffer(64).__dlpack__(stream=0)  # the CPU takes None only
+        # Asked for a CPU copy, the consumer's stream is the CPU's: None. (No
+        # backend here copies the fake device's memory: the copy is refused
+        # by the backend, after the stream rules let it through.)
+        with self.assertRaises(BufferError) as cm:
+            fake.buf.__dlpack__(dl_device=(1, 0), stream=3)
+        self.assertIn("stream", str(cm.exception))
+        with self.assertRaises(BufferError) as cm:
+            fake.buf.__dlpack__(dl_device=(1, 0), copy=False)
+        self.assertEqual(cm.exception.rule_id, "BP-ZC-NOCOPY")
+        with self.assertRaises(hurray.HurrayError) as cm:
+            fake.buf.__dlpack__(dl_device=(1, 0))
+        self.assertNotIn("stream", str(cm.exception))
 
 
 def _versioned(cap):

@@ -273,6 +273,18 @@ class ArrayAPICopiesAndVersions(unittest.TestCase):
         legacy = np.from_dlpack(hurray.Tensor(c_buffer(64)))  # numpy 1.x: no kwargs
         self.assertEqual(legacy.shape, (64,))
 
+    def test_from_dlpack_asks_for_copies_and_devices(self):
+        buf = c_buffer(256)
+        h = hurray.from_dlpack(buf, copy=True)  # a 2023.12 producer: it copies
+        self.assertNotEqual(h.address, buf.address)
+        np.testing.assert_array_equal(h.numpy(), pattern(buf))
+        h2 = hurray.from_dlpack(buf, device=(1, 0), copy=False)
+        self.assertEqual(h2.address, buf.address)
+        a = hurray.aligned_empty(64, "float32")
+        with self.assertRaises(BufferError):
+            hurray.from_dlpack(a, copy=True)  # numpy 1.24's __dlpack__ cannot copy
+        self.assertEqual(hurray.from_dlpack(a, device=(1, 0)).address, a.ctypes.data)
+
     def test_padded_sub_byte_tensors_are_taken(self):
         mem = hurray.aligned_empty(64, "uint8")
         deleted = []

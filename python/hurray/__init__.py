@@ -37,7 +37,8 @@ from ._lifetime import pending_count as _pending_frees  # noqa: F401 (tests)
 __all__ = [
     "HurrayError", "DLPackError", "DTypeError", "Handle", "Diagnostic", "Policy", "Context",
     "Buffer", "Tensor", "Handoff", "decode", "decode_table", "validate", "diagnose", "inspect",
-    "from_dlpack", "aligned_empty", "version", "library_path", "devices", "ipc",
+    "from_dlpack", "aligned_empty", "version", "library_path", "devices", "device_info",
+    "ipc",
 ]
 
 library_path = _lib.path
@@ -60,3 +61,18 @@ def devices(ctx=None):
                 and n.value > 0:
             out[_lib.lib.hurray_device_tag_name(tag).decode()] = n.value
     return out
+
+
+def device_info(device_tag, ordinal=0, ctx=None):
+    """What the backend says of one device: {"name", "memory_classes" (bit n:
+    class n), "ipc" (HURRAY_BACKEND_IPC_* bits), "min_alignment", "detail"}.
+    HurrayError (E_DEVICE_UNAVAILABLE) when there is no such device."""
+    import ctypes
+    from ._errors import check
+    from ._handles import ctx_of
+    info, err = _lib.DeviceInfo(), _lib.Error()
+    check(_lib.lib.hurray_device_info(ctx_of(ctx), device_tag, ordinal, ctypes.byref(info),
+                                      ctypes.byref(err)), err)
+    return {"name": info.name.decode(errors="replace"), "memory_classes": info.memory_classes,
+            "ipc": info.ipc, "min_alignment": info.min_alignment,
+            "detail": info.detail.decode(errors="replace")}

@@ -152,11 +152,29 @@ class Buffer:
     def opaque(self):
         return bool(self._flags & HANDOFF_OPAQUE_DATA)
 
-    def export(self, read_only: Optional[bool] = None) -> Handoff:
-        """A Handoff of its own for one more consumer (BP-REFCOUNT)."""
+    def export(self, read_only: Optional[bool] = None, event: bool = False,
+               stream: Optional[int] = None, ctx: Any = None) -> Handoff:
+        """A Handoff of its own for one more consumer (BP-REFCOUNT).
+        event=True: an EVENT handoff, the event recorded on the device's
+        `stream` (None: its default stream) through the backend
+        (hurray_event_record); the consumer acquires it (Handoff.acquire)."""
         ro = self.read_only if read_only is None else read_only
+        ref = self._live()
         h = Handoff()
-        h.struct = _export_struct(self._live(), ro)
+        if not event:
+            h.struct = _export_struct(ref, ro)
+            return h
+        e = _lib.ExportDesc(ctypes.sizeof(_lib.ExportDesc), HANDOFF_READ_ONLY if ro else 0)
+        err = _lib.Error()
+        check(_lib.lib.hurray_event_record(ctx_of(ctx), self.handle.device_tag,
+                                           self.device_ordinal, stream, ctypes.byref(e),
+                                           ctypes.byref(err)), err)
+        st = _lib.lib.hurray_buffer_export(ref.ptr, ctypes.byref(e), ctypes.byref(h.struct),
+                                           ctypes.byref(err))
+        if st != 0:
+            if e.event_free_fn:  # the export failed: the event is still ours
+                _lib.EVENT_FREE_FN(e.event_free_fn)(e.event_user, e.sync_object)
+            raise error(err)
         return h
 
     def tensor(self, dtype: Any = "uint8", shape: Optional[Sequence[int]] = None,

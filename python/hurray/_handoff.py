@@ -78,6 +78,22 @@ class Handoff:
         check(_lib.lib.hurray_handoff_check(ctypes.byref(self.struct), p._p if p else None,
                                             ctypes.byref(err)), err)
 
+    def acquire(self, stream: Optional[int] = None, ctx: Any = None) -> None:
+        """Make the memory safe to touch as the sync mode says: for EVENT,
+        `stream` (None: the host) waits on the event through the backend,
+        which is then released once; for CONSUMER_STREAM, `stream` must be
+        the declared one (BP-SYNC-STREAM); nothing for PRODUCER_SYNCED."""
+        err = _lib.Error()
+        check(_lib.lib.hurray_handoff_acquire(ctx_of(ctx), ctypes.byref(self.struct), stream,
+                                              ctypes.byref(err)), err)
+
+    def release_event(self) -> None:
+        """Release an EVENT handoff's event without waiting, exactly once
+        (BP-EVREL-ONCE)."""
+        err = _lib.Error()
+        check(_lib.lib.hurray_handoff_release_event(ctypes.byref(self.struct),
+                                                    ctypes.byref(err)), err)
+
     def release(self) -> None:
         """Release exactly once (BP-REL-ONCE): a second call raises
         HurrayError (HURRAY_E_ALREADY_RELEASED)."""

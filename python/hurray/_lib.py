@@ -213,12 +213,24 @@ _optional = {
     "hurray_dlpack_import_versioned_opts": (status, [c_vp, c_vp, c_vp, _P(Handoff), _P(Error)]),
     "hurray_dlpack_import_legacy_opts": (status, [c_vp, c_vp, c_vp, _P(Handoff), _P(Error)]),
     "hurray_device_count": (status, [c_vp, c_u8, _P(c_i32), _P(Error)]),
+    "hurray_device_info": (status, [c_vp, c_u8, c_i32, c_vp, _P(Error)]),
+    "hurray_event_record": (status, [c_vp, c_u8, c_i32, c_vp, _P(ExportDesc), _P(Error)]),
+    "hurray_handoff_acquire": (status, [c_vp, _P(Handoff), c_vp, _P(Error)]),
+    "hurray_handoff_release_event": (status, [_P(Handoff), _P(Error)]),
 }
 for _name, (_res, _args) in _optional.items():
     _f = getattr(lib, _name, None)
     if _f is not None:
         _f.restype = _res
         _f.argtypes = _args
+
+
+EVENT_FREE_FN = ctypes.CFUNCTYPE(None, c_vp, c_vp)
+
+
+class DeviceInfo(ctypes.Structure):  # hurray_backend_device_info
+    _fields_ = [("name", ctypes.c_char * 128), ("memory_classes", c_u32), ("ipc", c_u32),
+                ("min_alignment", c_u32), ("reserved0", c_u32), ("detail", ctypes.c_char * 256)]
 
 
 class DLPackImportOptions(ctypes.Structure):

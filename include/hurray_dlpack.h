@@ -40,7 +40,14 @@ extern "C" {
 /** The DLPack major version this header's structs follow (DLPACK_MAJOR_VERSION). */
 #define HURRAY_DLPACK_MAJOR_VERSION 1
 /** The DLPack minor version the exported tensors declare (DLPACK_MINOR_VERSION). */
-#define HURRAY_DLPACK_MINOR_VERSION 0
+#define HURRAY_DLPACK_MINOR_VERSION 1
+
+/** The most dimensions an import or export accepts. A tensor with a larger
+ *  (or negative) ndim is refused (HURRAY_E_INVALID_ARGUMENT) before any
+ *  shape[] or strides[] entry is read, so a hostile ndim cannot make the
+ *  library read past the arrays the producer really has. numpy allows 64,
+ *  PyTorch fewer. */
+#define HURRAY_DLPACK_MAX_NDIM 64
 
 /** hurray_dl_managed_tensor_versioned.flags: the consumer must not write
  *  (DLPACK_FLAG_BITMASK_READ_ONLY). */
@@ -201,12 +208,17 @@ HURRAY_API hurray_status hurray_dlpack_device_from_dl(int32_t dl_device_type,
  *                  (BP-SYNC-WAIT). CONSUMER_STREAM handoffs are exported for
  *                  the declared stream, as DLPack's stream argument does.
  *  \param dtype    the element type; bits * lanes a whole number of bytes.
- *  \param ndim     number of dimensions, 0 (a scalar) or more.
+ *  \param ndim     number of dimensions, 0 (a scalar) to HURRAY_DLPACK_MAX_NDIM.
  *  \param shape    ndim extents >= 0 (copied); may be NULL when ndim is 0.
  *  \param strides  ndim strides in elements (copied), negative allowed; NULL
  *                  for compact row-major (the tensor then carries explicit
  *                  row-major strides).
- *  \param byte_offset bytes from the handoff's data to element 0.
+ *  \param byte_offset bytes from the handoff's data to element 0. For a
+ *                  device whose data is an address it is folded into the
+ *                  tensor's data (dl_tensor.byte_offset is then 0, as numpy
+ *                  and PyTorch export, so that consumers which ignore
+ *                  byte_offset read the right bytes); an opaque handle
+ *                  (OPAQUE_DATA, OpenCL, Vulkan, Metal, WebGPU) keeps it.
  *  \param out      receives the tensor; must not be NULL.
  *  \param err      optional.
  *  \return HURRAY_OK; HURRAY_E_INVALID_ARGUMENT when the layout reaches
@@ -269,7 +281,10 @@ HURRAY_API hurray_status hurray_dlpack_export_legacy(
  *  type without a mapping; HURRAY_E_ALIGNMENT (BP-ALIGN-MIN, or BP-ALIGN-ADDR
  *  when the first byte of a non-empty tensor would be at address 0);
  *  HURRAY_E_UNSUPPORTED (BP-ZC-NOCOPY) as above, or for an element type of
- *  a fractional number of bytes; HURRAY_E_INVALID_ARGUMENT for a malformed
+ *  a fractional number of bytes (a sub-byte type is accepted when the
+ *  versioned tensor's flags say IS_SUBBYTE_TYPE_PADDED: one byte per lane);
+ *  HURRAY_E_INVALID_ARGUMENT for an ndim above HURRAY_DLPACK_MAX_NDIM
+ *  (refused before shape[] is read) or a malformed
  *  tensor (negative ndim or extent, NULL shape, zero bits or lanes, a size
  *  that overflows 64 bits, NULL data for a non-empty tensor). */
 HURRAY_API hurray_status hurray_dlpack_import_versioned(
@@ -287,6 +302,57 @@ HURRAY_API hurray_status hurray_dlpack_import_legacy(hurray_context *ctx,
                                                      hurray_dl_managed_tensor *tensor,
                                                      hurray_handoff *out,
                                                      hurray_error *err);
+
+/** \brief What the importer knows of a tensor's synchronisation (issue 22),
+ *  for hurray_dlpack_import_versioned_opts() and _legacy_opts(). Start from
+ *  HURRAY_DLPACK_IMPORT_OPTIONS_INIT.
+ *
+ *  A DLPack producer synchronises only when its __dlpack__ (or equivalent)
+ *  is given the consumer's stream: the importer declares what it asked for.
+ *  sync_mode HURRAY_SYNC_PRODUCER_SYNCED: the data is ready for any reader
+ *  (always the case on the CPU, whose DLPack tensors have no streams).
+ *  HURRAY_SYNC_CONSUMER_STREAM: the producer was asked to make `stream` wait
+ *  for its work; the handoff is CONSUMER_STREAM with that stream as its
+ *  sync_object, so its consumer uses only that stream until it waits
+ *  (BP-SYNC-STREAM). EVENT is refused: DLPack carries no event. */
+typedef struct hurray_dlpack_import_options {
+  uint32_t size;      /**< sizeof(hurray_dlpack_import_options) */
+  uint32_t flags;     /**< zero (reserved) */
+  uint32_t sync_mode; /**< HURRAY_SYNC_PRODUCER_SYNCED or HURRAY_SYNC_CONSUMER_STREAM */
+  uint32_t reserved0; /**< zero */
+  void *stream;       /**< CONSUMER_STREAM: the stream the producer synchronised to */
+} hurray_dlpack_import_options;
+#define HURRAY_DLPACK_IMPORT_OPTIONS_INIT                                       \
+  { (uint32_t)sizeof(hurray_dlpack_import_options), 0, 0, 0, NULL }
+
+/** \brief As hurray_dlpack_import_versioned(), with the importer's
+ *  synchronisation declaration. `options` NULL is the same as
+ *  HURRAY_DLPACK_IMPORT_OPTIONS_INIT (PRODUCER_SYNCED).
+ *  \param ctx      the context (NULL: the default context).
+ *  \param tensor   the tensor; must not be NULL.
+ *  \param options  the declaration, or NULL. size below the struct's, nonzero
+ *                  flags or reserved0, an EVENT or unknown sync_mode,
+ *                  CONSUMER_STREAM without a stream: HURRAY_E_INVALID_ARGUMENT;
+ *                  CONSUMER_STREAM on the CPU: HURRAY_E_SYNC (BP-SYNC-CPU).
+ *  \param out      receives the handoff; must not be NULL.
+ *  \param err      optional.
+ *  \return HURRAY_OK or the status of the first problem found; on failure
+ *  the caller still owns the tensor. */
+HURRAY_API hurray_status hurray_dlpack_import_versioned_opts(
+    hurray_context *ctx, hurray_dl_managed_tensor_versioned *tensor,
+    const hurray_dlpack_import_options *options, hurray_handoff *out, hurray_error *err);
+
+/** \brief As hurray_dlpack_import_legacy(), with the importer's
+ *  synchronisation declaration (see hurray_dlpack_import_versioned_opts()).
+ *  \param ctx      the context (NULL: the default context).
+ *  \param tensor   the tensor; must not be NULL.
+ *  \param options  the declaration, or NULL (PRODUCER_SYNCED).
+ *  \param out      receives the handoff; must not be NULL.
+ *  \param err      optional.
+ *  \return HURRAY_OK or the status of the first problem found. */
+HURRAY_API hurray_status hurray_dlpack_import_legacy_opts(
+    hurray_context *ctx, hurray_dl_managed_tensor *tensor,
+    const hurray_dlpack_import_options *options, hurray_handoff *out, hurray_error *err);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -12,8 +12,8 @@ declare -A PROFILE=(
   [opencl]="ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo"
   [gpu]="libamdhip64-dev libze-dev libze1"
   [fuzz]="clang-14 libclang-rt-14-dev"
-  # numpy for the Python package tests (Debian's /usr/bin/python3); Zig comes from npm (scripts/zig.sh).
-  [interop]="python3-numpy python3-pip"
+  # numpy and PyTorch (CPU) for the Python package tests (Debian's /usr/bin/python3); Zig comes from npm (scripts/zig.sh).
+  [interop]="python3-numpy python3-torch python3-pip"
   # UCX for hurray_net_*, ucx_perftest for its benchmark, iproute2 for the netns tests.
   [net]="libucx-dev ucx-utils iproute2"
 )

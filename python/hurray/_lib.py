@@ -204,3 +204,80 @@ for _name, (_res, _args) in _decls.items():
     _f = getattr(lib, _name)
     _f.restype = _res
     _f.argtypes = _args
+
+# Added after 1.0's first bindings (issue 22): optional, so that an older
+# libhurray still loads (the features that need them say so).
+_optional = {
+    "hurray_buffer_copy_to_host": (status, [c_vp, c_u64, c_vp, c_u64, _P(Error)]),
+    "hurray_buffer_copy_from_host": (status, [c_vp, c_u64, c_vp, c_u64, _P(Error)]),
+    "hurray_dlpack_import_versioned_opts": (status, [c_vp, c_vp, c_vp, _P(Handoff), _P(Error)]),
+    "hurray_dlpack_import_legacy_opts": (status, [c_vp, c_vp, c_vp, _P(Handoff), _P(Error)]),
+    "hurray_device_count": (status, [c_vp, c_u8, _P(c_i32), _P(Error)]),
+    "hurray_device_info": (status, [c_vp, c_u8, c_i32, c_vp, _P(Error)]),
+    "hurray_event_record": (status, [c_vp, c_u8, c_i32, c_vp, _P(ExportDesc), _P(Error)]),
+    "hurray_handoff_acquire": (status, [c_vp, _P(Handoff), c_vp, _P(Error)]),
+    "hurray_handoff_release_event": (status, [_P(Handoff), _P(Error)]),
+}
+for _name, (_res, _args) in _optional.items():
+    _f = getattr(lib, _name, None)
+    if _f is not None:
+        _f.restype = _res
+        _f.argtypes = _args
+
+
+EVENT_FREE_FN = ctypes.CFUNCTYPE(None, c_vp, c_vp)
+
+
+class DeviceInfo(ctypes.Structure):  # hurray_backend_device_info
+    _fields_ = [("name", ctypes.c_char * 128), ("memory_classes", c_u32), ("ipc", c_u32),
+                ("min_alignment", c_u32), ("reserved0", c_u32), ("detail", ctypes.c_char * 256)]
+
+
+class DLPackImportOptions(ctypes.Structure):
+    _fields_ = [("size", c_u32), ("flags", c_u32), ("sync_mode", c_u32), ("reserved0", c_u32),
+                ("stream", c_vp)]
+
+
+assert ctypes.sizeof(DLPackImportOptions) == 24
+
+# ---- hurray_ipc.h (optional: a libhurray built without IPC still loads) ----
+class IPCOptions(ctypes.Structure):
+    _fields_ = [("size", c_u32), ("flags", c_u32), ("hello_timeout_ms", c_i32),
+                ("device_count", c_u32), ("device_tags", _P(c_u8))]
+
+
+class IPCDeviceCaps(ctypes.Structure):
+    _fields_ = [("device_tag", c_u8), ("reserved0", c_u8 * 3), ("memory_classes", c_u32)]
+
+
+class IPCPeerInfo(ctypes.Structure):
+    _fields_ = [("size", c_u32), ("protocol_version", c_u32), ("pid", c_i32),
+                ("device_count", c_u32), ("devices", IPCDeviceCaps * 16)]
+
+
+class IPCStats(ctypes.Structure):
+    _fields_ = [("size", c_u32), ("closed", c_u32)] + [
+        (n, c_u64) for n in ("sent", "released", "reclaimed", "outstanding", "received",
+                             "releases_sent", "releases_failed", "releases_refused",
+                             "messages_rejected")]
+
+
+_ipc = {
+    "hurray_ipc_listen": (status, [ctypes.c_char_p, _P(IPCOptions), _P(c_vp), _P(Error)]),
+    "hurray_ipc_accept": (status, [c_vp, c_i32, _P(c_vp), _P(Error)]),
+    "hurray_ipc_listener_destroy": (None, [c_vp]),
+    "hurray_ipc_connect": (status, [ctypes.c_char_p, _P(IPCOptions), _P(c_vp), _P(Error)]),
+    "hurray_ipc_close": (None, [c_vp]),
+    "hurray_ipc_peer": (status, [c_vp, _P(IPCPeerInfo), _P(Error)]),
+    "hurray_ipc_get_stats": (status, [c_vp, _P(IPCStats), _P(Error)]),
+    "hurray_ipc_send": (status, [c_vp, c_vp, _P(ExportDesc), _P(c_u64), _P(Error)]),
+    "hurray_ipc_progress": (status, [c_vp, c_i32, _P(c_u32), _P(Error)]),
+    "hurray_ipc_receive": (status, [c_vp, c_i32, _P(Handoff), _P(c_u64), _P(Error)]),
+    "hurray_ipc_release": (status, [_P(Handoff), _P(Error)]),
+}
+has_ipc = hasattr(lib, "hurray_ipc_connect")
+if has_ipc:
+    for _name, (_res, _args) in _ipc.items():
+        _f = getattr(lib, _name)
+        _f.restype = _res
+        _f.argtypes = _args

@@ -59,22 +59,28 @@ struct Layout {
   uint64_t bytes = 0;
 };
 
+// padded: the tensor's flags say IS_SUBBYTE_TYPE_PADDED (DLPack 1.1): an
+// element narrower than a byte occupies one byte per lane.
 hurray_status compute_layout(const char *who, hurray_dl_data_type dtype, int32_t ndim,
                              const int64_t *shape, const int64_t *strides, Layout *out,
-                             hurray_error *err) {
+                             hurray_error *err, bool padded = false) {
   if (dtype.bits == 0 || dtype.lanes == 0)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "%s: DLPack dtype {code %u, bits %u, lanes %u} has no size", who,
                 unsigned{dtype.code}, unsigned{dtype.bits}, unsigned{dtype.lanes});
-  const uint64_t bits = uint64_t{dtype.bits} * dtype.lanes;
+  uint64_t bits = uint64_t{dtype.bits} * dtype.lanes;
+  if (padded && dtype.bits < 8) bits = uint64_t{8} * dtype.lanes;
   if (bits % 8)
     return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
                 "%s: DLPack dtype of %" PRIu64 " bits is not a whole number of bytes "
-                "(sub-byte types are not supported)",
+                "(packed sub-byte types are not supported; padded ones are)",
                 who, bits);
-  if (ndim < 0)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s: DLPack ndim is %d",
-                who, ndim);
+  // Before shape[] or strides[] is read: a hostile ndim must not make us
+  // read past the arrays the producer really has.
+  if (ndim < 0 || ndim > HURRAY_DLPACK_MAX_NDIM)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "%s: DLPack ndim is %d (0 to HURRAY_DLPACK_MAX_NDIM = %d)", who, ndim,
+                HURRAY_DLPACK_MAX_NDIM);
   if (ndim > 0 && !shape)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "%s: DLPack shape is NULL with ndim %d", who, ndim);
@@ -199,14 +205,18 @@ hurray_status export_tensor(const char *who, bool versioned, hurray_handoff *h,
     row *= static_cast<uint64_t>(shape[k] ? shape[k] : 1);
   }
   hurray_dl_tensor &t = b->tensor.dl_tensor;
-  t.data = h->data;
+  // Where data is an address, byte_offset is folded into it (as numpy and
+  // PyTorch export): consumers that ignore byte_offset (PyTorch 1.x) read
+  // the right bytes. An opaque handle keeps its offset beside it.
+  const bool opaque_data = (h->flags & HURRAY_HANDOFF_OPAQUE_DATA) || opaque_dl_type(dl_type);
+  t.data = opaque_data ? h->data : static_cast<unsigned char *>(h->data) + byte_offset;
   t.device.device_type = dl_type;
   t.device.device_id = hd.device_tag == HURRAY_DEVICE_CPU ? 0 : h->device_ordinal;
   t.ndim = ndim;
   t.dtype = dtype;
   t.shape = dims ? sh : nullptr;
   t.strides = dims ? st : nullptr;
-  t.byte_offset = byte_offset;
+  t.byte_offset = opaque_data ? byte_offset : 0;
   b->tensor.manager_ctx = b;
   b->tensor.deleter = &block_deleter<M>;
   if constexpr (std::is_same_v<M, hurray_dl_managed_tensor_versioned>) {
@@ -237,13 +247,40 @@ void free_legacy(void *user, void *) {
   if (t->deleter) t->deleter(t);
 }
 
+hurray_status check_options(const char *who, const hurray_dlpack_import_options *o,
+                            hurray_error *err) {
+  if (!o) return HURRAY_OK;
+  if (o->size < sizeof(hurray_dlpack_import_options) || o->flags || o->reserved0)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "%s: options: size %u (want %zu), flags 0x%x and reserved0 %u (want 0); "
+                "start from HURRAY_DLPACK_IMPORT_OPTIONS_INIT",
+                who, o->size, sizeof(hurray_dlpack_import_options), o->flags, o->reserved0);
+  if (o->sync_mode != HURRAY_SYNC_PRODUCER_SYNCED && o->sync_mode != HURRAY_SYNC_CONSUMER_STREAM)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "%s: options: sync_mode %u; a DLPack import is PRODUCER_SYNCED or "
+                "CONSUMER_STREAM (DLPack carries no event)",
+                who, o->sync_mode);
+  if (o->sync_mode == HURRAY_SYNC_CONSUMER_STREAM && !o->stream)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "%s: options: CONSUMER_STREAM without the stream the producer synchronised to",
+                who);
+  return HURRAY_OK;
+}
+
 hurray_status import_tensor(const char *who, hurray_context *ctx, const hurray_dl_tensor &t,
                             bool read_only, hurray_free_fn free_fn, void *user,
-                            hurray_handoff *out, hurray_error *err) {
+                            hurray_handoff *out, hurray_error *err, bool padded = false,
+                            const hurray_dlpack_import_options *opts = nullptr) {
   uint8_t tag = 0, mc = 0;
+  HURRAY_RETURN_NOT_OK(check_options(who, opts, err));
   HURRAY_RETURN_NOT_OK(hurray_dlpack_device_from_dl(t.device.device_type, &tag, &mc, err));
+  const bool on_stream = opts && opts->sync_mode == HURRAY_SYNC_CONSUMER_STREAM;
+  if (on_stream && tag == HURRAY_DEVICE_CPU)
+    return fail(err, HURRAY_E_SYNC, HURRAY_RULE_SYNC_CPU,
+                "BP-SYNC-CPU: %s: a CPU tensor is PRODUCER_SYNCED; it has no stream", who);
   Layout l;
-  HURRAY_RETURN_NOT_OK(compute_layout(who, t.dtype, t.ndim, t.shape, t.strides, &l, err));
+  HURRAY_RETURN_NOT_OK(
+      compute_layout(who, t.dtype, t.ndim, t.shape, t.strides, &l, err, padded));
   hurray_buffer_desc d = HURRAY_BUFFER_DESC_INIT;
   d.handle.byte_size = l.bytes;
   d.handle.device_tag = tag;
@@ -299,6 +336,10 @@ hurray_status import_tensor(const char *who, hurray_context *ctx, const hurray_d
   }
   hurray_export_desc e = HURRAY_EXPORT_DESC_INIT;
   e.flags = read_only ? HURRAY_HANDOFF_READ_ONLY : 0;
+  if (on_stream) {
+    e.sync_mode = HURRAY_SYNC_CONSUMER_STREAM;
+    e.sync_object = opts->stream;
+  }
   return hurray_handoff_wrap(ctx, &d, &e, out, err);
 }
 
@@ -395,9 +436,9 @@ HURRAY_API hurray_status hurray_dlpack_export_legacy(hurray_handoff *handoff,
                        strides, byte_offset, out, err);
 }
 
-HURRAY_API hurray_status hurray_dlpack_import_versioned(hurray_context *ctx,
-                                                       hurray_dl_managed_tensor_versioned *tensor,
-                                                       hurray_handoff *out, hurray_error *err) {
+HURRAY_API hurray_status hurray_dlpack_import_versioned_opts(
+    hurray_context *ctx, hurray_dl_managed_tensor_versioned *tensor,
+    const hurray_dlpack_import_options *options, hurray_handoff *out, hurray_error *err) {
   static const char who[] = "hurray_dlpack_import_versioned";
   if (!tensor || !out)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s: %s is NULL", who,
@@ -408,17 +449,31 @@ HURRAY_API hurray_status hurray_dlpack_import_versioned(hurray_context *ctx,
                 tensor->version.major, tensor->version.minor, HURRAY_DLPACK_MAJOR_VERSION);
   return import_tensor(who, ctx, tensor->dl_tensor,
                        (tensor->flags & HURRAY_DLPACK_FLAG_READ_ONLY) != 0, &free_versioned,
-                       tensor, out, err);
+                       tensor, out, err,
+                       (tensor->flags & HURRAY_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED) != 0, options);
+}
+
+HURRAY_API hurray_status hurray_dlpack_import_versioned(hurray_context *ctx,
+                                                       hurray_dl_managed_tensor_versioned *tensor,
+                                                       hurray_handoff *out, hurray_error *err) {
+  return hurray_dlpack_import_versioned_opts(ctx, tensor, nullptr, out, err);
+}
+
+HURRAY_API hurray_status hurray_dlpack_import_legacy_opts(
+    hurray_context *ctx, hurray_dl_managed_tensor *tensor,
+    const hurray_dlpack_import_options *options, hurray_handoff *out, hurray_error *err) {
+  static const char who[] = "hurray_dlpack_import_legacy";
+  if (!tensor || !out)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s: %s is NULL", who,
+                tensor ? "out" : "tensor");
+  return import_tensor(who, ctx, tensor->dl_tensor, false, &free_legacy, tensor, out, err, false,
+                       options);
 }
 
 HURRAY_API hurray_status hurray_dlpack_import_legacy(hurray_context *ctx,
                                                     hurray_dl_managed_tensor *tensor,
                                                     hurray_handoff *out, hurray_error *err) {
-  static const char who[] = "hurray_dlpack_import_legacy";
-  if (!tensor || !out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s: %s is NULL", who,
-                tensor ? "out" : "tensor");
-  return import_tensor(who, ctx, tensor->dl_tensor, false, &free_legacy, tensor, out, err);
+  return hurray_dlpack_import_legacy_opts(ctx, tensor, nullptr, out, err);
 }
 
 }  // extern "C"

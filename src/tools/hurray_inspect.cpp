@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,9 +20,18 @@
 namespace {
 
 using hurray::inspect::parse_hex;
-using hurray::inspect::read_all;
+using hurray::inspect::parse_size;
+using hurray::inspect::printable;
+using hurray::inspect::read_capped;
+using hurray::inspect::ReadResult;
 
 constexpr int kExitValid = 0, kExitInvalid = 1, kExitUsage = 2;
+// Input is refused past this many bytes (--max-input raises it): every
+// handle costs a few diagnostics, and a stream (/dev/zero) never ends.
+constexpr size_t kDefaultMaxInput = size_t{1} << 20;
+// At most this many diagnostics are kept and printed (--max-diagnostics);
+// the totals are always counted.
+constexpr size_t kDefaultMaxDiagnostics = 1000;
 
 const char kUsage[] =
     "Usage: hurray-inspect [OPTIONS] (--hex HEX | FILE | -)\n"
@@ -48,6 +59,11 @@ const char kUsage[] =
     "                   none, events, streams, events+streams (BP-SYNC-IPC).\n"
     "                   Default: CUDA, ROCM, VULKAN, LEVEL_ZERO export events.\n"
     "  --strict         treat SHOULD rules (warnings) as errors\n"
+    "  --max-input N    refuse input of more than N bytes (default 1M; K, M, G\n"
+    "                   suffixes; hex text may be 4 x N + 4K characters): exit 2\n"
+    "  --max-diagnostics N\n"
+    "                   keep and print at most N errors and warnings (default\n"
+    "                   1000); the totals count them all\n"
     "  --json           print one JSON object instead of text:\n"
     "                   {\"valid\", \"transport\", \"size\", \"buffers\": [{index,\n"
     "                   offset, byte_size, alignment, device_tag, device_tag_name,\n"
@@ -66,9 +82,10 @@ const char kUsage[] =
     "Example: hurray-inspect --hex 00100000000000004000000000000000\n"
     "         (4 KiB of CPU memory aligned to 64: valid)\n";
 
+// Control bytes in an argument are escaped (printable()).
 [[noreturn]] void usage_error(const char *fmt, const char *arg) {
   std::fprintf(stderr, "hurray-inspect: ");
-  std::fprintf(stderr, fmt, arg);
+  std::fprintf(stderr, fmt, printable(arg).c_str());
   std::fprintf(stderr, "\nTry 'hurray-inspect --help'.\n");
   std::exit(kExitUsage);
 }
@@ -101,7 +118,8 @@ std::string json_string(const char *s) {
 }
 
 void print_json(const std::vector<unsigned char> &in, hurray_transport transport,
-                hurray_status status, const std::vector<hurray_error> &diags) {
+                hurray_status status, const std::vector<hurray_error> &diags, size_t n_err,
+                size_t n_warn) {
   std::printf("{\"valid\":%s,\"transport\":\"%s\",\"size\":%zu,\"buffers\":[",
               status == HURRAY_OK ? "true" : "false", hurray_transport_name(transport),
               in.size());
@@ -133,7 +151,8 @@ void print_json(const std::vector<unsigned char> &in, hurray_transport transport
       comma = true;
     }
   }
-  std::printf("]}\n");
+  std::printf("],\"errors_total\":%zu,\"warnings_total\":%zu,\"truncated\":%s}\n", n_err,
+              n_warn, diags.size() < n_err + n_warn ? "true" : "false");
 }
 
 std::string human_size(uint64_t v) {
@@ -175,7 +194,10 @@ void print_text(const std::vector<unsigned char> &in, hurray_transport transport
   }
   for (const hurray_error &e : diags)
     std::printf("%-7s %s\n", e.severity == HURRAY_SEVERITY_ERROR ? "error" : "warning",
-                e.message);
+                printable(e.message).c_str());
+  if (diags.size() < n_err + n_warn)
+    std::printf("... %zu more not shown (--max-diagnostics N shows more)\n",
+                n_err + n_warn - diags.size());
   std::printf("result: %s (%zu error%s, %zu warning%s)\n",
               status == HURRAY_OK ? "valid" : "INVALID", n_err, n_err == 1 ? "" : "s",
               n_warn, n_warn == 1 ? "" : "s");
@@ -183,7 +205,7 @@ void print_text(const std::vector<unsigned char> &in, hurray_transport transport
 
 }  // namespace
 
-int main(int argc, char **argv) {
+int run(int argc, char **argv) {
   hurray_policy *raw_policy = nullptr;
   if (hurray_policy_create(&raw_policy, nullptr) != HURRAY_OK) {
     std::fprintf(stderr, "hurray-inspect: out of memory\n");
@@ -197,6 +219,7 @@ int main(int argc, char **argv) {
   bool json = false;
   const char *hex = nullptr;
   const char *path = nullptr;
+  size_t max_input = kDefaultMaxInput, max_diagnostics = kDefaultMaxDiagnostics;
   hurray_error err;
 
   for (int i = 1; i < argc; ++i) {
@@ -218,6 +241,13 @@ int main(int argc, char **argv) {
       return kExitValid;
     } else if (a == "--json") {
       json = true;
+    } else if (a == "--max-input") {
+      const char *v = value("--max-input");
+      if (!parse_size(v, &max_input)) usage_error("--max-input: '%s' is not a size", v);
+    } else if (a == "--max-diagnostics") {
+      const char *v = value("--max-diagnostics");
+      if (!parse_size(v, &max_diagnostics))
+        usage_error("--max-diagnostics: '%s' is not a count", v);
     } else if (a == "--strict") {
       (void)hurray_policy_set_warnings_as_errors(policy, 1, nullptr);
     } else if (a == "--transport") {
@@ -263,27 +293,45 @@ int main(int argc, char **argv) {
   if (!hex && !path) usage_error("%s", "no input: give --hex HEX, FILE or -");
 
   std::vector<unsigned char> in;
+  auto too_big = [&](const char *what) {
+    std::fprintf(stderr,
+                 "hurray-inspect: %s is larger than the input limit of %zu bytes "
+                 "(--max-input N raises it)\n",
+                 what, max_input);
+    return kExitUsage;
+  };
+  // Hex text: two digits a byte, and room for whitespace between them.
+  size_t text_limit = SIZE_MAX;
+  if (max_input <= (SIZE_MAX - 4096) / 4) text_limit = 4 * max_input + 4096;
   if (hex) {
     std::string text = hex;
     if (text == "-") {
       std::vector<unsigned char> raw;
-      if (!read_all(stdin, &raw)) usage_error("%s", "cannot read standard input");
+      const ReadResult r = read_capped(stdin, text_limit, &raw);
+      if (r == ReadResult::kTooBig) return too_big("the hex text on standard input");
+      if (r == ReadResult::kError) usage_error("%s", "cannot read standard input");
       text.assign(raw.begin(), raw.end());
+    } else if (text.size() > text_limit) {
+      return too_big("the --hex text");
     }
     std::string why;
     if (!parse_hex(text, &in, &why)) usage_error("--hex: %s", why.c_str());
-  } else if (std::string_view(path) == "-") {
-    if (!read_all(stdin, &in)) usage_error("%s", "cannot read standard input");
+    if (in.size() > max_input) return too_big("the --hex input");
   } else {
-    FILE *f = std::fopen(path, "rb");
+    const bool from_stdin = std::string_view(path) == "-";
+    FILE *f = from_stdin ? stdin : std::fopen(path, "rb");
     if (!f) {
-      std::fprintf(stderr, "hurray-inspect: cannot open '%s': %s\n", path, std::strerror(errno));
+      std::fprintf(stderr, "hurray-inspect: cannot open '%s': %s\n", printable(path).c_str(),
+                   std::strerror(errno));
       return kExitUsage;
     }
-    const bool ok = read_all(f, &in);
-    std::fclose(f);
-    if (!ok) {
-      std::fprintf(stderr, "hurray-inspect: cannot read '%s'\n", path);
+    const ReadResult r = read_capped(f, max_input, &in);
+    if (!from_stdin) std::fclose(f);
+    const std::string name = from_stdin ? std::string("standard input")
+                                        : "'" + printable(path) + "'";
+    if (r == ReadResult::kTooBig) return too_big(name.c_str());
+    if (r == ReadResult::kError) {
+      std::fprintf(stderr, "hurray-inspect: cannot read %s\n", name.c_str());
       return kExitUsage;
     }
   }
@@ -291,16 +339,30 @@ int main(int argc, char **argv) {
   size_t n_err = 0, n_warn = 0;
   const unsigned char *data = in.empty() ? nullptr : in.data();
   (void)hurray_table_diagnose(data, in.size(), policy, nullptr, 0, &n_err, &n_warn, nullptr);
-  std::vector<hurray_error> diags(n_err + n_warn);
+  std::vector<hurray_error> diags(n_err + n_warn < max_diagnostics ? n_err + n_warn
+                                                                    : max_diagnostics);
   const hurray_status status = hurray_table_diagnose(
       data, in.size(), policy, diags.data(), diags.size(), &n_err, &n_warn, &err);
   if (status == HURRAY_E_INVALID_ARGUMENT) {
-    std::fprintf(stderr, "hurray-inspect: %s\n", err.message);
+    std::fprintf(stderr, "hurray-inspect: %s\n", printable(err.message).c_str());
     return kExitUsage;
   }
   if (json)
-    print_json(in, transport, status, diags);
+    print_json(in, transport, status, diags, n_err, n_warn);
   else
     print_text(in, transport, status, diags, n_err, n_warn);
   return status == HURRAY_OK ? kExitValid : kExitInvalid;
+}
+
+// Never std::terminate (an abort, exit 134) on bad_alloc or another
+// exception: exit 2 with a message.
+int main(int argc, char **argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::bad_alloc &) {
+    std::fputs("hurray-inspect: out of memory (a smaller --max-input needs less)\n", stderr);
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "hurray-inspect: %s\n", printable(e.what()).c_str());
+  }
+  return kExitUsage;
 }

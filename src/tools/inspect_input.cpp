@@ -19,7 +19,7 @@ bool parse_hex(std::string_view text, std::vector<unsigned char> *out, std::stri
     const int v = hex_value(c);
     if (v < 0) {
       *why = "not a hex digit at position " + std::to_string(i) + ": '" +
-             std::string(1, c) + "'";
+             printable(std::string_view(&text[i], 1)) + "'";
       return false;
     }
     if (hi < 0) {
@@ -41,6 +41,59 @@ bool read_all(std::FILE *f, std::vector<unsigned char> *out) {
   size_t n;
   while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out->insert(out->end(), buf, buf + n);
   return !std::ferror(f);
+}
+
+ReadResult read_capped(std::FILE *f, size_t limit, std::vector<unsigned char> *out) {
+  unsigned char buf[65536];
+  const size_t start = out->size();
+  for (;;) {
+    const size_t have = out->size() - start;
+    const size_t room = have > limit ? 0 : limit - have + 1;  // one byte past: too big
+    if (room == 0) return ReadResult::kTooBig;
+    const size_t n = std::fread(buf, 1, room < sizeof buf ? room : sizeof buf, f);
+    if (n == 0) break;
+    out->insert(out->end(), buf, buf + n);
+  }
+  if (std::ferror(f)) return ReadResult::kError;
+  return out->size() - start > limit ? ReadResult::kTooBig : ReadResult::kOk;
+}
+
+std::string printable(std::string_view s) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string r;
+  r.reserve(s.size());
+  for (const char ch : s) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7F) {
+      r += ch;
+    } else {
+      r += "\\x";
+      r += kHex[c >> 4];
+      r += kHex[c & 15];
+    }
+  }
+  return r;
+}
+
+bool parse_size(std::string_view s, size_t *out) {
+  if (s.empty()) return false;
+  size_t unit = 1;
+  switch (s.back()) {
+    case 'K': case 'k': unit = size_t{1} << 10; break;
+    case 'M': case 'm': unit = size_t{1} << 20; break;
+    case 'G': case 'g': unit = size_t{1} << 30; break;
+    default: break;
+  }
+  if (unit != 1) s.remove_suffix(1);
+  if (s.empty() || s.size() > 20) return false;
+  size_t v = 0;
+  for (const char c : s) {
+    if (c < '0' || c > '9') return false;
+    if (__builtin_mul_overflow(v, size_t{10}, &v) ||
+        __builtin_add_overflow(v, static_cast<size_t>(c - '0'), &v))
+      return false;
+  }
+  return !__builtin_mul_overflow(v, unit, out);
 }
 
 }  // namespace hurray::inspect

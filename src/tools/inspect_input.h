@@ -22,4 +22,20 @@ bool parse_hex(std::string_view text, std::vector<unsigned char> *out, std::stri
 // read error.
 bool read_all(std::FILE *f, std::vector<unsigned char> *out);
 
+enum class ReadResult { kOk, kError, kTooBig };
+
+// As read_all, but stop once more than `limit` bytes have come: kTooBig
+// (then *out holds limit + 1 bytes at most, so memory stays bounded, even
+// for /dev/zero).
+ReadResult read_capped(std::FILE *f, size_t limit, std::vector<unsigned char> *out);
+
+// `s` with every byte that is not printable ASCII (below 0x20, 0x7F and
+// above) and the backslash written as \xNN, so that a message quoting input
+// never sends control bytes to a terminal.
+std::string printable(std::string_view s);
+
+// "1048576", "64K", "16M", "2G" (binary multiples) as a byte count; false
+// for anything else or a value that does not fit in size_t.
+bool parse_size(std::string_view s, size_t *out);
+
 }  // namespace hurray::inspect

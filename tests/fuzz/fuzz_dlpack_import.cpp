@@ -25,7 +25,10 @@
 //
 // Input layout (tests/fuzz/make_corpus.py writes seeds in it):
 //   byte 0      bit 0 versioned; bit 1 READ_ONLY flag; bit 2 NULL strides;
-//               bit 3 NULL shape; bit 4 version.major 2 instead of 1
+//               bit 3 NULL shape; bit 4 version.major 2 instead of 1;
+//               bit 5 IS_SUBBYTE_TYPE_PADDED flag (versioned);
+//               bit 6 ndim 65 + byte 2 (above HURRAY_DLPACK_MAX_NDIM: refused
+//               before the 6-entry shape is read, or ASan says so)
 //   byte 1      DLDeviceType: (int8) value, so -128..127
 //   byte 2      ndim: (int8) value; values > 6 are taken % 7
 //   bytes 3-6   dtype: code, bits, lanes (LE u16)
@@ -88,7 +91,7 @@ struct Model {
   Pair pair{};
 };
 
-Model model(const hurray_dl_tensor &t, bool versioned, uint32_t major) {
+Model model(const hurray_dl_tensor &t, bool versioned, uint32_t major, bool padded) {
   Model m;
   auto refuse = [&m](hurray_status st, const char *rule) {
     m.status = st;
@@ -99,10 +102,12 @@ Model model(const hurray_dl_tensor &t, bool versioned, uint32_t major) {
   m.pair = pair_of(t.device.device_type);
   if (!m.pair.ok) return refuse(HURRAY_E_DEVICE_TAG, "BP-DEV-INVALID");
   if (t.dtype.bits == 0 || t.dtype.lanes == 0) return refuse(HURRAY_E_INVALID_ARGUMENT, "");
-  const uint64_t bits = uint64_t{t.dtype.bits} * t.dtype.lanes;
+  const uint64_t bits = versioned && padded && t.dtype.bits < 8
+                            ? uint64_t{8} * t.dtype.lanes
+                            : uint64_t{t.dtype.bits} * t.dtype.lanes;
   if (bits % 8) return refuse(HURRAY_E_UNSUPPORTED, "");
   const uint64_t itemsize = bits / 8;
-  if (t.ndim < 0) return refuse(HURRAY_E_INVALID_ARGUMENT, "");
+  if (t.ndim < 0 || t.ndim > HURRAY_DLPACK_MAX_NDIM) return refuse(HURRAY_E_INVALID_ARGUMENT, "");
   if (t.ndim > 0 && !t.shape) return refuse(HURRAY_E_INVALID_ARGUMENT, "");
   bool empty = false;
   for (int32_t k = 0; k < t.ndim; ++k) {
@@ -162,7 +167,7 @@ std::string describe(const hurray_dl_tensor &t) {
                 unsigned{t.dtype.bits}, unsigned{t.dtype.lanes},
                 reinterpret_cast<uintptr_t>(t.data), t.byte_offset, t.strides ? "given" : "NULL");
   std::string s = buf;
-  for (int32_t k = 0; t.shape && k < t.ndim; ++k)
+  for (int32_t k = 0; t.shape && k < t.ndim && k < 6; ++k)
     s += " [" + std::to_string(t.shape[k]) + ":" +
          (t.strides ? std::to_string(t.strides[k]) : std::string("-")) + "]";
   return s;
@@ -176,11 +181,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const bool versioned = flags & 1, read_only = flags & 2, null_strides = flags & 4,
              null_shape = flags & 8;
   const uint32_t major = flags & 16 ? 2 : 1;
+  const bool padded = flags & 32, huge_ndim = flags & 64;
   hurray_dl_tensor t{};
   t.device.device_type = static_cast<int8_t>(in.u8());
   int32_t ndim = static_cast<int8_t>(in.u8());
   if (ndim > 6) ndim %= 7;
-  t.ndim = ndim;
+  t.ndim = huge_ndim ? 65 + (ndim < 0 ? 0 : ndim) : ndim;
   t.dtype.code = in.u8();
   t.dtype.bits = in.u8();
   t.dtype.lanes = in.u16();
@@ -200,7 +206,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   hurray_dl_managed_tensor_versioned ver{};
   ver.version = {major, 0};
   ver.deleter = delete_versioned;
-  ver.flags = read_only ? HURRAY_DLPACK_FLAG_READ_ONLY : 0;
+  ver.flags = (read_only ? HURRAY_DLPACK_FLAG_READ_ONLY : 0) |
+              (padded ? HURRAY_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED : 0);
   ver.dl_tensor = t;
 
   g_deleted = 0;
@@ -209,7 +216,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::memset(&err, 0, sizeof err);
   const hurray_status st = versioned ? hurray_dlpack_import_versioned(nullptr, &ver, &h, &err)
                                      : hurray_dlpack_import_legacy(nullptr, &legacy, &h, &err);
-  const Model m = model(t, versioned, major);
+  const Model m = model(t, versioned, major, padded);
 
   // P1
   FUZZ_CHECK(st == m.status, "the library and the model disagree on the import's status");

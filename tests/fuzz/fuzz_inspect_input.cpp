@@ -8,7 +8,12 @@
 //  - refused, it says why: the position and character of the first
 //    character that is neither, else the odd digit count; what it appended
 //    by then is a prefix of the bytes the digits before it spell;
-//  - read_all returns exactly the bytes a stream holds.
+//  - read_all returns exactly the bytes a stream holds; read_capped the
+//    same up to its limit, and kTooBig (holding at most limit + 1 bytes)
+//    past it;
+//  - printable() keeps printable ASCII, writes every other byte as \xNN,
+//    its result is printable ASCII only, and printable() of it is itself;
+//  - parse_size accepts exactly digits with an optional K/M/G suffix.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -22,7 +27,11 @@
 using namespace hurray_fuzz;
 using hurray::inspect::hex_value;
 using hurray::inspect::parse_hex;
+using hurray::inspect::parse_size;
+using hurray::inspect::printable;
 using hurray::inspect::read_all;
+using hurray::inspect::read_capped;
+using hurray::inspect::ReadResult;
 
 namespace {
 
@@ -37,6 +46,62 @@ int digit_value(unsigned char c) {
 }
 bool is_space(unsigned char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+// The oracle's escape of one byte.
+std::string oracle_printable(unsigned char c) {
+  if (c >= 0x20 && c < 0x7F) return std::string(1, static_cast<char>(c));
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "\\x%02x", c);
+  return buf;
+}
+
+void check_printable(const uint8_t *data, size_t size) {
+  const std::string_view text(reinterpret_cast<const char *>(data), size);
+  std::string want;
+  for (size_t i = 0; i < size; ++i) want += oracle_printable(data[i]);
+  const std::string got = printable(text);
+  FUZZ_CHECK(got == want, "printable escapes exactly the bytes outside printable ASCII");
+  for (const char c : got)
+    FUZZ_CHECK(c >= 0x20 && c < 0x7F, "printable's result is printable ASCII");
+  FUZZ_CHECK(printable(got) == got, "printable of printable text is itself");
+}
+
+void check_read_capped(const uint8_t *data, size_t size) {
+  if (size == 0) return;
+  const size_t limit = data[0] % 64;
+  std::vector<uint8_t> copy(data, data + size);
+  std::FILE *f = fmemopen(copy.data(), copy.size(), "rb");
+  FUZZ_CHECK(f != nullptr, "fmemopen");
+  std::vector<unsigned char> got;
+  const ReadResult r = read_capped(f, limit, &got);
+  std::fclose(f);
+  if (size <= limit) {
+    FUZZ_CHECK(r == ReadResult::kOk && got.size() == size &&
+                   std::memcmp(got.data(), data, size) == 0,
+               "read_capped reads a stream within its limit whole");
+  } else {
+    FUZZ_CHECK(r == ReadResult::kTooBig && got.size() <= limit + 1,
+               "read_capped stops one byte past its limit");
+  }
+}
+
+void check_parse_size(const uint8_t *data, size_t size) {
+  const std::string_view text(reinterpret_cast<const char *>(data), size < 24 ? size : 24);
+  size_t v = 0;
+  const bool ok = parse_size(text, &v);
+  bool want = !text.empty();
+  std::string_view digits = text;
+  if (want && std::strchr("KkMmGg", digits.back()) && digits.back() != '\0')
+    digits.remove_suffix(1);
+  want = want && !digits.empty();
+  for (const char c : digits) want = want && c >= '0' && c <= '9';
+  if (!want) FUZZ_CHECK(!ok, "parse_size refuses what is not digits and a suffix");
+  if (ok && digits == text && digits.size() < 10) {
+    size_t n = 0;
+    for (const char c : digits) n = n * 10 + static_cast<size_t>(c - '0');
+    FUZZ_CHECK(v == n, "parse_size reads plain digits");
+  }
 }
 
 void check_hex_value_once() {
@@ -111,7 +176,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                "bytes appended before a refusal spell the digits read so far");
     if (bad != std::string_view::npos) {
       const std::string want = "not a hex digit at position " + std::to_string(bad) + ": '" +
-                               std::string(1, static_cast<char>(data[bad])) + "'";
+                               oracle_printable(data[bad]) + "'";
       FUZZ_CHECK(why == want, "a refusal names the first bad character and its position");
     } else {
       FUZZ_CHECK(why.rfind("odd number of hex digits", 0) == 0,
@@ -119,6 +184,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
   }
   check_read_all(data, size);
+  check_read_capped(data, size);
+  check_printable(data, size);
+  check_parse_size(data, size);
   failure_context() = nullptr;
   return 0;
 }

@@ -218,6 +218,11 @@ def fuzz_inspect_input_seeds():
         "not-hex-dash": b"00-10",
         "raw-handle-bytes": one,
         "hex-of-hex-text": hx(hx(one)),
+        # issue 22: escapes (printable), sizes (parse_size).
+        "not-hex-escape-sequence": b"00\x1b[31m00",
+        "not-hex-backslash": b"00\\x41",
+        "size-suffixes": b"64K",
+        "size-too-big": b"99999999999999999999G",
     }
 
 
@@ -322,9 +327,10 @@ def fuzz_ipc_message_seeds():
 def fuzz_dlpack_import_seeds():
     def tensor(device=1, dims=((256, 1),), code=2, bits=32, lanes=1, device_id=0,
                data=0x7F0000000000, offset=0, versioned=False, read_only=False,
-               null_strides=False, null_shape=False, major2=False):
+               null_strides=False, null_shape=False, major2=False, padded=False,
+               huge_ndim=False):
         flags = (versioned * 1 | read_only * 2 | null_strides * 4 | null_shape * 8 |
-                 major2 * 16)
+                 major2 * 16 | padded * 32 | huge_ndim * 64)
         out = struct.pack("<BbbBBHiQQ", flags, device, len(dims), code, bits, lanes,
                           device_id, data, offset)
         for shape, stride in dims:
@@ -366,6 +372,10 @@ def fuzz_dlpack_import_seeds():
         "refuse-address-wrap": tensor(data=0xFFFFFFFFFFFFF000, dims=((8192, 1),)),
         "refuse-first-byte-at-zero": tensor(data=0x8000, offset=0x8000, dims=((33, -512),)),
         "vector-lanes": tensor(code=2, bits=32, lanes=4),
+        # issue 22: DLPack 1.1 padded sub-byte types; ndim above the maximum.
+        "padded-int4": tensor(versioned=True, padded=True, code=0, bits=4),
+        "padded-flag-on-legacy": tensor(padded=True, code=0, bits=4),
+        "refuse-ndim-above-max": tensor(huge_ndim=True, dims=((1, 1), (1, 1))),
         "empty-input": b"",
     }
 

@@ -225,7 +225,7 @@ TEST_CASE("export: a CPU handoff as a DLPack 1.x tensor, zero-copy, deleter rele
   CHECK(t->version.major == 1);
   CHECK(t->version.minor == HURRAY_DLPACK_MINOR_VERSION);
   CHECK(t->flags == 0);
-  CHECK(t->dl_tensor.data == mem.p);  // the same bytes, not a copy
+  CHECK(t->dl_tensor.data == mem.p + 64);  // the same bytes, not a copy (byte_offset folded in)
   CHECK(t->dl_tensor.device.device_type == HURRAY_DL_CPU);
   CHECK(t->dl_tensor.device.device_id == 0);
   CHECK(t->dl_tensor.ndim == 2);
@@ -237,7 +237,7 @@ TEST_CASE("export: a CPU handoff as a DLPack 1.x tensor, zero-copy, deleter rele
   REQUIRE(t->dl_tensor.strides != nullptr);  // explicit row-major strides
   CHECK(t->dl_tensor.strides[0] == 3);
   CHECK(t->dl_tensor.strides[1] == 1);
-  CHECK(t->dl_tensor.byte_offset == 64);
+  CHECK(t->dl_tensor.byte_offset == 0);  // folded into data for an address device
   CHECK(c.frees == 0);
   t->deleter(t);
   CHECK(c.frees == 1);

@@ -7,14 +7,24 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int g_frees;
+static int g_free_fd = -1;
 
 static void count_free(void *user, void *data) {
   (void)user;
   free(data);
   __atomic_add_fetch(&g_frees, 1, __ATOMIC_SEQ_CST);
+  if (g_free_fd >= 0) { /* seen from outside the process, even at its exit */
+    const char c = 'C';
+    if (write(g_free_fd, &c, 1) != 1) g_free_fd = -1;
+  }
 }
+
+/* Also write one byte 'C' to fd at each free (test_exit.py counts them from
+ * the parent process); -1: stop. */
+void helper_set_free_fd(int fd) { g_free_fd = fd; }
 
 /* How many buffers of helper_make_buffer() libhurray has freed so far. */
 int helper_free_count(void) { return __atomic_load_n(&g_frees, __ATOMIC_SEQ_CST); }

@@ -1,14 +1,15 @@
 #!/bin/sh
 # Build and run a quick start of README.md against this build's libhurray:
-#   run_quickstart.sh python|rust|zig README WORKDIR LIBDIR INCLUDEDIR TOOL
-# It takes the one ```LANG block of README.md, verbatim. TOOL: the Python
+#   run_quickstart.sh python|py|rust|zig README WORKDIR LIBDIR INCLUDEDIR TOOL
+# It takes the one ```LANG block of README.md, verbatim (```py: the Python
+# IPC example, run as ```python is). TOOL: the Python
 # interpreter (with PYTHONPATH set to python/), rustc (empty: from PATH or
 # ~/.cargo/bin), or scripts/zig.sh.
 set -eu
 lang=$1 readme=$2 work=$3 libdir=$4 include=$5 tool=${6:-}
 rm -rf "$work"
 mkdir -p "$work"
-case $lang in python) ext=py ;; rust) ext=rs ;; zig) ext=zig ;;
+case $lang in python|py) ext=py ;; rust) ext=rs ;; zig) ext=zig ;;
   *) echo "run_quickstart.sh: unknown language $lang" >&2; exit 2 ;; esac
 src=$work/quickstart.$ext
 /usr/bin/python3 - "$readme" "$lang" >"$src" <<'PY'
@@ -21,7 +22,7 @@ sys.stdout.write(blocks[0])
 PY
 set -x
 case $lang in
-python)
+python|py)
   HURRAY_LIBRARY=$libdir/libhurray.so.1 PYTHONDONTWRITEBYTECODE=1 "$tool" "$src"
   ;;
 rust)

@@ -169,8 +169,13 @@ class NumpyTakesHurrayBuffers(unittest.TestCase):
         cuda = hurray.Buffer.wrap(0x7F0000000000, 1 << 20, alignment=4096,
                                   device_tag=hurray.DEVICE_CUDA, on_free=freed.append)
         self.assertEqual(cuda.__dlpack_device__(), (2, 0))  # kDLCUDA
-        with self.assertRaises(RuntimeError) as cm:
+        # numpy asks with stream=None, which the array API allows on the CPU only.
+        with self.assertRaises(BufferError) as cm:
             np.from_dlpack(cuda)
+        self.assertIn("stream", str(cm.exception))
+        # Asked right (a stream), the capsule is made; numpy still refuses the device.
+        with self.assertRaises(RuntimeError) as cm:
+            np.from_dlpack(_StreamedProducer(cuda, 7))
         self.assertIn("Unsupported device", str(cm.exception))
         cuda.close()
         gc.collect()
@@ -187,13 +192,18 @@ class NumpyTakesHurrayBuffers(unittest.TestCase):
         priv.close()
         ctx.close()
 
-    def test_copy_and_other_devices_are_refused(self):
+    def test_other_devices_are_refused_and_copy_false_never_copies(self):
         buf = c_buffer(64)
         with self.assertRaises(BufferError):
-            buf.__dlpack__(copy=True)
-        with self.assertRaises(BufferError):
             buf.__dlpack__(dl_device=(2, 0))
-        buf.__dlpack__(dl_device=(1, 0), copy=False)
+        with self.assertRaises(BufferError):
+            buf.__dlpack__(stream=1)  # the CPU takes stream=None only
+        with self.assertRaises(BufferError):
+            buf.__dlpack__(max_version="1.0")
+        cap = buf.__dlpack__(dl_device=(1, 0), copy=False, max_version=(1, 1))
+        h = hurray.from_dlpack(cap)
+        self.assertEqual(h.address, buf.address)  # zero-copy
+        h.release()
 
     def test_python_wrapped_memory_stays_alive_until_freed(self):
         freed = []
@@ -211,6 +221,19 @@ class NumpyTakesHurrayBuffers(unittest.TestCase):
         gc.collect()
         self.assertEqual(freed, [addr])
         self.assertIsNone(ref())
+
+
+class _StreamedProducer:
+    """Hands a hurray Buffer to numpy as a consumer that passes a stream would."""
+
+    def __init__(self, buf, stream):
+        self.buf, self.stream = buf, stream
+
+    def __dlpack_device__(self):
+        return self.buf.__dlpack_device__()
+
+    def __dlpack__(self, stream=None):
+        return self.buf.__dlpack__(stream=self.stream)
 
 
 class HurrayTakesNumpyArrays(unittest.TestCase):

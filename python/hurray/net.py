@@ -1,0 +1,293 @@
+"""Buffers across machines over UCX (hurray_net.h, libhurray-net.so.1).
+
+A Server listens and receives PUTs (each lands in a buffer it allocates and
+hands to poll()) and serves GETs of the buffers registered with it; a
+Client connects to one server, PUTs buffers to it (at once, or started and
+then tested or waited for by ticket) and GETs registered buffers into new
+buffers of its own. The server side is driven by poll(); a client call
+blocks until it is answered, so the server must poll meanwhile (another
+thread or process). Every object closes when it goes (at exit too).
+
+    server = hurray.net.Server("127.0.0.1")        # any free port
+    client = hurray.net.Client("127.0.0.1", server.port)
+    # (another thread) client.put(buf, buffer_id=7)
+    buffer_id, landed = server.poll(timeout_ms=1000)
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+from typing import Any, Optional
+
+from . import _lib
+from ._buffer import Buffer
+from ._constants import (DEVICE_CPU, I32_MAX, I32_MIN, MEMORY_STANDARD, TRANSPORTS, U8_MAX,
+                         U64_MAX, check_int)
+from ._errors import HurrayError, check
+from ._handoff import Handoff
+
+__all__ = ["Server", "Client", "library"]
+
+_P = ctypes.POINTER
+c_u8, c_u16, c_u32, c_u64 = ctypes.c_uint8, ctypes.c_uint16, ctypes.c_uint32, ctypes.c_uint64
+c_i32, c_vp = ctypes.c_int32, ctypes.c_void_p
+
+
+class ServerConfig(ctypes.Structure):
+    _fields_ = [("size", c_u32), ("transport", c_u32), ("address", ctypes.c_char_p),
+                ("port", c_u16), ("reserved0", c_u16), ("n_devices", c_u32),
+                ("devices", _P(c_u8)), ("context", c_vp), ("alloc", c_vp),
+                ("alloc_user", c_vp)]
+
+
+class ClientConfig(ctypes.Structure):
+    _fields_ = [("size", c_u32), ("transport", c_u32), ("address", ctypes.c_char_p),
+                ("port", c_u16), ("reserved0", c_u16), ("timeout_ms", c_i32),
+                ("context", c_vp)]
+
+
+class TransferDesc(ctypes.Structure):
+    _fields_ = [("size", c_u32), ("reserved0", c_u32), ("buffer_id", c_u64),
+                ("device_tag", c_u8), ("memory_class", c_u8), ("reserved1", c_u8 * 2),
+                ("device_ordinal", c_i32)]
+
+
+class Received(ctypes.Structure):
+    _fields_ = [("size", c_u32), ("reserved0", c_u32), ("buffer_id", c_u64), ("buffer", c_vp),
+                ("handle", _lib.BufferHandle), ("device_ordinal", c_i32), ("reserved1", c_u32)]
+
+
+_STATS = ("connections", "disconnections", "puts_landed", "puts_refused", "gets_served",
+          "gets_refused", "transfers_failed", "in_flight", "pending", "live_buffers")
+
+
+class Stats(ctypes.Structure):
+    _fields_ = [(n, c_u64) for n in _STATS]
+
+
+for _t, _n in ((ServerConfig, 56), (ClientConfig, 32), (TransferDesc, 24), (Received, 48),
+               (Stats, 80)):
+    assert ctypes.sizeof(_t) == _n, (_t.__name__, ctypes.sizeof(_t))
+
+status, _E = c_i32, _P(_lib.Error)
+_DECLS = {
+    "hurray_net_server_create": (status, [_P(ServerConfig), _P(c_vp), _E]),
+    "hurray_net_server_destroy": (None, [c_vp]),
+    "hurray_net_server_port": (c_u16, [c_vp]),
+    "hurray_net_server_poll": (status, [c_vp, c_i32, _P(Received), _E]),
+    "hurray_net_server_register": (status, [c_vp, c_u64, c_vp, _E]),
+    "hurray_net_server_unregister": (status, [c_vp, c_u64, _E]),
+    "hurray_net_server_stats": (None, [c_vp, _P(Stats)]),
+    "hurray_net_client_connect": (status, [_P(ClientConfig), _P(c_vp), _E]),
+    "hurray_net_client_destroy": (None, [c_vp]),
+    "hurray_net_client_put": (status, [c_vp, _P(_lib.Handoff), _P(TransferDesc), _E]),
+    "hurray_net_client_put_buffer": (status, [c_vp, c_vp, _P(TransferDesc), _E]),
+    "hurray_net_client_put_buffer_start": (status, [c_vp, c_vp, _P(TransferDesc), _P(c_u64),
+                                                    _E]),
+    "hurray_net_client_put_test": (status, [c_vp, c_u64, _P(c_i32), _E]),
+    "hurray_net_client_put_wait": (status, [c_vp, c_u64, _E]),
+    "hurray_net_client_get": (status, [c_vp, _P(TransferDesc), _P(c_vp), _E]),
+}
+_net = []
+
+
+def library():
+    """libhurray-net.so.1 (HURRAY_NET_LIBRARY, else beside libhurray.so.1,
+    else the loader's path), loaded on first use."""
+    if _net:
+        return _net[0]
+    tried = []
+    for path in (os.environ.get("HURRAY_NET_LIBRARY"),
+                 os.path.join(os.path.dirname(_lib.path), "libhurray-net.so.1"),
+                 "libhurray-net.so.1"):
+        if not path or (os.sep in path and not os.path.exists(path)):
+            continue
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError as e:
+            tried.append("%s: %s" % (path, e))
+            continue
+        for name, (res, args) in _DECLS.items():
+            f = getattr(lib, name)
+            f.restype, f.argtypes = res, args
+        _net.append(lib)
+        return lib
+    raise HurrayError(10, "", "hurray.net: cannot load libhurray-net.so.1 (built where UCX "
+                      "is found; set HURRAY_NET_LIBRARY): %s" % ("; ".join(tried) or
+                                                                 "not found"))
+
+
+def _transport(name):
+    if name not in ("cross-machine", "rdma"):
+        raise ValueError("hurray.net: transport is 'cross-machine' or 'rdma', not %r" % (name,))
+    return TRANSPORTS[name]
+
+
+def _desc(buffer_id, device_tag, memory_class, device_ordinal):
+    d = TransferDesc()
+    d.size = ctypes.sizeof(d)
+    d.buffer_id = check_int("buffer_id", buffer_id, 0, U64_MAX)
+    d.device_tag = check_int("device_tag", device_tag, 0, U8_MAX)
+    d.memory_class = check_int("memory_class", memory_class, 0, U8_MAX)
+    d.device_ordinal = check_int("device_ordinal", device_ordinal, I32_MIN, I32_MAX)
+    return d
+
+
+class Server:
+    """A hurray_net server: receives PUTs, serves GETs of registered buffers."""
+
+    def __init__(self, address: Optional[str] = "127.0.0.1", port: int = 0,
+                 transport: str = "cross-machine"):
+        lib = library()
+        cfg = ServerConfig()
+        cfg.size = ctypes.sizeof(cfg)
+        cfg.transport = _transport(transport)
+        self._address = address.encode() if address else None  # lives as long as the call
+        cfg.address = self._address
+        cfg.port = check_int("port", port, 0, 0xFFFF)
+        self._s, err = c_vp(), _lib.Error()
+        check(lib.hurray_net_server_create(ctypes.byref(cfg), ctypes.byref(self._s),
+                                           ctypes.byref(err)), err)
+        self._destroy = lib.hurray_net_server_destroy
+
+    def _live(self):
+        if not self._s:
+            raise HurrayError(1, "", "hurray.net: the server is closed")
+        return self._s
+
+    @property
+    def port(self) -> int:
+        """The TCP port it listens on."""
+        return library().hurray_net_server_port(self._live())
+
+    def poll(self, timeout_ms: int = 0):
+        """Drive the network up to timeout_ms (negative: until a PUT lands);
+        (buffer_id, Buffer) of the next landed PUT, or None."""
+        r, err = Received(), _lib.Error()
+        r.size = ctypes.sizeof(r)
+        check(library().hurray_net_server_poll(self._live(),
+                                               check_int("timeout_ms", timeout_ms, I32_MIN,
+                                                         I32_MAX),
+                                               ctypes.byref(r), ctypes.byref(err)), err)
+        if not r.buffer:
+            return None
+        return r.buffer_id, Buffer(r.buffer)
+
+    def register(self, buffer_id: int, buffer: Buffer) -> None:
+        """Offer `buffer` to GETs under buffer_id (the server holds a reference)."""
+        err = _lib.Error()
+        check(library().hurray_net_server_register(
+            self._live(), check_int("buffer_id", buffer_id, 0, U64_MAX), buffer._live().ptr,
+            ctypes.byref(err)), err)
+
+    def unregister(self, buffer_id: int) -> None:
+        err = _lib.Error()
+        check(library().hurray_net_server_unregister(
+            self._live(), check_int("buffer_id", buffer_id, 0, U64_MAX), ctypes.byref(err)), err)
+
+    def stats(self) -> dict:
+        s = Stats()
+        library().hurray_net_server_stats(self._live(), ctypes.byref(s))
+        return {n: getattr(s, n) for n in _STATS}
+
+    def close(self) -> None:
+        s, self._s = self._s, c_vp()
+        if s:
+            self._destroy(s)
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # __init__ failed
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class Client:
+    """A hurray_net client connected to one server."""
+
+    def __init__(self, address: str, port: int, transport: str = "cross-machine",
+                 timeout_ms: int = 0):
+        lib = library()
+        cfg = ClientConfig()
+        cfg.size = ctypes.sizeof(cfg)
+        cfg.transport = _transport(transport)
+        self._address = address.encode()
+        cfg.address = self._address
+        cfg.port = check_int("port", port, 0, 0xFFFF)
+        cfg.timeout_ms = check_int("timeout_ms", timeout_ms, I32_MIN, I32_MAX)
+        self._c, err = c_vp(), _lib.Error()
+        check(lib.hurray_net_client_connect(ctypes.byref(cfg), ctypes.byref(self._c),
+                                            ctypes.byref(err)), err)
+        self._destroy = lib.hurray_net_client_destroy
+
+    def _live(self):
+        if not self._c:
+            raise HurrayError(1, "", "hurray.net: the client is closed")
+        return self._c
+
+    def put(self, source: Any, buffer_id: int, device_tag: int = DEVICE_CPU,
+            memory_class: int = MEMORY_STANDARD, device_ordinal: int = 0) -> None:
+        """PUT a Buffer (or a Handoff) to the server as buffer_id, into memory
+        on the server's device_tag/memory_class; returns once it landed."""
+        d, err = _desc(buffer_id, device_tag, memory_class, device_ordinal), _lib.Error()
+        if isinstance(source, Handoff):
+            st = library().hurray_net_client_put(self._live(), ctypes.byref(source.struct),
+                                                 ctypes.byref(d), ctypes.byref(err))
+        else:
+            st = library().hurray_net_client_put_buffer(self._live(), source._live().ptr,
+                                                        ctypes.byref(d), ctypes.byref(err))
+        check(st, err)
+
+    def put_start(self, source: Buffer, buffer_id: int, device_tag: int = DEVICE_CPU,
+                  memory_class: int = MEMORY_STANDARD, device_ordinal: int = 0) -> int:
+        """Start a PUT of a Buffer; its ticket for put_test() / put_wait()."""
+        d, err, t = _desc(buffer_id, device_tag, memory_class, device_ordinal), _lib.Error(), \
+            c_u64()
+        check(library().hurray_net_client_put_buffer_start(
+            self._live(), source._live().ptr, ctypes.byref(d), ctypes.byref(t),
+            ctypes.byref(err)), err)
+        return t.value
+
+    def put_test(self, ticket: int) -> bool:
+        """Drive the network; True once the PUT `ticket` has finished."""
+        done, err = c_i32(), _lib.Error()
+        check(library().hurray_net_client_put_test(self._live(), ticket, ctypes.byref(done),
+                                                    ctypes.byref(err)), err)
+        return bool(done.value)
+
+    def put_wait(self, ticket: int) -> None:
+        """Wait for the PUT `ticket`; raises what the server answered."""
+        err = _lib.Error()
+        check(library().hurray_net_client_put_wait(self._live(), ticket, ctypes.byref(err)), err)
+
+    def get(self, buffer_id: int, device_tag: int = DEVICE_CPU,
+            memory_class: int = MEMORY_STANDARD, device_ordinal: int = 0) -> Buffer:
+        """GET the buffer the server registered as buffer_id into a new Buffer here."""
+        d, err, out = _desc(buffer_id, device_tag, memory_class, device_ordinal), _lib.Error(), \
+            c_vp()
+        check(library().hurray_net_client_get(self._live(), ctypes.byref(d), ctypes.byref(out),
+                                              ctypes.byref(err)), err)
+        return Buffer(out.value)
+
+    def close(self) -> None:
+        c, self._c = self._c, c_vp()
+        if c:
+            self._destroy(c)
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -361,6 +361,8 @@ def fuzz_dlpack_import_seeds():
         "bad-negative-ndim": struct.pack("<Bbb", 0, 1, -3),
         "bad-negative-shape": tensor(dims=((-2, 1),)),
         "bad-zero-bits": tensor(bits=0),
+        "bad-zero-lanes": tensor(lanes=0),  # issue 23: a survivor without it
+        "bad-negative-shape-minus-1": tensor(dims=((-1, 1),)),  # the same
         "bad-sub-byte": tensor(code=1, bits=4),
         # six int16 dimensions cannot overflow 64 bits: accepted, a large span
         "ok-span-large-6-dims": tensor(dims=((32767, 32767),) * 6, bits=128, lanes=65535),

@@ -163,12 +163,21 @@ scratch = os.path.abspath(os.environ.get("HURRAY_MUTATE_DIR", os.path.join(repo,
 src, logs = os.path.join(scratch, "src"), os.path.join(scratch, "logs")
 build = os.path.join(src, "build-test", "mutate")
 os.makedirs(src, exist_ok=True)
-if os.path.realpath(scratch).startswith(os.path.realpath(repo) + os.sep) and subprocess.run(
+in_git = subprocess.run(["git", "-C", repo, "rev-parse", "--git-dir"], stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL).returncode == 0
+if in_git and os.path.realpath(scratch).startswith(os.path.realpath(repo) + os.sep) and subprocess.run(
         ["git", "-C", repo, "check-ignore", "-q", scratch]).returncode != 0:
     sys.exit(f"mutate: {scratch} is inside the tree and not ignored by git: it would copy itself")
 os.makedirs(logs, exist_ok=True)
-files = subprocess.run(["git", "-C", repo, "ls-files", "-z", "-co", "--exclude-standard"],
-                       stdout=subprocess.PIPE, check=True).stdout.decode().split("\0")
+listed = subprocess.run(["git", "-C", repo, "ls-files", "-z", "-co", "--exclude-standard"],
+                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+if listed.returncode == 0:
+    files = listed.stdout.decode().split("\0")
+else:  # not a git checkout: every file but build folders (as .gitignore says)
+    files = []
+    for d, subdirs, names in os.walk(repo):
+        subdirs[:] = [x for x in subdirs if not (x.startswith("build") or x in (".git", "out", "__pycache__"))]
+        files += [os.path.relpath(os.path.join(d, n), repo) for n in names if not n.endswith(".pyc")]
 copied = 0
 for rel in filter(None, files):
     a, b = os.path.join(repo, rel), os.path.join(src, rel)

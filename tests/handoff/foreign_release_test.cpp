@@ -101,3 +101,19 @@ TEST_CASE("foreign handoff: a moved-from struct cannot be released, the moved-to
   CHECK(hurray_handoff_release(&b, nullptr) == HURRAY_E_ALREADY_RELEASED);
   CHECK(p.releases == 1);
 }
+
+TEST_CASE("foreign handoff: hurray_handoff_check reads only its own version of the struct",
+          "[handoff][foreign]") {
+  Producer p;
+  hurray_handoff h = foreign_handoff(&p, HURRAY_SYNC_PRODUCER_SYNCED, HURRAY_DEVICE_CPU, 64);
+  REQUIRE(hurray_handoff_check(&h, nullptr, nullptr) == HURRAY_OK);
+  for (const uint32_t v : {0u, HURRAY_HANDOFF_VERSION + 1u}) {
+    h.version = v;  // a struct never filled in, or a newer layout
+    hurray_error err{};
+    CHECK(hurray_handoff_check(&h, nullptr, &err) == HURRAY_E_UNSUPPORTED);
+    CHECK(err.status == HURRAY_E_UNSUPPORTED);
+  }
+  h.version = HURRAY_HANDOFF_VERSION;
+  CHECK(hurray_handoff_release(&h, nullptr) == HURRAY_OK);
+  CHECK(p.releases == 1);
+}

@@ -2,7 +2,8 @@
 # Build libhurray and run the whole test suite (the CMake presets of
 # CMakePresets.json, then valgrind and libFuzzer):
 #   1. RelWithDebInfo: unit tests, hurray-inspect contract, ABI checks,
-#      consumers of the installed library;
+#      consumers of the installed library; then three mutants of
+#      scripts/mutate.sh --ci, each of which must be caught;
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer: the whole suite again
 #      (less the ABI checks, which need the plain build);
 #   3. ThreadSanitizer: the concurrency tests (ctest -L concurrency);
@@ -58,6 +59,11 @@ memcheck() {
 }
 
 stage default
+# A fixed sample of the mutation tests (issue 23): three mutants, each must
+# make its tests fail (scripts/mutate.sh --ci; the whole list is run on
+# demand, docs/mutation-testing.md).
+echo "=== [mutate] a fixed sample of scripts/mutate.sh"
+HURRAY_MUTATE_DIR=$prefix/mutate scripts/mutate.sh --ci --jobs "$jobs"
 if [[ ${HURRAY_SANITIZERS:-1} != 0 ]]; then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
   stage asan-ubsan

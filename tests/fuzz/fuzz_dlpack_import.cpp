@@ -231,8 +231,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                  "a named rule starts the message");
     if (m.rule[0]) FUZZ_CHECK(rule_id == m.rule, "the refusal names the rule the model expects");
     FUZZ_CHECK(g_deleted == 0, "a refused tensor is not deleted (the caller still owns it)");
+    verdict_refused({rule_id});
     return 0;
   }
+  verdict_accepted();
 
   // P3
   FUZZ_CHECK(hurray_handoff_check(&h, nullptr, &err) == HURRAY_OK, "the handoff passes its check");

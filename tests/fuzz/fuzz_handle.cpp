@@ -264,6 +264,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                "NULL is the default policy");
     if (o.status != HURRAY_OK) FUZZ_CHECK(same_error(d.first, o.first), "NULL policy: same error");
   }
+  {  // the verdict on the table: refused with its errors, or accepted
+    std::vector<std::string> errors, warnings;
+    for (const hurray_error &e : o.all)
+      (e.severity == HURRAY_SEVERITY_ERROR ? errors : warnings).push_back(e.rule_id);
+    if (o.status == HURRAY_OK) verdict_accepted(warnings);
+    else verdict_refused(errors);
+  }
   failure_context() = [table, n, &o] {
     print_hex("table", table, n);
     print_outcome(o);

@@ -157,6 +157,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     std::fprintf(stderr, "  parse_hex: %s, why \"%s\", %zu bytes out\n", ok ? "ok" : "refused",
                  why.c_str(), out.size());
   };
+  if (ok) verdict_accepted();
+  else verdict_refused({""});
   FUZZ_CHECK(ok == want_ok,
              "parse_hex accepts exactly hex digits and whitespace, an even number of digits");
   FUZZ_CHECK(out.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), out.begin()),

@@ -25,10 +25,10 @@
 namespace wire = hurray::ipc;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (size == 0) return 0;
-  const size_t nfds = data[0] & 3u;
+  // (an empty input: an empty datagram, no descriptor)
+  const size_t nfds = size ? data[0] & 3u : 0;
   // a copy of exactly the datagram, so ASan sees any read past it
-  const std::vector<uint8_t> msg(data + 1, data + size);
+  const std::vector<uint8_t> msg(size ? data + 1 : data, data + size);
   const size_t n = msg.size();
 
   wire::Message m, again;
@@ -48,6 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                    (static_cast<size_t>(err.byte_offset) < n ||
                     static_cast<size_t>(err.byte_offset) < wire::kHeaderSize),
                "the error's offset points into the input or the header");
+    hurray_fuzz::verdict_refused({err.rule_id});
     return 0;
   }
 
@@ -75,6 +76,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                  "the message starts with the rule ID");
     }
     hurray_policy_destroy(ipc);
+    // the verdict is the channel's: a HANDOFF whose handle breaks the IPC
+    // rules is refused after parsing
+    if (v != HURRAY_OK) {
+      hurray_fuzz::verdict_refused({err.rule_id});
+      return 0;
+    }
   }
+  hurray_fuzz::verdict_accepted();
   return 0;
 }

@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <string>
+#include <vector>
 
 namespace hurray_fuzz {
 
@@ -36,6 +38,29 @@ inline std::function<void()> &failure_context() {
   do {                                                                   \
     if (!(cond)) ::hurray_fuzz::property_failed(__FILE__, __LINE__, #cond, (why)); \
   } while (0)
+
+// The target's verdict on the input, read by the seed-corpus replay
+// (replay_main.cpp), which holds it against the seed's name: ok-* must be
+// accepted with no finding, warn-RULE-* accepted with a warning of RULE,
+// bad-* refused (bad-RULE-*: with an error of RULE). A target that reports
+// no verdict makes no claim (its seeds may have any name); one that reports
+// one must have every seed named so. Under libFuzzer it is written and
+// never read.
+struct Verdict {
+  bool reported = false;
+  bool accepted = false;
+  std::vector<std::string> errors, warnings;  // rule IDs, "" where none applies
+};
+inline Verdict &verdict() {
+  static Verdict v;
+  return v;
+}
+inline void verdict_accepted(std::vector<std::string> warnings = {}) {
+  verdict() = Verdict{true, true, {}, std::move(warnings)};
+}
+inline void verdict_refused(std::vector<std::string> errors) {
+  verdict() = Verdict{true, false, std::move(errors), {}};
+}
 
 // Choices from the input: each call takes the next bytes; once the input is
 // used up every read returns 0, so any input (even an empty one) is a valid

@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """Write the seed corpus of the fuzz targets: tests/fuzz/corpus/<target>/.
 
-Every file is named after what it holds, and the script owns the whole
-corpus: it rewrites the three directories from scratch, so running it again
+Every file is named after what it holds, and the name is a claim the
+replay (replay_main.cpp) checks for the targets that report a verdict:
+ok-* is accepted with no finding, warn-RULE-* accepted with a warning of
+RULE, bad-* refused, bad-RULE-* refused under RULE (a rule ID of hurray.h).
+fuzz_table_property reports no verdict (its seeds are a table and a change),
+so its names claim nothing. The script owns the whole corpus: it rewrites the three directories from scratch, so running it again
 gives the same files. `--check` only compares and exits 1 on a difference.
 
 The byte layouts are those documented at the top of each fuzz_*.cpp.
@@ -55,77 +59,77 @@ def fuzz_handle_seeds():
                      HEXAGON: [0, 2], LEVEL_ZERO: [0, 1, 2, 3], OPENCL: [0, 1, 2]}
     for tag, name in enumerate(TAG_NAMES):
         for mc in valid_classes[tag]:
-            add(f"valid-{name}-mc{mc}", handle(tag=tag, mc=mc, align=good_alignment(tag)))
-    add("valid-private-f0-agreed", handle(tag=0xF0), private=0xF0)
-    add("valid-private-fe-private-class", handle(tag=0xFE, mc=0xF3), private=0xFE)
-    add("valid-empty-align-1", handle(size=0, align=1))  # BP-ALIGN-EMPTY
-    add("valid-cuda-event", handle(tag=CUDA, sync=EVENT, align=4096))
-    add("valid-rocm-stream", handle(tag=ROCM, sync=CONSUMER_STREAM, align=4096))
-    add("valid-ipc-cuda-event", handle(tag=CUDA, sync=EVENT, align=4096), transport=IPC)
-    add("valid-ipc-opencl-event-declared", handle(tag=OPENCL, sync=EVENT, align=4096),
+            add(f"ok-{name}-mc{mc}", handle(tag=tag, mc=mc, align=good_alignment(tag)))
+    add("ok-private-f0-agreed", handle(tag=0xF0), private=0xF0)
+    add("ok-private-fe-private-class", handle(tag=0xFE, mc=0xF3), private=0xFE)
+    add("ok-empty-align-1", handle(size=0, align=1))  # BP-ALIGN-EMPTY
+    add("ok-cuda-event", handle(tag=CUDA, sync=EVENT, align=4096))
+    add("ok-rocm-stream", handle(tag=ROCM, sync=CONSUMER_STREAM, align=4096))
+    add("ok-ipc-cuda-event", handle(tag=CUDA, sync=EVENT, align=4096), transport=IPC)
+    add("ok-ipc-opencl-event-declared", handle(tag=OPENCL, sync=EVENT, align=4096),
         transport=IPC, ipc_tag=OPENCL, ipc=SET_IPC_SYNC | 1)
-    add("valid-ipc-vulkan-stream-declared", handle(tag=VULKAN, sync=CONSUMER_STREAM, align=8192),
+    add("ok-ipc-vulkan-stream-declared", handle(tag=VULKAN, sync=CONSUMER_STREAM, align=8192),
         transport=IPC, ipc_tag=VULKAN, ipc=SET_IPC_SYNC | 3)
-    add("valid-rdma-cpu-4096", handle(align=4096), transport=RDMA)
-    add("valid-cross-machine-cpu", handle(), transport=CROSS_MACHINE)
-    add("valid-strict-cuda-page", handle(tag=CUDA, align=4096), flags=WARNINGS_AS_ERRORS)
+    add("ok-rdma-cpu-4096", handle(align=4096), transport=RDMA)
+    add("ok-cross-machine-cpu", handle(), transport=CROSS_MACHINE)
+    add("ok-strict-cuda-page", handle(tag=CUDA, align=4096), flags=WARNINGS_AS_ERRORS)
 
     # every byte-level rule broken once
-    add("BP-SIZE-empty", b"")
-    add("BP-SIZE-15-bytes", handle()[:15])
-    add("BP-SIZE-17-bytes", handle() + b"\x00")
-    add("BP-RESERVED", handle(reserved=1))
-    add("BP-ALIGN-POW2", handle(align=96))
-    add("BP-ALIGN-POW2-zero-empty", handle(size=0, align=0))  # D2
-    add("BP-ALIGN-MIN", handle(align=32))
-    add("BP-ALIGN-IPC", handle(align=64), transport=IPC)
-    add("BP-ALIGN-IPC-rdma", handle(align=64), transport=RDMA)
-    add("BP-ALIGN-GPU-PAGE-warning", handle(tag=CUDA, align=256))
-    add("BP-ALIGN-GPU-PAGE-strict", handle(tag=CUDA, align=256), flags=WARNINGS_AS_ERRORS)
-    add("BP-ALIGN-HEXAGON-warning", handle(tag=HEXAGON, align=64))
-    add("BP-ALIGN-HEXAGON-strict", handle(tag=HEXAGON, align=64), flags=WARNINGS_AS_ERRORS)
-    add("BP-DEV-INVALID", handle(tag=0xFF))
-    add("BP-DEV-RESERVED", handle(tag=0x09))
-    add("BP-DEV-PRIVATE", handle(tag=0xF5))
-    add("BP-MC-INVALID", handle(tag=CUDA, mc=0x04, align=4096))
-    add("BP-MC-INVALID-ff", handle(mc=0xFF))
-    add("BP-MC-PAIR", handle(mc=HOST_PINNED))
-    add("BP-MC-PAIR-private-class-named-tag", handle(tag=CUDA, mc=0xF0, align=4096))
-    add("BP-COLOC-tag", handle(tag=CUDA, align=4096) + handle(tag=ROCM, align=4096))
-    add("BP-COLOC-class", handle(tag=CUDA, align=4096) + handle(tag=CUDA, mc=UNIFIED, align=4096))
-    add("BP-SYNC-VALUE", handle(tag=CUDA, sync=3, align=4096))
-    add("BP-SYNC-CPU", handle(sync=EVENT))
-    add("BP-SYNC-NET", handle(tag=CUDA, sync=EVENT, align=4096), transport=CROSS_MACHINE)
-    add("BP-SYNC-NET-rdma", handle(tag=CUDA, sync=CONSUMER_STREAM, align=4096), transport=RDMA)
-    add("BP-SYNC-IPC", handle(tag=OPENCL, sync=EVENT, align=4096), transport=IPC)
-    add("BP-SYNC-IPC-stream", handle(tag=CUDA, sync=CONSUMER_STREAM, align=4096), transport=IPC)
-    add("BP-SYNC-IPC-cpu", handle(sync=EVENT, align=4096), transport=IPC)
-    add("several-faults-rdma", handle(size=100, align=48, tag=CPU, sync=1, mc=1, reserved=1),
+    add("bad-BP-SIZE-empty", b"")
+    add("bad-BP-SIZE-15-bytes", handle()[:15])
+    add("bad-BP-SIZE-17-bytes", handle() + b"\x00")
+    add("bad-BP-RESERVED", handle(reserved=1))
+    add("bad-BP-ALIGN-POW2", handle(align=96))
+    add("bad-BP-ALIGN-POW2-zero-empty", handle(size=0, align=0))  # D2
+    add("bad-BP-ALIGN-MIN", handle(align=32))
+    add("bad-BP-ALIGN-IPC", handle(align=64), transport=IPC)
+    add("bad-BP-ALIGN-IPC-rdma", handle(align=64), transport=RDMA)
+    add("warn-BP-ALIGN-GPU-PAGE", handle(tag=CUDA, align=256))
+    add("bad-BP-ALIGN-GPU-PAGE-strict", handle(tag=CUDA, align=256), flags=WARNINGS_AS_ERRORS)
+    add("warn-BP-ALIGN-HEXAGON", handle(tag=HEXAGON, align=64))
+    add("bad-BP-ALIGN-HEXAGON-strict", handle(tag=HEXAGON, align=64), flags=WARNINGS_AS_ERRORS)
+    add("bad-BP-DEV-INVALID", handle(tag=0xFF))
+    add("bad-BP-DEV-RESERVED", handle(tag=0x09))
+    add("bad-BP-DEV-PRIVATE", handle(tag=0xF5))
+    add("bad-BP-MC-INVALID", handle(tag=CUDA, mc=0x04, align=4096))
+    add("bad-BP-MC-INVALID-ff", handle(mc=0xFF))
+    add("bad-BP-MC-PAIR", handle(mc=HOST_PINNED))
+    add("bad-BP-MC-PAIR-private-class-named-tag", handle(tag=CUDA, mc=0xF0, align=4096))
+    add("bad-BP-COLOC-tag", handle(tag=CUDA, align=4096) + handle(tag=ROCM, align=4096))
+    add("bad-BP-COLOC-class", handle(tag=CUDA, align=4096) + handle(tag=CUDA, mc=UNIFIED, align=4096))
+    add("bad-BP-SYNC-VALUE", handle(tag=CUDA, sync=3, align=4096))
+    add("bad-BP-SYNC-CPU", handle(sync=EVENT))
+    add("bad-BP-SYNC-NET", handle(tag=CUDA, sync=EVENT, align=4096), transport=CROSS_MACHINE)
+    add("bad-BP-SYNC-NET-rdma", handle(tag=CUDA, sync=CONSUMER_STREAM, align=4096), transport=RDMA)
+    add("bad-BP-SYNC-IPC", handle(tag=OPENCL, sync=EVENT, align=4096), transport=IPC)
+    add("bad-BP-SYNC-IPC-stream", handle(tag=CUDA, sync=CONSUMER_STREAM, align=4096), transport=IPC)
+    add("bad-BP-SYNC-CPU-ipc", handle(sync=EVENT, align=4096), transport=IPC)
+    add("bad-several-faults-rdma", handle(size=100, align=48, tag=CPU, sync=1, mc=1, reserved=1),
         transport=RDMA)
 
     # truncated and multi-handle tables
     three = handle(tag=CUDA, align=4096) + handle(size=128, tag=CUDA, align=4096) * 2
-    add("table-3-valid", three)
-    add("table-3-truncated-1", three[:-1])
-    add("table-3-truncated-to-1.5", three[:24])
-    add("table-3-plus-5", three + b"\x01\x02\x03\x04\x05")
-    add("table-4-coloc-at-2", handle(tag=VULKAN, align=4096) * 2
+    add("ok-table-3", three)
+    add("bad-BP-SIZE-table-3-truncated-1", three[:-1])
+    add("bad-BP-SIZE-table-3-truncated-to-1.5", three[:24])
+    add("bad-BP-SIZE-table-3-plus-5", three + b"\x01\x02\x03\x04\x05")
+    add("bad-BP-COLOC-table-4-at-2", handle(tag=VULKAN, align=4096) * 2
         + handle(tag=METAL, align=4096) + handle(tag=VULKAN, align=4096))
-    add("table-4-handle-0-differs", handle(tag=ROCM, align=4096) + handle(tag=CUDA, align=4096) * 3)
-    add("table-8-empty-qparams", handle(tag=LEVEL_ZERO, align=4096)
+    add("bad-BP-COLOC-table-4-handle-0-differs", handle(tag=ROCM, align=4096) + handle(tag=CUDA, align=4096) * 3)
+    add("ok-table-8-empty-qparams", handle(tag=LEVEL_ZERO, align=4096)
         + handle(size=0, align=1, tag=LEVEL_ZERO) * 7)
 
     # policy setters that must refuse
-    add("policy-allow-named-tag-refused", handle(tag=CUDA, align=4096), private=CUDA)
-    add("policy-allow-invalid-tag-refused", handle(tag=0xFF), private=0xFF)
-    add("policy-ipc-unknown-flag-refused", handle(tag=CUDA, align=4096), transport=IPC,
+    add("ok-policy-allow-named-tag-refused", handle(tag=CUDA, align=4096), private=CUDA)
+    add("bad-BP-DEV-INVALID-policy-allow-invalid-tag-refused", handle(tag=0xFF), private=0xFF)
+    add("ok-policy-ipc-unknown-flag-refused", handle(tag=CUDA, align=4096), transport=IPC,
         ipc_tag=CUDA, ipc=SET_IPC_SYNC | 4)
-    add("policy-ipc-cpu-refused", handle(), transport=IPC, ipc_tag=CPU, ipc=SET_IPC_SYNC | 1)
-    add("policy-ipc-reserved-tag-refused", handle(), transport=IPC, ipc_tag=0x20,
+    add("bad-BP-ALIGN-IPC-policy-ipc-cpu-refused", handle(), transport=IPC, ipc_tag=CPU, ipc=SET_IPC_SYNC | 1)
+    add("bad-BP-ALIGN-IPC-policy-ipc-reserved-tag-refused", handle(), transport=IPC, ipc_tag=0x20,
         ipc=SET_IPC_SYNC | 1)
-    add("policy-ipc-withdraw-cuda-events", handle(tag=CUDA, sync=EVENT, align=4096),
+    add("bad-BP-SYNC-IPC-policy-ipc-withdraw-cuda-events", handle(tag=CUDA, sync=EVENT, align=4096),
         transport=IPC, ipc_tag=CUDA, ipc=SET_IPC_SYNC | 0)
-    add("policy-small-capacity-3", handle(size=100, align=48, sync=1, mc=1, reserved=1),
+    add("bad-policy-small-capacity-3", handle(size=100, align=48, sync=1, mc=1, reserved=1),
         transport=RDMA, ipc=0x30)
 
     # Regression, found by libFuzzer on its second input: byte 0 = 0x0A asks
@@ -133,7 +137,7 @@ def fuzz_handle_seeds():
     # loads it as a hurray_transport, undefined behaviour in C++ (UBSan:
     # "load of value 4, which is not a valid value for type
     # 'hurray_transport'" in hurray_policy_set_transport).
-    seeds["regression-out-of-range-transport"] = b"\x0a"
+    seeds["bad-BP-SIZE-regression-out-of-range-transport"] = b"\x0a"
     return seeds
 
 
@@ -200,29 +204,29 @@ def fuzz_inspect_input_seeds():
     hx = lambda b: b.hex().encode()
     one = handle()
     return {
-        "valid-one-handle": hx(one),
-        "valid-upper-case": hx(one).upper(),
-        "valid-spaces": b"00100000 00000000 40000000 00000000",
-        "valid-newlines-tabs": b"00100000\t00000000\n 40000000\r\n00000000\n",
-        "valid-vertical-tab-form-feed": b"0010\v0000\f00000000",
-        "valid-three-handles": hx(handle(tag=CUDA, align=4096) * 3),
-        "valid-empty": b"",
-        "valid-only-whitespace": b" \t\n\r\v\f",
-        "valid-mixed-case": b"aBcDeF0123456789",
-        "odd-digits": b"001",
-        "odd-digits-after-space": b"00 1",
-        "not-hex-z": b"00zz",
-        "not-hex-0x-prefix": b"0x0010",
-        "not-hex-nul": b"00\x0000",
-        "not-hex-high-byte": b"00\xff00",
-        "not-hex-dash": b"00-10",
-        "raw-handle-bytes": one,
-        "hex-of-hex-text": hx(hx(one)),
+        "ok-one-handle": hx(one),
+        "ok-upper-case": hx(one).upper(),
+        "ok-spaces": b"00100000 00000000 40000000 00000000",
+        "ok-newlines-tabs": b"00100000\t00000000\n 40000000\r\n00000000\n",
+        "ok-vertical-tab-form-feed": b"0010\v0000\f00000000",
+        "ok-three-handles": hx(handle(tag=CUDA, align=4096) * 3),
+        "ok-empty": b"",
+        "ok-only-whitespace": b" \t\n\r\v\f",
+        "ok-mixed-case": b"aBcDeF0123456789",
+        "bad-odd-digits": b"001",
+        "bad-odd-digits-after-space": b"00 1",
+        "bad-not-hex-z": b"00zz",
+        "bad-not-hex-0x-prefix": b"0x0010",
+        "bad-not-hex-nul": b"00\x0000",
+        "bad-not-hex-high-byte": b"00\xff00",
+        "bad-not-hex-dash": b"00-10",
+        "bad-raw-handle-bytes": one,
+        "ok-hex-of-hex-text": hx(hx(one)),
         # issue 22: escapes (printable), sizes (parse_size).
-        "not-hex-escape-sequence": b"00\x1b[31m00",
-        "not-hex-backslash": b"00\\x41",
-        "size-suffixes": b"64K",
-        "size-too-big": b"99999999999999999999G",
+        "bad-not-hex-escape-sequence": b"00\x1b[31m00",
+        "bad-not-hex-backslash": b"00\\x41",
+        "bad-size-suffixes": b"64K",
+        "bad-size-too-big": b"99999999999999999999G",
     }
 
 
@@ -269,22 +273,22 @@ def fuzz_ipc_message_seeds():
     def add(name, msg, fds=0):
         seeds[name] = bytes([fds]) + msg
 
-    add("hello-cpu", ipc_hello())
-    add("hello-cpu-vulkan-cuda", ipc_hello(((CPU, 1), (VULKAN, 7), (CUDA, 15))))
-    add("hello-16-devices", ipc_hello(tuple((t, 1) for t in range(16))))
-    add("hello-future-protocol", ipc_hello(version=7))
-    add("handoff-cpu-memfd", ipc_handoff(), fds=1)
-    add("handoff-cpu-read-only", ipc_handoff(flags=1), fds=1)
-    add("handoff-empty", ipc_handoff(h=handle(size=0, align=4096), memory=ipc_wire_handle()))
-    add("handoff-vulkan-opaque-fd", ipc_handoff(h=handle(size=65536, align=4096, tag=VULKAN),
+    add("ok-hello-cpu", ipc_hello())
+    add("ok-hello-cpu-vulkan-cuda", ipc_hello(((CPU, 1), (VULKAN, 7), (CUDA, 15))))
+    add("ok-hello-16-devices", ipc_hello(tuple((t, 1) for t in range(16))))
+    add("ok-hello-future-protocol", ipc_hello(version=7))
+    add("ok-handoff-cpu-memfd", ipc_handoff(), fds=1)
+    add("ok-handoff-cpu-read-only", ipc_handoff(flags=1), fds=1)
+    add("ok-handoff-empty", ipc_handoff(h=handle(size=0, align=4096), memory=ipc_wire_handle()))
+    add("ok-handoff-vulkan-opaque-fd", ipc_handoff(h=handle(size=65536, align=4096, tag=VULKAN),
                                                 memory=ipc_wire_handle(1, 1, 65536)), fds=1)
-    add("handoff-cuda-ipc-handle-event",
+    add("ok-handoff-cuda-ipc-handle-event",
         ipc_handoff(h=handle(size=1 << 20, align=4096, tag=CUDA, sync=EVENT), sync_value=3,
                     memory=ipc_wire_handle(2, 0, 1 << 21, 4096, bytes(range(64))),
                     event=ipc_wire_handle(3, 0, 0, 0, bytes(range(64, 128)))))
-    add("handoff-ipc-rules-broken", ipc_handoff(h=handle(size=8192, align=64)), fds=1)
-    add("release-1", ipc_release(1))
-    add("release-max", ipc_release(2**64 - 1))
+    add("bad-BP-ALIGN-IPC-handoff", ipc_handoff(h=handle(size=8192, align=64)), fds=1)
+    add("ok-release-1", ipc_release(1))
+    add("ok-release-max", ipc_release(2**64 - 1))
     # every check of the parser, broken once
     add("bad-empty", b"")
     add("bad-short-header", ipc_release()[:15])
@@ -308,7 +312,7 @@ def fuzz_ipc_message_seeds():
     add("bad-handoff-negative-ordinal", ipc_handoff(ordinal=-1), fds=1)
     add("bad-handoff-unknown-flag", ipc_handoff(flags=2), fds=1)
     add("bad-handoff-too-small-object", ipc_handoff(memory=ipc_wire_handle(1, 1, 4096)), fds=1)
-    add("handoff-offset-beyond-size", ipc_handoff(memory=ipc_wire_handle(1, 1, 8192, 8193)),
+    add("ok-handoff-offset-beyond-size", ipc_handoff(memory=ipc_wire_handle(1, 1, 8192, 8193)),
         fds=1)  # accepted here: the consumer checks offset + size against the memfd
     add("bad-handoff-no-memory", ipc_handoff(memory=ipc_wire_handle()), fds=0)
     add("bad-handoff-has-fd-2", ipc_handoff(memory=ipc_wire_handle(1, 2, 8192), fds=2), fds=2)
@@ -338,45 +342,48 @@ def fuzz_dlpack_import_seeds():
         return out
 
     return {
-        "cpu-f32-vector": tensor(),
-        "cpu-f32-matrix-row-major": tensor(dims=((16, 0), (16, 0)), null_strides=True),
-        "cpu-f32-matrix-strided": tensor(dims=((4, 32), (8, 1))),
-        "cpu-reversed": tensor(dims=((64, -1),), data=0x7F0000000000 + 63 * 4),
-        "cpu-scalar": tensor(dims=()),
-        "cpu-empty-null-data": tensor(dims=((0, 1), (7, 1)), data=0),
-        "cpu-byte-offset-aligned": tensor(offset=4096),
-        "cpu-versioned-read-only": tensor(versioned=True, read_only=True),
-        "cpu-versioned-major-2": tensor(versioned=True, major2=True),
-        "cuda-device-id-3": tensor(device=2, device_id=3),
-        "cuda-host": tensor(device=3),
-        "cuda-managed": tensor(device=13),
-        "rocm-host": tensor(device=11),
-        "oneapi": tensor(device=14),
-        "hexagon": tensor(device=16),
-        "opencl-opaque-handle": tensor(device=4, data=0x1003),
-        "vulkan-opaque-offset": tensor(device=7, offset=64),
-        "metal-opaque-reversed": tensor(device=8, dims=((8, -1),)),
-        "refuse-vpi": tensor(device=9),
-        "refuse-ext-dev": tensor(device=12),
-        "refuse-maia": tensor(device=17),
-        "refuse-unknown-negative": tensor(device=-1),
-        "refuse-misaligned-16": tensor(data=0x7F0000000010),
-        "refuse-misaligned-offset": tensor(offset=4),
-        "refuse-null-data": tensor(data=0),
-        "refuse-null-shape": tensor(null_shape=True),
-        "refuse-negative-ndim": struct.pack("<Bbb", 0, 1, -3),
-        "refuse-negative-shape": tensor(dims=((-2, 1),)),
-        "refuse-zero-bits": tensor(bits=0),
-        "refuse-sub-byte": tensor(code=1, bits=4),
-        "refuse-span-overflow": tensor(dims=((32767, 32767),) * 6, bits=128, lanes=65535),
-        "refuse-address-wrap": tensor(data=0xFFFFFFFFFFFFF000, dims=((8192, 1),)),
-        "refuse-first-byte-at-zero": tensor(data=0x8000, offset=0x8000, dims=((33, -512),)),
-        "vector-lanes": tensor(code=2, bits=32, lanes=4),
+        "ok-cpu-f32-vector": tensor(),
+        "ok-cpu-f32-matrix-row-major": tensor(dims=((16, 0), (16, 0)), null_strides=True),
+        "ok-cpu-f32-matrix-strided": tensor(dims=((4, 32), (8, 1))),
+        "ok-cpu-reversed": tensor(dims=((64, -1),), data=0x7F0000000000 + 63 * 4),
+        "ok-cpu-scalar": tensor(dims=()),
+        "ok-cpu-empty-null-data": tensor(dims=((0, 1), (7, 1)), data=0),
+        "ok-cpu-byte-offset-aligned": tensor(offset=4096),
+        "ok-cpu-versioned-read-only": tensor(versioned=True, read_only=True),
+        "bad-cpu-versioned-major-2": tensor(versioned=True, major2=True),
+        "ok-cuda-device-id-3": tensor(device=2, device_id=3),
+        "ok-cuda-host": tensor(device=3),
+        "ok-cuda-managed": tensor(device=13),
+        "ok-rocm-host": tensor(device=11),
+        "ok-oneapi": tensor(device=14),
+        "ok-hexagon": tensor(device=16),
+        "ok-opencl-opaque-handle": tensor(device=4, data=0x1003),
+        "bad-BP-ZC-NOCOPY-vulkan-opaque-offset": tensor(device=7, offset=64),
+        "bad-BP-ZC-NOCOPY-metal-opaque-reversed": tensor(device=8, dims=((8, -1),)),
+        "bad-BP-DEV-INVALID-vpi": tensor(device=9),
+        "bad-BP-DEV-INVALID-ext-dev": tensor(device=12),
+        "bad-BP-DEV-INVALID-maia": tensor(device=17),
+        "bad-BP-DEV-INVALID-unknown-negative": tensor(device=-1),
+        "bad-BP-ALIGN-MIN-misaligned-16": tensor(data=0x7F0000000010),
+        "bad-BP-ALIGN-MIN-misaligned-offset": tensor(offset=4),
+        "bad-null-data": tensor(data=0),
+        "bad-null-shape": tensor(null_shape=True),
+        "bad-negative-ndim": struct.pack("<Bbb", 0, 1, -3),
+        "bad-negative-shape": tensor(dims=((-2, 1),)),
+        "bad-zero-bits": tensor(bits=0),
+        "bad-zero-lanes": tensor(lanes=0),  # issue 23: a survivor without it
+        "bad-negative-shape-minus-1": tensor(dims=((-1, 1),)),  # the same
+        "bad-sub-byte": tensor(code=1, bits=4),
+        # six int16 dimensions cannot overflow 64 bits: accepted, a large span
+        "ok-span-large-6-dims": tensor(dims=((32767, 32767),) * 6, bits=128, lanes=65535),
+        "bad-address-wrap": tensor(data=0xFFFFFFFFFFFFF000, dims=((8192, 1),)),
+        "bad-BP-ALIGN-ADDR-first-byte-at-zero": tensor(data=0x8000, offset=0x8000, dims=((33, -512),)),
+        "ok-vector-lanes": tensor(code=2, bits=32, lanes=4),
+        "bad-BP-DEV-INVALID-empty-input": b"",
         # issue 22: DLPack 1.1 padded sub-byte types; ndim above the maximum.
-        "padded-int4": tensor(versioned=True, padded=True, code=0, bits=4),
-        "padded-flag-on-legacy": tensor(padded=True, code=0, bits=4),
-        "refuse-ndim-above-max": tensor(huge_ndim=True, dims=((1, 1), (1, 1))),
-        "empty-input": b"",
+        "ok-padded-int4": tensor(versioned=True, padded=True, code=0, bits=4),
+        "bad-padded-flag-on-legacy": tensor(padded=True, code=0, bits=4),
+        "bad-ndim-above-max": tensor(huge_ndim=True, dims=((1, 1), (1, 1))),
     }
 
 

@@ -261,7 +261,7 @@ TEST_CASE("export: the legacy DLManagedTensor, and the deleter on another thread
   CHECK(c.free_thread.load() == other_id);  // BP-REL-THREAD: released where deleted
 }
 
-TEST_CASE("export: READ_ONLY is carried over; the legacy struct refuses it (BP-ZC-NOMUT)",
+TEST_CASE("export: READ_ONLY is carried over, and the legacy struct refuses it (BP-ZC-NOMUT)",
           "[dlpack][export]") {
   Host mem(128);
   Counter c;
@@ -380,7 +380,7 @@ TEST_CASE("export: an EVENT handoff is refused until acquired (BP-SYNC-WAIT)",
   CHECK(c.events == 1);
 }
 
-TEST_CASE("import: a legacy tensor becomes a checked CPU handoff; release deletes once",
+TEST_CASE("import: a legacy tensor becomes a checked CPU handoff, and release deletes once",
           "[dlpack][import]") {
   Host mem(4096);
   Producer p;

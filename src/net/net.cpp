@@ -9,6 +9,7 @@
 // allocation, validation and reply happens outside UCX's callbacks.
 #include <hurray_backend.h>
 
+#include "server.h"
 #include "ucx.h"
 #include "wire.h"
 
@@ -33,12 +34,6 @@ namespace {
 // Rendezvous (the receiver pulls the bytes into the destination it chose)
 // from this size on; below it, UCX sends the bytes eagerly.
 constexpr size_t kRndvMin = 16 * 1024;
-
-struct Offer {
-  uint8_t tag;
-  int32_t count;
-  uint32_t classes;
-};
 
 // Can the bytes at `data` be read and written by the CPU? CPU memory (unless
 // opaque), mapped Vulkan and OpenCL memory (the plugins hand out an opaque
@@ -153,17 +148,6 @@ void reply_from(const hurray_error &e, Reply *r) {
   std::snprintf(r->message, sizeof r->message, "%s", e.message);
 }
 
-// What an active-message handler saw, queued for processing after progress.
-struct Incoming {
-  Op op;
-  ucp_ep_h ep = nullptr;
-  std::vector<unsigned char> header;
-  void *data = nullptr;     // UCX's (rndv descriptor or kept eager data) or copy
-  size_t length = 0;
-  bool rndv = false;
-  bool ucx_owned = false;   // release with ucp_am_data_release
-  std::vector<unsigned char> copy;
-};
 
 void release_data(ucp_worker_h w, Incoming &in) {
   if (in.ucx_owned && in.data != nullptr) ucp_am_data_release(w, in.data);
@@ -266,88 +250,29 @@ void *alloc_staging(size_t n) {
 
 // ===================================================================== server
 
-namespace {
-struct Conn {
-  ucp_ep_h ep = nullptr;
-  bool dead = false;    // the error handler ran
-  bool closed = false;  // ucp_ep_close_nbx was called
-  int transfers = 0;    // transfers in flight on this connection
-  ucs_status_t why = UCS_OK;
-  // Answers that wait to go out together as one PUT_ACK (N15): the request
-  // ids of PUTs that landed, the client's last window, and its PUT receives
-  // under way, under kAckDeferMax bytes and not.
-  std::vector<uint64_t> acks;
-  uint32_t in_flight = 0;
-  int small = 0, large = 0;
-};
-
-struct Transfer {
-  bool put = true;          // PUT receive, else GET send
-  Conn *conn = nullptr;
-  void *request = nullptr;  // UCX request, NULL once completed
-  hurray_buffer *buffer = nullptr;     // PUT: the destination (owner ref)
-  hurray_handoff held{};               // GET: the source's reference
-  void *staging = nullptr;             // host bytes, when the device's are not
-  size_t length = 0;
-  uint64_t request_id = 0, buffer_id = 0;
-  int32_t ordinal = 0;
-  uint32_t in_flight = 0;                   // PUT: the client's window (PutHeader)
-  std::unique_ptr<unsigned char[]> header;  // GET: the reply header in flight
-};
-
-struct PendingSend {
-  void *request;
-  std::unique_ptr<unsigned char[]> bytes;
-};
-
-struct Registered {
-  hurray_buffer *buffer;
-  hurray_handoff held;
-};
-}  // namespace
-
-struct hurray_net_server {
-  Worker w;
-  ucp_listener_h listener = nullptr;
-  uint16_t port = 0;
-  hurray_policy *policy = nullptr;
-  hurray_context *ctx = nullptr;
-  hurray_net_alloc_fn alloc = nullptr;  // the application's, or NULL
-  void *alloc_user = nullptr;
-  uint32_t transport = HURRAY_TRANSPORT_CROSS_MACHINE;
-  std::vector<Offer> offers;
-  std::vector<ucp_conn_request_h> conn_requests;
-  std::map<ucp_ep_h, std::unique_ptr<Conn>> conns;
-  std::deque<Incoming> incoming;
-  std::deque<hurray_net_received> landed;
-  std::vector<std::unique_ptr<Transfer>> transfers;
-  std::vector<PendingSend> sends;
-  std::map<uint64_t, Registered> registry;
-  hurray_net_stats stats{};
-
-  void process();
-  void send_reply(ucp_ep_h ep, Op op, const Reply &r);
-  void send_acks(Conn &c);
-  void on_put(Incoming &in);
-  void on_get(Incoming &in);
-  void on_hello(Incoming &in);
-  void finish(Transfer &t, ucs_status_t st);
-  hurray_status alloc_dest(const hurray_buffer_handle &h, int32_t ordinal, uint64_t buffer_id,
-                           hurray_buffer **out, hurray_error *err);
-  Conn *conn_of(ucp_ep_h ep) {
-    auto it = conns.find(ep);
-    return it == conns.end() ? nullptr : it->second.get();
-  }
-};
 
 namespace {
+// A connection request: admitted (allow list, connection limits: guard.cpp)
+// before anything is allocated for it, else rejected.
 void server_conn_cb(ucp_conn_request_h req, void *arg) {
   auto *s = static_cast<hurray_net_server *>(arg);
+  ucp_conn_request_attr_t attr;
+  std::memset(&attr, 0, sizeof attr);
+  attr.field_mask = UCP_CONN_REQUEST_ATTR_FIELD_CLIENT_ADDR;
+  std::string peer;
   try {
-    s->conn_requests.push_back(req);
+    if (ucp_conn_request_query(req, &attr) == UCS_OK &&
+        s->admit(reinterpret_cast<const sockaddr *>(&attr.client_address), &peer)) {
+      try {
+        s->conn_requests.emplace_back(req, peer);
+        return;
+      } catch (...) {
+        s->forget(peer);
+      }
+    }
   } catch (...) {
-    ucp_listener_reject(s->listener, req);
   }
+  ucp_listener_reject(s->listener, req);
 }
 
 void server_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status) {
@@ -367,9 +292,7 @@ void hurray_net_server::send_reply(ucp_ep_h ep, Op op, const Reply &r) {
   const size_t n = op == kGetRep ? kGetRepSize : kReplySize;
   std::unique_ptr<unsigned char[]> bytes(new unsigned char[n]);
   encode(r, op, bytes.get());
-  ucs_status_ptr_t req = am_send(ep, op, bytes.get(), n, nullptr, 0, 0);
-  if (req == nullptr || UCS_PTR_IS_ERR(req)) return;
-  sends.push_back({req, std::move(bytes)});
+  queue_send(ep, c, op, std::move(bytes), n);
 }
 
 // The answers waiting on `c`, as PUT_ACKs of at most kMaxAckIds ids.
@@ -380,8 +303,7 @@ void hurray_net_server::send_acks(Conn &c) {
     std::unique_ptr<unsigned char[]> bytes(new unsigned char[n]);
     encode_put_ack(c.acks.data() + at, k, bytes.get());
     for (uint32_t i = 0; i < k; ++i) trace::mark('a', c.acks[at + i]);
-    ucs_status_ptr_t req = am_send(c.ep, kPutAck, bytes.get(), n, nullptr, 0, 0);
-    if (req != nullptr && !UCS_PTR_IS_ERR(req)) sends.push_back({req, std::move(bytes)});
+    queue_send(c.ep, &c, kPutAck, std::move(bytes), n);
   }
   c.acks.clear();
 }
@@ -402,9 +324,7 @@ void hurray_net_server::on_hello(Incoming &in) {
   }
   release_data(w.worker, in);
   if (in.ep == nullptr) return;
-  ucs_status_ptr_t req = am_send(in.ep, kHelloRep, bytes.get(), n, nullptr, 0, 0);
-  if (req == nullptr || UCS_PTR_IS_ERR(req)) return;
-  sends.push_back({req, std::move(bytes)});
+  queue_send(in.ep, conn_of(in.ep), kHelloRep, std::move(bytes), n);
 }
 
 // The destination of a PUT: from the application's allocator when it gave
@@ -471,7 +391,10 @@ hurray_status hurray_net_server::alloc_dest(const hurray_buffer_handle &h, int32
 void hurray_net_server::on_put(Incoming &in) {
   Reply r;
   hurray_error e;
+  Conn *counted = nullptr;  // the connection its cost is counted on (guard.cpp)
+  uint64_t cost = 0;
   auto refuse = [&] {
+    if (counted != nullptr) release_put(counted, cost);
     reply_from(e, &r);
     release_data(w.worker, in);
     ++stats.puts_refused;
@@ -510,9 +433,16 @@ void hurray_net_server::on_put(Incoming &in) {
   }
   if (check_offer(offers, h.device_tag, h.memory_class, ph.device_ordinal, "the server", &e))
     return refuse();
+  // The limits, before anything is allocated: a destination that is not
+  // host-addressable costs a host staging copy as well.
+  const bool staged = !host_addressable(h.device_tag, h.memory_class, 0);
+  cost = staged && h.byte_size > UINT64_MAX / 2 ? UINT64_MAX : h.byte_size * (staged ? 2 : 1);
+  if (reserve_put(*conn_of(in.ep), h.byte_size, cost, &e) != HURRAY_OK) return refuse();
+  counted = conn_of(in.ep);
   auto t = std::make_unique<Transfer>();
   t->put = true;
   t->conn = conn_of(in.ep);
+  t->cost = cost;
   t->length = in.length;
   t->request_id = ph.request_id;
   t->buffer_id = ph.buffer_id;
@@ -554,6 +484,7 @@ void hurray_net_server::on_put(Incoming &in) {
   }
   Transfer &tr = *t;
   transfers.push_back(std::move(t));
+  counted = nullptr;  // finish() releases it now
   if (tr.conn != nullptr) {
     ++tr.conn->transfers;
     ++(tr.length < kAckDeferMax ? tr.conn->small : tr.conn->large);
@@ -579,7 +510,12 @@ void hurray_net_server::on_get(Incoming &in) {
   Reply r;
   hurray_error e;
   release_data(w.worker, in);  // a GET request carries no data
+  // A GET of a client already gone (or disconnected by a limit): dropped.
+  Conn *conn = conn_of(in.ep);
+  if (conn == nullptr || conn->dead || conn->closed) return;
+  bool counted = false;  // its place in conn_gets_in_flight (guard.cpp)
   auto refuse = [&] {
+    if (counted) release_get(conn);
     reply_from(e, &r);
     ++stats.gets_refused;
     log_debug("server: GET %llu refused: %s", static_cast<unsigned long long>(r.buffer_id),
@@ -602,6 +538,8 @@ void hurray_net_server::on_get(Incoming &in) {
   }
   if (hurray_table_validate(it->second.held.handle, HURRAY_HANDLE_SIZE, policy, &e) != HURRAY_OK)
     return refuse();
+  if (reserve_get(*conn, &e) != HURRAY_OK) return refuse();
+  counted = true;
   auto t = std::make_unique<Transfer>();
   t->put = false;
   t->conn = conn_of(in.ep);
@@ -630,6 +568,7 @@ void hurray_net_server::on_get(Incoming &in) {
   encode(r, kGetRep, t->header.get());
   Transfer &tr = *t;
   transfers.push_back(std::move(t));
+  counted = false;  // finish() releases it now
   if (tr.conn != nullptr) ++tr.conn->transfers;
   ++stats.in_flight;
   if (in.ep == nullptr || (tr.conn != nullptr && tr.conn->dead))
@@ -648,7 +587,12 @@ void hurray_net_server::finish(Transfer &t, ucs_status_t st) {
   if (t.conn != nullptr) {
     --t.conn->transfers;
     if (t.put) --(t.length < kAckDeferMax ? t.conn->small : t.conn->large);
+    t.conn->last = Clock::now();
   }
+  if (t.put)
+    release_put(t.conn, t.cost);
+  else
+    release_get(t.conn);
   // A PUT whose bytes were there at once (eager, empty, or a receive UCX
   // completed on the spot) had no callback to mark its landing.
   if (t.put && st == UCS_OK && t.request == nullptr) trace::mark('l', t.request_id);
@@ -715,8 +659,9 @@ void hurray_net_server::finish(Transfer &t, ucs_status_t st) {
 
 void hurray_net_server::process() {
   // New clients.
-  for (ucp_conn_request_h req : conn_requests) {
+  for (auto &[req, peer] : conn_requests) {
     auto c = std::make_unique<Conn>();
+    c->peer = peer;
     ucp_ep_params_t p;
     std::memset(&p, 0, sizeof p);
     p.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST | UCP_EP_PARAM_FIELD_ERR_HANDLER |
@@ -728,6 +673,7 @@ void hurray_net_server::process() {
     const ucs_status_t st = ucp_ep_create(w.worker, &p, &c->ep);
     if (st != UCS_OK) {
       log_debug("server: cannot accept a client: %s", ucs_status_string(st));
+      forget(peer);
       continue;
     }
     ++stats.connections;
@@ -739,6 +685,7 @@ void hurray_net_server::process() {
   while (!incoming.empty()) {
     Incoming in = std::move(incoming.front());
     incoming.pop_front();
+    if (Conn *c = conn_of(in.ep)) c->last = Clock::now();
     switch (in.op) {
       case kHelloReq: on_hello(in); break;
       case kPut: on_put(in); break;
@@ -761,8 +708,10 @@ void hurray_net_server::process() {
   std::erase_if(sends, [](PendingSend &s) {
     if (ucp_request_check_status(s.request) == UCS_INPROGRESS) return false;
     ucp_request_free(s.request);
+    if (s.unsent) --*s.unsent;
     return true;
   });
+  enforce_timeouts();
   // Clients here: the answers that waited go out when the window asks or
   // nothing else would send them (N15). Clients gone: close their endpoint
   // (which completes their requests with an error), forget them once nothing
@@ -780,6 +729,7 @@ void hurray_net_server::process() {
       close_ep(w, c.ep, false, 1000);
     }
     if (c.closed && c.transfers == 0) {
+      forget(c.peer);
       it = conns.erase(it);
     } else {
       ++it;
@@ -804,9 +754,17 @@ HURRAY_API hurray_status hurray_net_server_create(const hurray_net_server_config
   try {
     s = new hurray_net_server;
     s->ctx = config->context;
-    if (config->size >= sizeof(hurray_net_server_config)) {
+    if (config->size >= offsetof(hurray_net_server_config, limits)) {
       s->alloc = config->alloc;
       s->alloc_user = config->alloc_user;
+    }
+    // Limits and the allow list (guard.cpp): absent in older configurations.
+    const bool guarded = config->size >= sizeof(hurray_net_server_config);
+    hurray_status gst = resolve_limits(guarded ? config->limits : nullptr, &s->limits, err);
+    if (!gst) gst = s->allow.parse(guarded ? config->allow : nullptr, err);
+    if (gst) {
+      hurray_net_server_destroy(s);
+      return gst;
     }
     s->transport = config->transport;
     if (hurray_status st = make_policy(config->transport, &s->policy, err)) {
@@ -828,17 +786,19 @@ HURRAY_API hurray_status hurray_net_server_create(const hurray_net_server_config
     }
     addrinfo hints;
     std::memset(&hints, 0, sizeof hints);
-    hints.ai_family = config->address ? AF_UNSPEC : AF_INET;
+    // No address: this machine only. Any other is the configuration's choice.
+    const char *address = config->address != nullptr ? config->address : "127.0.0.1";
+    hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_PASSIVE;
     char service[8];
     std::snprintf(service, sizeof service, "%u", static_cast<unsigned>(config->port));
     addrinfo *res = nullptr;
-    const int rc = ::getaddrinfo(config->address, service, &hints, &res);
+    const int rc = ::getaddrinfo(address, service, &hints, &res);
     if (rc != 0 || res == nullptr) {
       hurray_net_server_destroy(s);
       return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray-net: cannot resolve %s: %s",
-                  config->address ? config->address : "(any)", gai_strerror(rc));
+                  address, gai_strerror(rc));
     }
     ucp_listener_params_t lp;
     std::memset(&lp, 0, sizeof lp);
@@ -853,7 +813,7 @@ HURRAY_API hurray_status hurray_net_server_create(const hurray_net_server_config
       s->listener = nullptr;
       hurray_net_server_destroy(s);
       return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray-net: cannot listen on %s:%u: %s",
-                  config->address ? config->address : "*", static_cast<unsigned>(config->port),
+                  address, static_cast<unsigned>(config->port),
                   ucs_status_string(us));
     }
     ucp_listener_attr_t attr;
@@ -866,7 +826,7 @@ HURRAY_API hurray_status hurray_net_server_create(const hurray_net_server_config
       else if (attr.sockaddr.ss_family == AF_INET6)
         s->port = ntohs(reinterpret_cast<const sockaddr_in6 *>(&attr.sockaddr)->sin6_port);
     }
-    log_debug("server: listening on port %u, offering %zu device tag(s)",
+    log_debug("server: listening on %s port %u, offering %zu device tag(s)", address,
               static_cast<unsigned>(s->port), s->offers.size());
     *out = s;
     return HURRAY_OK;
@@ -881,9 +841,11 @@ HURRAY_API void hurray_net_server_destroy(hurray_net_server *s) {
   if (s == nullptr) return;
   try {
     if (s->w.worker != nullptr) {
-      if (s->listener != nullptr) ucp_listener_destroy(s->listener);
-      for (ucp_conn_request_h req : s->conn_requests) ucp_listener_reject(s->listener, req);
+      // Requests are rejected while their listener still exists.
+      for (auto &[req, peer] : s->conn_requests) ucp_listener_reject(s->listener, req);
       s->conn_requests.clear();
+      if (s->listener != nullptr) ucp_listener_destroy(s->listener);
+      s->listener = nullptr;
       for (Incoming &in : s->incoming) release_data(s->w.worker, in);
       s->incoming.clear();
       // Landings whose answers wait (N15) are answered now; answers already
@@ -1370,7 +1332,12 @@ HURRAY_API hurray_status hurray_net_client_connect(const hurray_net_client_confi
     Incoming in;
     if (!st) st = c->wait_reply(kHelloRep, id, d, &in, err);
     if (st) {
-      if (st == HURRAY_E_IO && err != nullptr) {
+      if (st == HURRAY_E_IO && c->failed && c->why == UCS_ERR_REJECTED) {
+        fail(err, HURRAY_E_IO, HURRAY_RULE_NONE,
+             "%s: %s:%u refused the connection (this address is not in its allow list, or "
+             "its connection limits are reached)",
+             kAdmitId, config->address, static_cast<unsigned>(config->port));
+      } else if (st == HURRAY_E_IO && err != nullptr) {
         char why[HURRAY_ERROR_MESSAGE_SIZE];
         std::snprintf(why, sizeof why, "%s", err->message);
         fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray-net: cannot connect to %s:%u: %s",

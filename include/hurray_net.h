@@ -97,10 +97,20 @@ typedef struct hurray_net_limits {
   int32_t idle_timeout_ms;       /**< a connection with nothing in flight and
                                       no message for this long is
                                       disconnected; 0: 600000; negative: never */
+  int32_t handshake_timeout_ms;  /**< a connection must finish its bootstrap
+                                      (HELLO, key, addresses) within this;
+                                      0: 10000 */
+  uint32_t reserved1;            /**< zero */
 } hurray_net_limits;
 /** Initialiser of hurray_net_limits: every limit at its default. */
 #define HURRAY_NET_LIMITS_INIT                                                 \
-  { (uint32_t)sizeof(hurray_net_limits), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+  { (uint32_t)sizeof(hurray_net_limits), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, \
+    0, 0 }
+
+/** hurray_net_server_config.flags: listen beyond loopback without a shared
+ *  key (anyone who reaches the port may PUT and GET: only on a network that
+ *  is itself trusted). */
+#define HURRAY_NET_SERVER_NO_AUTH 0x1u
 
 /** \brief How a server listens and what it offers. Start from
  *  HURRAY_NET_SERVER_CONFIG_INIT. A configuration that ends at `context`
@@ -133,13 +143,21 @@ typedef struct hurray_net_server_config {
                                 IPv4/IPv6 addresses and CIDR blocks, e.g.
                                 "127.0.0.1,10.1.0.0/16,::1"; checked before a
                                 connection is accepted; NULL: any peer */
+  const char *key;         /**< the shared key (16 to 4096 bytes, NUL-ended)
+                                every client must prove it holds; never sent;
+                                NULL: none (or key_file) */
+  const char *key_file;    /**< a file holding the key (one trailing newline
+                                dropped); read at create */
+  uint32_t flags;          /**< HURRAY_NET_SERVER_NO_AUTH */
+  uint32_t reserved1;      /**< zero */
 } hurray_net_server_config;
 /** Initialiser of hurray_net_server_config: cross-machine, 127.0.0.1, any
- *  port, default limits, any peer. */
+ *  port, default limits, any peer, no key. A server listening beyond
+ *  loopback needs a key (key or key_file) or HURRAY_NET_SERVER_NO_AUTH. */
 #define HURRAY_NET_SERVER_CONFIG_INIT                                          \
   { (uint32_t)sizeof(hurray_net_server_config),                               \
     (uint32_t)HURRAY_TRANSPORT_CROSS_MACHINE, NULL, 0, 0, 0, NULL, NULL, NULL, \
-    NULL, NULL, NULL }
+    NULL, NULL, NULL, NULL, NULL, 0, 0 }
 
 /** \brief How a client connects. Start from HURRAY_NET_CLIENT_CONFIG_INIT. */
 typedef struct hurray_net_client_config {
@@ -153,11 +171,17 @@ typedef struct hurray_net_client_config {
   int32_t timeout_ms;      /**< limit for the connection and for each call;
                                 0: 60000; negative: none */
   hurray_context *context; /**< GET allocations go through it; NULL: default */
+  const char *key;         /**< the server's shared key, proved in the
+                                bootstrap and never sent; NULL: none (or
+                                key_file) */
+  const char *key_file;    /**< a file holding the key */
 } hurray_net_client_config;
-/** Initialiser of hurray_net_client_config: cross-machine, 60 s timeout. */
+/** Initialiser of hurray_net_client_config: cross-machine, 60 s timeout, no
+ *  key. A configuration that ends at `context` (size =
+ *  offsetof(hurray_net_client_config, key)) is accepted: no key. */
 #define HURRAY_NET_CLIENT_CONFIG_INIT                                          \
   { (uint32_t)sizeof(hurray_net_client_config),                               \
-    (uint32_t)HURRAY_TRANSPORT_CROSS_MACHINE, NULL, 0, 0, 0, NULL }
+    (uint32_t)HURRAY_TRANSPORT_CROSS_MACHINE, NULL, 0, 0, 0, NULL, NULL, NULL }
 
 /** \brief One device a peer offers, as its HELLO says. */
 typedef struct hurray_net_device {
@@ -262,10 +286,12 @@ HURRAY_API void hurray_net_server_stats(const hurray_net_server *server,
 
 /* ---- client ------------------------------------------------------------ */
 
-/** \brief Connect to a server and exchange HELLOs. *out receives the client;
- *  free it with hurray_net_client_destroy. HURRAY_E_IO when the server
- *  cannot be reached, HURRAY_E_PROTOCOL when it does not speak this
- *  protocol. */
+/** \brief Connect to a server: its bootstrap (admission, the shared key's
+ *  challenge-response both ways when the server has a key, the UCX worker
+ *  addresses), then HELLOs. *out receives the client; free it with
+ *  hurray_net_client_destroy. HURRAY_E_IO when the server cannot be reached,
+ *  HURRAY_E_PROTOCOL when it refuses this client (the message names why:
+ *  NET-ADMIT, NET-AUTH) or does not speak this protocol. */
 HURRAY_API hurray_status hurray_net_client_connect(
     const hurray_net_client_config *config, hurray_net_client **out,
     hurray_error *err);

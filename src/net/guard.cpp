@@ -15,7 +15,7 @@ bool hurray_net_server::admit(const sockaddr *peer, std::string *name) {
     return false;
   }
   *name = peer_name(peer);
-  const size_t open = conns.size() + conn_requests.size();
+  const size_t open = conns.size() + boots.size();
   if (open >= limits.max_connections) {
     log_debug("server: %s: a connection from %s is refused (max_connections = %u)", kLimitId,
               name->c_str(), limits.max_connections);

@@ -9,6 +9,7 @@
 // allocation, validation and reply happens outside UCX's callbacks.
 #include <hurray_backend.h>
 
+#include "bootstrap.h"
 #include "server.h"
 #include "ucx.h"
 #include "wire.h"
@@ -251,41 +252,6 @@ void *alloc_staging(size_t n) {
 // ===================================================================== server
 
 
-namespace {
-// A connection request: admitted (allow list, connection limits: guard.cpp)
-// before anything is allocated for it, else rejected.
-void server_conn_cb(ucp_conn_request_h req, void *arg) {
-  auto *s = static_cast<hurray_net_server *>(arg);
-  ucp_conn_request_attr_t attr;
-  std::memset(&attr, 0, sizeof attr);
-  attr.field_mask = UCP_CONN_REQUEST_ATTR_FIELD_CLIENT_ADDR;
-  std::string peer;
-  try {
-    if (ucp_conn_request_query(req, &attr) == UCS_OK &&
-        s->admit(reinterpret_cast<const sockaddr *>(&attr.client_address), &peer)) {
-      try {
-        s->conn_requests.emplace_back(req, peer);
-        return;
-      } catch (...) {
-        s->forget(peer);
-      }
-    }
-  } catch (...) {
-  }
-  ucp_listener_reject(s->listener, req);
-}
-
-void server_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status) {
-  auto *s = static_cast<hurray_net_server *>(arg);
-  Conn *c = s->conn_of(ep);
-  if (c != nullptr && !c->dead) {
-    c->dead = true;
-    c->why = status;
-    log_debug("server: a client went away (%s)", ucs_status_string(status));
-  }
-}
-}  // namespace
-
 void hurray_net_server::send_reply(ucp_ep_h ep, Op op, const Reply &r) {
   Conn *c = conn_of(ep);
   if (ep == nullptr || (c != nullptr && c->dead)) return;
@@ -323,8 +289,11 @@ void hurray_net_server::on_hello(Incoming &in) {
     p += kHelloDeviceSize;
   }
   release_data(w.worker, in);
-  if (in.ep == nullptr) return;
-  queue_send(in.ep, conn_of(in.ep), kHelloRep, std::move(bytes), n);
+  // Only a connection the bootstrap created is answered (a UCX endpoint made
+  // some other way, to the worker's transport port, is not one).
+  Conn *c = conn_of(in.ep);
+  if (in.ep == nullptr || c == nullptr) return;
+  queue_send(in.ep, c, kHelloRep, std::move(bytes), n);
 }
 
 // The destination of a PUT: from the application's allocator when it gave
@@ -658,29 +627,9 @@ void hurray_net_server::finish(Transfer &t, ucs_status_t st) {
 }
 
 void hurray_net_server::process() {
-  // New clients.
-  for (auto &[req, peer] : conn_requests) {
-    auto c = std::make_unique<Conn>();
-    c->peer = peer;
-    ucp_ep_params_t p;
-    std::memset(&p, 0, sizeof p);
-    p.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST | UCP_EP_PARAM_FIELD_ERR_HANDLER |
-                   UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
-    p.conn_request = req;
-    p.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-    p.err_handler.cb = server_ep_error;
-    p.err_handler.arg = this;
-    const ucs_status_t st = ucp_ep_create(w.worker, &p, &c->ep);
-    if (st != UCS_OK) {
-      log_debug("server: cannot accept a client: %s", ucs_status_string(st));
-      forget(peer);
-      continue;
-    }
-    ++stats.connections;
-    log_debug("server: client accepted");
-    conns[c->ep] = std::move(c);
-  }
-  conn_requests.clear();
+  // New clients: the bootstrap (bootstrap_server.cpp) creates their
+  // connections once they are admitted and authenticated.
+  bootstrap_progress();
   // Messages.
   while (!incoming.empty()) {
     Incoming in = std::move(incoming.front());
@@ -762,6 +711,13 @@ HURRAY_API hurray_status hurray_net_server_create(const hurray_net_server_config
     const bool guarded = config->size >= sizeof(hurray_net_server_config);
     hurray_status gst = resolve_limits(guarded ? config->limits : nullptr, &s->limits, err);
     if (!gst) gst = s->allow.parse(guarded ? config->allow : nullptr, err);
+    if (!gst && guarded && (config->reserved1 != 0 || (config->flags & ~HURRAY_NET_SERVER_NO_AUTH)))
+      gst = fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                 "hurray_net_server_create: unknown flags 0x%x or reserved1 not zero",
+                 guarded ? config->flags : 0u);
+    if (!gst && guarded)
+      gst = load_key(config->key, config->key_file, "hurray_net_server_create", &s->key, err);
+    const uint32_t flags = guarded ? config->flags : 0u;
     if (gst) {
       hurray_net_server_destroy(s);
       return gst;
@@ -784,47 +740,19 @@ HURRAY_API hurray_status hurray_net_server_create(const hurray_net_server_config
       hurray_net_server_destroy(s);
       return st;
     }
-    addrinfo hints;
-    std::memset(&hints, 0, sizeof hints);
     // No address: this machine only. Any other is the configuration's choice.
     const char *address = config->address != nullptr ? config->address : "127.0.0.1";
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE;
-    char service[8];
-    std::snprintf(service, sizeof service, "%u", static_cast<unsigned>(config->port));
-    addrinfo *res = nullptr;
-    const int rc = ::getaddrinfo(address, service, &hints, &res);
-    if (rc != 0 || res == nullptr) {
+    if (hurray_status bst = s->open_bootstrap(address, config->port, err)) {
       hurray_net_server_destroy(s);
-      return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray-net: cannot resolve %s: %s",
-                  address, gai_strerror(rc));
+      return bst;
     }
-    ucp_listener_params_t lp;
-    std::memset(&lp, 0, sizeof lp);
-    lp.field_mask = UCP_LISTENER_PARAM_FIELD_SOCK_ADDR | UCP_LISTENER_PARAM_FIELD_CONN_HANDLER;
-    lp.sockaddr.addr = res->ai_addr;
-    lp.sockaddr.addrlen = res->ai_addrlen;
-    lp.conn_handler.cb = server_conn_cb;
-    lp.conn_handler.arg = s;
-    ucs_status_t us = ucp_listener_create(s->w.worker, &lp, &s->listener);
-    ::freeaddrinfo(res);
-    if (us != UCS_OK) {
-      s->listener = nullptr;
+    // Beyond loopback, a key (or the explicit choice of none).
+    if (!s->loopback && s->key.empty() && !(flags & HURRAY_NET_SERVER_NO_AUTH)) {
       hurray_net_server_destroy(s);
-      return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray-net: cannot listen on %s:%u: %s",
-                  address, static_cast<unsigned>(config->port),
-                  ucs_status_string(us));
-    }
-    ucp_listener_attr_t attr;
-    std::memset(&attr, 0, sizeof attr);
-    attr.field_mask = UCP_LISTENER_ATTR_FIELD_SOCKADDR;
-    us = ucp_listener_query(s->listener, &attr);
-    if (us == UCS_OK) {
-      if (attr.sockaddr.ss_family == AF_INET)
-        s->port = ntohs(reinterpret_cast<const sockaddr_in *>(&attr.sockaddr)->sin_port);
-      else if (attr.sockaddr.ss_family == AF_INET6)
-        s->port = ntohs(reinterpret_cast<const sockaddr_in6 *>(&attr.sockaddr)->sin6_port);
+      return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                  "%s: a server listening on %s (beyond this machine) needs a shared key "
+                  "(config key or key_file), or HURRAY_NET_SERVER_NO_AUTH in its flags",
+                  kAuthId, address);
     }
     log_debug("server: listening on %s port %u, offering %zu device tag(s)", address,
               static_cast<unsigned>(s->port), s->offers.size());
@@ -841,11 +769,7 @@ HURRAY_API void hurray_net_server_destroy(hurray_net_server *s) {
   if (s == nullptr) return;
   try {
     if (s->w.worker != nullptr) {
-      // Requests are rejected while their listener still exists.
-      for (auto &[req, peer] : s->conn_requests) ucp_listener_reject(s->listener, req);
-      s->conn_requests.clear();
-      if (s->listener != nullptr) ucp_listener_destroy(s->listener);
-      s->listener = nullptr;
+      s->close_bootstrap();
       for (Incoming &in : s->incoming) release_data(s->w.worker, in);
       s->incoming.clear();
       // Landings whose answers wait (N15) are answered now; answers already
@@ -920,7 +844,7 @@ HURRAY_API hurray_status hurray_net_server_poll(hurray_net_server *s, int32_t ti
       // transfers of a client's PUTs in flight follow each other without a
       // round trip between them.
       while (s->w.wait(0)) {
-        if (!s->incoming.empty() || !s->conn_requests.empty()) break;
+        if (!s->incoming.empty()) break;
       }
       s->process();
       if (!s->landed.empty()) {
@@ -933,7 +857,7 @@ HURRAY_API hurray_status hurray_net_server_poll(hurray_net_server *s, int32_t ti
       if (timeout_ms == 0 || deadline.passed()) return HURRAY_OK;
       // Messages queued: handle them now. Else sleep until UCX has news (the
       // event fd wakes for moving data too: no busy loop on a shared CPU).
-      if (!s->incoming.empty() || !s->conn_requests.empty()) continue;
+      if (!s->incoming.empty()) continue;
       s->w.wait(deadline.left_ms(100));
     }
   } catch (...) {
@@ -1300,8 +1224,10 @@ extern "C" {
 
 HURRAY_API hurray_status hurray_net_client_connect(const hurray_net_client_config *config,
                                                    hurray_net_client **out, hurray_error *err) {
-  if (config == nullptr || out == nullptr || config->size < sizeof(hurray_net_client_config) ||
-      config->reserved0 != 0 || config->address == nullptr)
+  // A configuration may end at `context` (before the key was added).
+  if (config == nullptr || out == nullptr ||
+      config->size < offsetof(hurray_net_client_config, key) || config->reserved0 != 0 ||
+      config->address == nullptr)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_net_client_connect: config (with an address) and out are required");
   *out = nullptr;
@@ -1316,7 +1242,15 @@ HURRAY_API hurray_status hurray_net_client_connect(const hurray_net_client_confi
     if (!st) st = set_handler(c, kPutRep, am_handler<hurray_net_client, kPutRep>, err);
     if (!st) st = set_handler(c, kPutAck, am_handler<hurray_net_client, kPutAck>, err);
     if (!st) st = set_handler(c, kGetRep, am_handler<hurray_net_client, kGetRep>, err);
-    if (!st) st = connect(c->w, config->address, config->port, client_ep_error, c, &c->ep, err);
+    const Deadline d = Deadline::in(c->timeout_ms);
+    // The bootstrap: admitted, the key proved both ways, an endpoint to the
+    // server's worker.
+    Key key;
+    if (!st && config->size >= sizeof(hurray_net_client_config))
+      st = load_key(config->key, config->key_file, "hurray_net_client_connect", &key, err);
+    if (!st)
+      st = bootstrap_connect(c->w, config->address, config->port, key, d, client_ep_error, c,
+                             &c->ep, err);
     if (st) {
       hurray_net_client_destroy(c);
       return st;
@@ -1325,19 +1259,13 @@ HURRAY_API hurray_status hurray_net_client_connect(const hurray_net_client_confi
     const uint64_t id = c->next_id++;
     unsigned char hello[kPrefixSize];
     put_prefix(hello, kHelloReq, id);
-    const Deadline d = Deadline::in(c->timeout_ms);
     st = c->send_and_wait(
         am_send(c->ep, kHelloReq, hello, sizeof hello, nullptr, 0, UCP_AM_SEND_FLAG_REPLY), d,
         "HELLO", err);
     Incoming in;
     if (!st) st = c->wait_reply(kHelloRep, id, d, &in, err);
     if (st) {
-      if (st == HURRAY_E_IO && c->failed && c->why == UCS_ERR_REJECTED) {
-        fail(err, HURRAY_E_IO, HURRAY_RULE_NONE,
-             "%s: %s:%u refused the connection (this address is not in its allow list, or "
-             "its connection limits are reached)",
-             kAdmitId, config->address, static_cast<unsigned>(config->port));
-      } else if (st == HURRAY_E_IO && err != nullptr) {
+      if (st == HURRAY_E_IO && err != nullptr) {
         char why[HURRAY_ERROR_MESSAGE_SIZE];
         std::snprintf(why, sizeof why, "%s", err->message);
         fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray-net: cannot connect to %s:%u: %s",

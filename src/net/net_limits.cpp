@@ -32,6 +32,7 @@ hurray_status resolve_limits(const hurray_net_limits *in, Limits *out, hurray_er
   pick32(in->max_connections_per_peer, out->max_per_peer);
   pickms(in->stall_timeout_ms, out->stall_ms);
   pickms(in->idle_timeout_ms, out->idle_ms);
+  if (in->handshake_timeout_ms > 0) out->handshake_ms = in->handshake_timeout_ms;
   return HURRAY_OK;
 }
 
@@ -140,6 +141,15 @@ bool Allowlist::admits(const sockaddr *sa) const noexcept {
   for (const Block &b : blocks_)
     if (b.family == family && prefix_matches(addr, b.addr, b.prefix)) return true;
   return false;
+}
+
+bool is_loopback(const sockaddr *sa) noexcept {
+  int family = 0;
+  unsigned char addr[16];
+  if (!unmap(sa, &family, addr)) return false;
+  if (family == AF_INET) return addr[0] == 127;
+  static const unsigned char one[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  return std::memcmp(addr, one, 16) == 0;
 }
 
 std::string peer_name(const sockaddr *sa) {

@@ -26,6 +26,7 @@ struct Limits {
   uint32_t max_per_peer = 64;
   int32_t stall_ms = 60000;   // negative: never
   int32_t idle_ms = 600000;   // negative: never
+  int32_t handshake_ms = 10000;
 };
 
 // The limits `in` asks for (NULL: the defaults), each 0 at its default.
@@ -56,6 +57,10 @@ class Allowlist {
   };
   std::vector<Block> blocks_;
 };
+
+// Whether the address is a loopback one (127.0.0.0/8, ::1, or IPv4-mapped
+// 127.0.0.0/8).
+bool is_loopback(const sockaddr *sa) noexcept;
 
 // The peer's address as text ("127.0.0.1", "::1"; an IPv4-mapped address as
 // IPv4), without the port: the key of the per-peer connection count.

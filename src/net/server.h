@@ -5,9 +5,12 @@
 
 #include <hurray_net.h>
 
+#include "auth.h"
 #include "net_limits.h"
 #include "ucx.h"
 #include "wire.h"
+
+#include <poll.h>
 
 #include <deque>
 #include <map>
@@ -79,6 +82,23 @@ struct PendingSend {
   std::shared_ptr<uint32_t> unsent;  // its connection's count, or NULL
 };
 
+// A bootstrap connection being handled (bootstrap_server.cpp): the bytes
+// its stage needs, the answer going out, the nonces, the endpoint created
+// once it is authenticated.
+struct Boot {
+  enum Stage { kHello, kAuth, kAddress, kDone, kRefused };
+  int fd = -1;
+  std::string peer;
+  Clock::time_point deadline;
+  Stage stage = kHello;
+  size_t need = 0;
+  std::vector<unsigned char> in, out;
+  size_t sent = 0;
+  unsigned char client_nonce[kNonceSize] = {}, server_nonce[kNonceSize] = {};
+  unsigned char mac[kMacSize] = {};
+  ucp_ep_h ep = nullptr;
+};
+
 struct Registered {
   hurray_buffer *buffer;
   hurray_handoff held;
@@ -94,16 +114,22 @@ struct hurray_net_server {
   using Transfer = hurray::net::Transfer;
 
   hurray::net::Worker w;
-  ucp_listener_h listener = nullptr;
   uint16_t port = 0;
+  // The bootstrap listener (bootstrap_server.cpp): its socket, whether it
+  // is bound to a loopback address, the worker's address it hands out, the
+  // connections being bootstrapped, the shared key, what poll waits on.
+  int listen_fd = -1;
+  bool loopback = true;
+  std::vector<unsigned char> my_address;
+  std::vector<std::unique_ptr<hurray::net::Boot>> boots;
+  hurray::net::Key key;
+  std::vector<pollfd> wait_fds;
   hurray_policy *policy = nullptr;
   hurray_context *ctx = nullptr;
   hurray_net_alloc_fn alloc = nullptr;  // the application's, or NULL
   void *alloc_user = nullptr;
   uint32_t transport = HURRAY_TRANSPORT_CROSS_MACHINE;
   std::vector<hurray::net::Offer> offers;
-  // Connection requests admitted (guard.cpp), with their peer's address.
-  std::vector<std::pair<ucp_conn_request_h, std::string>> conn_requests;
   std::map<ucp_ep_h, std::unique_ptr<Conn>> conns;
   std::deque<Incoming> incoming;
   std::deque<hurray_net_received> landed;
@@ -131,6 +157,14 @@ struct hurray_net_server {
     auto it = conns.find(ep);
     return it == conns.end() ? nullptr : it->second.get();
   }
+
+  // bootstrap_server.cpp.
+  hurray_status open_bootstrap(const char *address, uint16_t port, hurray_error *err);
+  void close_bootstrap();
+  void bootstrap_progress();
+  bool step(hurray::net::Boot &b);
+  void drop_boot(hurray::net::Boot &b);
+  static ucp_err_handler_cb_t error_handler();
 
   // guard.cpp. A connection request from the peer at `peer`: admitted (its
   // address in *name, counted) or not (the caller rejects it).

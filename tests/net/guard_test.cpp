@@ -195,7 +195,7 @@ TEST_CASE("NET-ADMIT: a peer outside the allow list is refused with a clear erro
     hurray_net_client *c = nullptr;
     with_client(srv, [&] { c = connect(srv.port(), &err, HURRAY_TRANSPORT_CROSS_MACHINE, 5000); });
     CHECK(c == nullptr);
-    CHECK(err.status == HURRAY_E_IO);
+    CHECK(err.status == HURRAY_E_PROTOCOL);
     require_contains(err.message, "NET-ADMIT");
     require_contains(err.message, "refused the connection");
     CHECK(srv.stats().connections == 0);  // nothing was accepted

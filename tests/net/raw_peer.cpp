@@ -19,6 +19,7 @@
 //              before any bytes move. Prints "answers put_rep=R put_ack=A
 //              answered=K twice=T unknown=U failed=F" and exits 0 when each
 //              PUT was answered exactly once, OK, and nothing else came.
+#include "bootstrap.h"
 #include "ucx.h"
 #include "wire.h"
 
@@ -151,9 +152,14 @@ int main(int argc, char **argv) {
   ucp_worker_set_am_recv_handler(peer.w.worker, &hp);
   hp.id = kPutAck;
   ucp_worker_set_am_recv_handler(peer.w.worker, &hp);
+  hp.id = kHelloRep;
+  ucp_worker_set_am_recv_handler(peer.w.worker, &hp);
   ucp_ep_h ep = nullptr;
-  if (connect(peer.w, argv[2], static_cast<uint16_t>(std::atoi(argv[3])), on_error, &peer, &ep,
-              &err) != HURRAY_OK) {
+  // Through the bootstrap, with the key of HURRAY_NET_RAW_PEER_KEY if set.
+  Key key;
+  if (const char *k = std::getenv("HURRAY_NET_RAW_PEER_KEY")) key.bytes = k;
+  if (bootstrap_connect(peer.w, argv[2], static_cast<uint16_t>(std::atoi(argv[3])), key,
+                        Deadline::in(30000), on_error, &peer, &ep, &err) != HURRAY_OK) {
     std::fprintf(stderr, "raw peer: %s\n", err.message);
     peer.w.fini();
     return 1;
@@ -166,13 +172,23 @@ int main(int argc, char **argv) {
     return rc;
   }
   if (mode == "getflood" || mode == "stall") {
-    // Connected first (the wire-up needs this process to drive UCX).
-    ucp_request_param_t fp;
-    std::memset(&fp, 0, sizeof fp);
-    if (peer.w.wait_request(ucp_ep_flush_nbx(ep, &fp), Deadline::in(30000)) != UCS_OK) {
+    // Connected first, both ways: a HELLO answered (the wire-up needs this
+    // process to drive UCX).
+    unsigned char hello[kPrefixSize];
+    put_prefix(hello, kHelloReq, 1);
+    const Deadline hd = Deadline::in(30000);
+    if (peer.w.wait_request(am_send(ep, kHelloReq, hello, sizeof hello, nullptr, 0,
+                                    UCP_AM_SEND_FLAG_REPLY),
+                            hd) != UCS_OK) {
       std::printf("raw peer: cannot connect\n");
       return 1;
     }
+    while (peer.replies.empty() && !peer.failed && !hd.passed()) peer.w.wait(50);
+    if (peer.replies.empty()) {
+      std::printf("raw peer: no HELLO answer\n");
+      return 1;
+    }
+    peer.replies.clear();
   }
   if (mode == "getflood") {
     // Every 256 GETs the worker is driven once, so that they leave; the

@@ -276,18 +276,12 @@ void hurray_net_server::send_acks(Conn &c) {
 
 void hurray_net_server::on_hello(Incoming &in) {
   const uint64_t id = in.header.size() >= kPrefixSize ? request_id_of(in.header.data()) : 0;
-  const size_t n = kHelloRepFixed + kHelloDeviceSize * offers.size();
+  const auto k = static_cast<uint32_t>(std::min<size_t>(offers.size(), kMaxHelloDevices));
+  const size_t n = hello_rep_size(k);
   std::unique_ptr<unsigned char[]> bytes(new unsigned char[n]());
-  put_prefix(bytes.get(), kHelloRep, id);
-  put_u32(bytes.get() + 16, transport);
-  put_u32(bytes.get() + 20, static_cast<uint32_t>(offers.size()));
-  unsigned char *p = bytes.get() + kHelloRepFixed;
-  for (const Offer &o : offers) {
-    p[0] = o.tag;
-    put_u32(p + 4, static_cast<uint32_t>(o.count));
-    put_u32(p + 8, o.classes);
-    p += kHelloDeviceSize;
-  }
+  std::vector<HelloDevice> devices;
+  for (uint32_t i = 0; i < k; ++i) devices.push_back({offers[i].tag, offers[i].count, offers[i].classes});
+  encode_hello_rep(id, transport, devices.data(), k, bytes.get());
   release_data(w.worker, in);
   // Only a connection the bootstrap created is answered (a UCX endpoint made
   // some other way, to the worker's transport port, is not one).
@@ -380,14 +374,13 @@ void hurray_net_server::on_put(Incoming &in) {
     log_debug("server: a PUT of a client that is gone is dropped");
     return;
   }
-  if (!check_prefix(in.header.data(), in.header.size(), kPut, kPutSize)) {
+  PutHeader ph;
+  if (!parse_put(in.header.data(), in.header.size(), &ph)) {
     fail(&e, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
          "hurray-net: malformed PUT header (%zu bytes, protocol %u expected)", in.header.size(),
          static_cast<unsigned>(kVersion));
     return refuse();
   }
-  PutHeader ph;
-  decode(in.header.data(), &ph);
   r.buffer_id = ph.buffer_id;
   // The rules of the transport first (BP-SYNC-NET, BP-ALIGN-IPC...).
   if (hurray_table_validate(ph.handle, HURRAY_HANDLE_SIZE, policy, &e) != HURRAY_OK)
@@ -492,12 +485,11 @@ void hurray_net_server::on_get(Incoming &in) {
     send_reply(in.ep, kGetRep, r);
   };
   if (in.header.size() >= kPrefixSize) r.request_id = request_id_of(in.header.data());
-  if (!check_prefix(in.header.data(), in.header.size(), kGetReq, kGetSize)) {
+  if (!parse_get(in.header.data(), in.header.size(), &r.request_id, &r.buffer_id)) {
     fail(&e, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE, "hurray-net: malformed GET header (%zu bytes)",
          in.header.size());
     return refuse();
   }
-  r.buffer_id = get_u64(in.header.data() + kPrefixSize);
   auto it = registry.find(r.buffer_id);
   if (it == registry.end()) {
     fail(&e, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
@@ -1017,13 +1009,12 @@ bool hurray_net_client::take_put_answer(Incoming &in) {
   release_data(w.worker, in);
   op.answered = true;
   trace::mark('A', op.id);
-  if (!check_prefix(in.header.data(), in.header.size(), kPutRep, kReplySize)) {
+  Reply r;
+  if (!parse_reply(in.header.data(), in.header.size(), kPutRep, &r)) {
     op.result = fail(&op.error, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
                      "hurray-net: malformed PUT answer");
     return true;
   }
-  Reply r;
-  decode(in.header.data(), kPutRep, &r);
   op.result = static_cast<hurray_status>(r.status);
   if (r.status != HURRAY_OK) copy_error(r, &op.error);
   return true;
@@ -1276,20 +1267,19 @@ HURRAY_API hurray_status hurray_net_client_connect(const hurray_net_client_confi
     }
     release_data(c->w.worker, in);
     const unsigned char *p = in.header.data();
-    const uint32_t n = in.header.size() >= kHelloRepFixed ? get_u32(p + 20) : 0;
-    if (!check_prefix(p, in.header.size(), kHelloRep, kHelloRepFixed) || n > kMaxHelloDevices ||
-        in.header.size() < kHelloRepFixed + n * kHelloDeviceSize) {
+    uint32_t n = 0, server_transport = 0;
+    if (!parse_hello_rep(p, in.header.size(), &server_transport, &n)) {
       hurray_net_client_destroy(c);
       return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
                   "hurray-net: %s:%u does not answer HELLO as protocol %u", config->address,
                   static_cast<unsigned>(config->port), static_cast<unsigned>(kVersion));
     }
     for (uint32_t i = 0; i < n; ++i) {
-      const unsigned char *q = p + kHelloRepFixed + i * kHelloDeviceSize;
-      c->offers.push_back({q[0], static_cast<int32_t>(get_u32(q + 4)), get_u32(q + 8)});
+      const HelloDevice dev = hello_device(p, i);
+      c->offers.push_back({dev.tag, dev.count, dev.classes});
     }
-    log_debug("client: connected to %s:%u, the server offers %u device tag(s)", config->address,
-              static_cast<unsigned>(config->port), n);
+    log_debug("client: connected to %s:%u, the server offers %u device tag(s) (transport %u)",
+              config->address, static_cast<unsigned>(config->port), n, server_transport);
     *out = c;
     return HURRAY_OK;
   } catch (...) {
@@ -1513,10 +1503,9 @@ HURRAY_API hurray_status hurray_net_client_get(hurray_net_client *c,
       return st;
     if ((st = c->wait_reply(kGetRep, id, d, &in, err))) return st;
     Reply r;
-    if (!check_prefix(in.header.data(), in.header.size(), kGetRep, kGetRepSize)) {
+    if (!parse_reply(in.header.data(), in.header.size(), kGetRep, &r)) {
       st = fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE, "hurray-net: malformed GET answer");
     } else {
-      decode(in.header.data(), kGetRep, &r);
       if (r.status != HURRAY_OK) {
         copy_error(r, err);
         st = static_cast<hurray_status>(r.status);

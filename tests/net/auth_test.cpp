@@ -193,7 +193,7 @@ TEST_CASE("NET-AUTH: a keyed server admits the client with its key, refuses one 
   unlink(wrong.c_str());
 }
 
-TEST_CASE("NET-AUTH: beyond loopback a server needs a key or NO_AUTH; the key's rules",
+TEST_CASE("NET-AUTH: beyond loopback a server needs a key or NO_AUTH, and the key has rules",
           "[net][auth]") {
   hurray_net_server *s = nullptr;
   hurray_error err{};

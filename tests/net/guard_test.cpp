@@ -247,7 +247,7 @@ TEST_CASE("NET-LIMIT: connections beyond max_connections_per_peer are refused un
   CHECK(srv.finish() == 0);
 }
 
-TEST_CASE("the limits come from HURRAY_NET_LIMITS_INIT; an older configuration has none",
+TEST_CASE("the limits come from HURRAY_NET_LIMITS_INIT, an older configuration has none",
           "[net][limits]") {
   hurray_net_limits lim = HURRAY_NET_LIMITS_INIT;
   CHECK(lim.size == sizeof lim);
@@ -403,7 +403,7 @@ TEST_CASE("NET-LIMIT: a flood of GETs whose answers are never taken disconnects 
   hurray_buffer_unref(offer);
 }
 
-TEST_CASE("an idle connection is closed after idle_timeout_ms; the next client is served",
+TEST_CASE("an idle connection is closed after idle_timeout_ms, the next client is served",
           "[net][limits]") {
   hurray_net_limits lim = HURRAY_NET_LIMITS_INIT;
   lim.idle_timeout_ms = 200;

@@ -275,6 +275,18 @@ HURRAY_API hurray_status hurray_net_server_register(hurray_net_server *server,
                                                     uint64_t buffer_id,
                                                     hurray_buffer *buffer,
                                                     hurray_error *err);
+/** \brief hurray_net_server_register() for some clients only: a GET of
+ *  `buffer_id` is served to a client whose address is in `peers` (a
+ *  comma-separated list of addresses and CIDR blocks, as
+ *  hurray_net_server_config.allow; NULL: any admitted client) and answered
+ *  to any other exactly as an id that is not registered (it learns nothing
+ *  of the registration). A list that is not one is HURRAY_E_INVALID_ARGUMENT
+ *  (NET-ADMIT) and nothing is registered. */
+HURRAY_API hurray_status hurray_net_server_register_for(hurray_net_server *server,
+                                                        uint64_t buffer_id,
+                                                        hurray_buffer *buffer,
+                                                        const char *peers,
+                                                        hurray_error *err);
 /** \brief Withdraw a registration (GETs in flight finish first). An unknown
  *  id is HURRAY_E_INVALID_ARGUMENT. */
 HURRAY_API hurray_status hurray_net_server_unregister(hurray_net_server *server,

@@ -149,6 +149,7 @@ bool hurray_net_server::step(Boot &b) {
     auto c = std::make_unique<Conn>();
     c->ep = b.ep;
     c->peer = b.peer;  // its place in per_peer passes to the connection
+    c->addr = b.addr;
     b.ep = nullptr;
     ::close(b.fd);
     b.fd = -1;
@@ -268,6 +269,7 @@ void hurray_net_server::bootstrap_progress() {
       auto b = std::make_unique<Boot>();
       b->fd = fd;
       b->peer = peer;
+      b->addr = ss;
       b->deadline = Clock::now() + std::chrono::milliseconds(limits.handshake_ms);
       b->need = kBootHelloSize;
       boots.push_back(std::move(b));

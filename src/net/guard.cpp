@@ -137,3 +137,29 @@ void hurray_net_server::enforce_timeouts() {
       disconnect(c, UCS_ERR_TIMED_OUT, "it was idle (idle_timeout_ms passed)");
   }
 }
+
+bool hurray_net_server::may_get(const Conn &c, const Registered &r) {
+  return r.who == nullptr || r.who->admits(reinterpret_cast<const sockaddr *>(&c.addr));
+}
+
+extern "C" HURRAY_API hurray_status hurray_net_server_register_for(hurray_net_server *s,
+                                                                   uint64_t buffer_id,
+                                                                   hurray_buffer *buffer,
+                                                                   const char *peers,
+                                                                   hurray_error *err) {
+  if (s == nullptr || buffer == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_net_server_register_for: server and buffer are required");
+  try {
+    std::shared_ptr<Allowlist> who;
+    if (peers != nullptr) {
+      who = std::make_shared<Allowlist>();
+      if (hurray_status st = who->parse(peers, err)) return st;
+    }
+    if (hurray_status st = hurray_net_server_register(s, buffer_id, buffer, err)) return st;
+    s->registry.at(buffer_id).who = std::move(who);
+    return HURRAY_OK;
+  } catch (...) {
+    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
+  }
+}

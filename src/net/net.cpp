@@ -491,7 +491,8 @@ void hurray_net_server::on_get(Incoming &in) {
     return refuse();
   }
   auto it = registry.find(r.buffer_id);
-  if (it == registry.end()) {
+  // One registered for other clients is answered as one that is not there.
+  if (it == registry.end() || !may_get(*conn, it->second)) {
     fail(&e, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
          "hurray-net: the server has no buffer registered as %llu",
          static_cast<unsigned long long>(r.buffer_id));
@@ -867,7 +868,7 @@ HURRAY_API hurray_status hurray_net_server_register(hurray_net_server *s, uint64
                 "hurray_net_server_register: id %llu is already registered",
                 static_cast<unsigned long long>(buffer_id));
   try {
-    Registered reg{buffer, {}};
+    Registered reg{buffer, {}, nullptr};
     bool host = false;
     if (hurray_status st = hold(buffer, &reg.held, &host, err)) return st;
     s->registry.emplace(buffer_id, reg);

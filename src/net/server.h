@@ -55,6 +55,7 @@ struct Conn {
   // PUTs being received, the GETs being sent, the answers not yet taken
   // (shared with the sends that carry them), the last message or completion.
   std::string peer;
+  sockaddr_storage addr{};
   uint64_t bytes = 0;
   uint32_t puts = 0, gets = 0;
   std::shared_ptr<uint32_t> unsent = std::make_shared<uint32_t>(0);
@@ -89,6 +90,7 @@ struct Boot {
   enum Stage { kHello, kAuth, kAddress, kDone, kRefused };
   int fd = -1;
   std::string peer;
+  sockaddr_storage addr{};
   Clock::time_point deadline;
   Stage stage = kHello;
   size_t need = 0;
@@ -102,6 +104,7 @@ struct Boot {
 struct Registered {
   hurray_buffer *buffer;
   hurray_handoff held;
+  std::shared_ptr<Allowlist> who;  // who may GET it; NULL: any admitted client
 };
 
 }  // namespace hurray::net
@@ -179,6 +182,8 @@ struct hurray_net_server {
   void release_get(Conn *c);
   // Whether c may be sent one more answer; when not, it is disconnected.
   bool may_answer(Conn &c);
+  // Whether c's client may GET the registration r (register_for).
+  static bool may_get(const Conn &c, const hurray::net::Registered &r);
   // Send bytes (an answer of `n` bytes) on c's endpoint and keep them until
   // UCX is done, counted as c's unsent answers.
   void queue_send(ucp_ep_h ep, Conn *c, Op op, std::unique_ptr<unsigned char[]> bytes, size_t n);

@@ -425,3 +425,42 @@ TEST_CASE("an idle connection is closed after idle_timeout_ms, the next client i
   srv.drop(c);
   good_client_is_served(srv);
 }
+
+TEST_CASE("a GET of a registration for other clients is answered as an id that is not there",
+          "[process][access]") {
+  Server srv;
+  auto offer = [](uint64_t n) {
+    hurray_buffer *b = cpu_buffer(n, 0);
+    auto *p = static_cast<unsigned char *>(hurray_buffer_data(b));
+    for (uint64_t i = 0; i < n; ++i) p[i] = static_cast<unsigned char>(i % 251);
+    return b;
+  };
+  hurray_buffer *theirs = offer(4096), *mine = offer(4096);
+  hurray_error err{};
+  REQUIRE(hurray_net_server_register_for(srv.s, 1, theirs, "10.9.0.0/16", &err) == HURRAY_OK);
+  REQUIRE(hurray_net_server_register_for(srv.s, 2, mine, "127.0.0.1", &err) == HURRAY_OK);
+  // A list that is not one registers nothing.
+  CHECK(hurray_net_server_register_for(srv.s, 3, mine, "10.0.0.0/99", &err) ==
+        HURRAY_E_INVALID_ARGUMENT);
+  require_contains(err.message, "NET-ADMIT");
+  CHECK(hurray_net_server_unregister(srv.s, 3, nullptr) == HURRAY_E_INVALID_ARGUMENT);
+  auto get = [&](const char *id) {
+    Child c({HURRAY_NET_EXAMPLE_CLIENT, "127.0.0.1", port_arg(srv), "--size", "4096", "--get",
+             id});
+    const int rc = serve_until_exit(srv, c);
+    return std::make_pair(rc, c.output);
+  };
+  const auto [rc1, out1] = get("1");
+  CHECK(rc1 != 0);
+  require_contains(out1, "has no buffer registered as 1");
+  const auto [rc9, out9] = get("9");  // truly not there: the same answer
+  CHECK(rc9 != 0);
+  require_contains(out9, "has no buffer registered as 9");
+  const auto [rc2, out2] = get("2");
+  CHECK(rc2 == 0);
+  require_contains(out2, "GET 2: 4096 bytes, content checked");
+  CHECK(srv.stats().gets_refused == 2);
+  CHECK(srv.stats().gets_served == 1);
+  hurray_buffer_unref(theirs);
+  hurray_buffer_unref(mine);
+}

@@ -336,3 +336,72 @@ TEST_CASE("every port of a server process, UCX's transport port included, takes 
   INFO(server.output);
   CHECK(server.status == 0);
 }
+
+TEST_CASE("NET-AUTH: a client refuses a server that does not prove it holds the key",
+          "[net][auth]") {
+  // A fake server on 127.0.0.1 that asks for the key, then answers with a
+  // DONE whose MAC is not the key's (it does not hold it).
+  const int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(lfd >= 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(bind(lfd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0);
+  REQUIRE(listen(lfd, 1) == 0);
+  socklen_t len = sizeof a;
+  REQUIRE(getsockname(lfd, reinterpret_cast<sockaddr *>(&a), &len) == 0);
+  const uint16_t port = ntohs(a.sin_port);
+  std::thread fake([lfd] {
+    const int fd = accept(lfd, nullptr, nullptr);
+    if (fd < 0) return;
+    timeval tv{10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    auto recv_n = [fd](size_t n) {
+      std::vector<unsigned char> b(n);
+      size_t got = 0;
+      while (got < n) {
+        const ssize_t k = recv(fd, b.data() + got, n - got, 0);
+        if (k <= 0) return false;
+        got += static_cast<size_t>(k);
+      }
+      return true;
+    };
+    unsigned char out[hurray::net::kDoneFixed + 64];
+    if (recv_n(hurray::net::kBootHelloSize)) {
+      hurray::net::Challenge ch;
+      ch.key_required = 1;
+      hurray::net::encode(ch, out);
+      send(fd, out, hurray::net::kChallengeSize, MSG_NOSIGNAL);
+      unsigned char fixed[hurray::net::kAuthFixed];
+      if (recv(fd, fixed, sizeof fixed, MSG_WAITALL) == static_cast<ssize_t>(sizeof fixed)) {
+        hurray::net::AuthFixed af;
+        if (hurray::net::parse_auth_fixed(fixed, sizeof fixed, &af) && recv_n(af.address_length)) {
+          hurray::net::DoneFixed d;
+          std::memset(d.mac, 0x42, sizeof d.mac);  // not a MAC of the key
+          d.address_length = 64;
+          hurray::net::encode(d, out);
+          std::memset(out + hurray::net::kDoneFixed, 0, 64);
+          send(fd, out, sizeof out, MSG_NOSIGNAL);
+        }
+      }
+    }
+    usleep(200 * 1000);
+    close(fd);
+  });
+  hurray_net_client_config cfg = HURRAY_NET_CLIENT_CONFIG_INIT;
+  cfg.address = "127.0.0.1";
+  cfg.port = port;
+  cfg.key = kKey;
+  cfg.timeout_ms = 10000;
+  hurray_net_client *c = nullptr;
+  hurray_error err{};
+  const hurray_status st = hurray_net_client_connect(&cfg, &c, &err);
+  fake.join();
+  close(lfd);
+  CHECK(st == HURRAY_E_PROTOCOL);
+  CHECK(c == nullptr);
+  INFO(err.message);
+  CHECK(std::string(err.message).find("NET-AUTH") != std::string::npos);
+  CHECK(std::string(err.message).find("did not prove") != std::string::npos);
+  hurray_net_client_destroy(c);
+}

@@ -242,7 +242,14 @@ bool hurray_net_server::step(Boot &b) {
   return step(b);
 }
 
+bool hurray_net_server::bootstrap_due() {
+  for (size_t i = 1; i < wait_fds.size(); ++i)
+    if (wait_fds[i].revents != 0) return true;
+  return Clock::now() >= next_bootstrap;
+}
+
 void hurray_net_server::bootstrap_progress() {
+  next_bootstrap = Clock::now() + std::chrono::milliseconds(2);
   // New connections: admitted before anything is allocated for them. A
   // refused one is told why in one CHALLENGE, sent without waiting.
   for (int round = 0; round < 64 && listen_fd >= 0; ++round) {
@@ -297,4 +304,5 @@ void hurray_net_server::bootstrap_progress() {
     wait_fds.push_back({b->fd, static_cast<short>(b->sent < b->out.size() ? POLLOUT : POLLIN), 0});
   w.extra = wait_fds.data();
   w.n_extra = wait_fds.size();
+  for (pollfd &p : wait_fds) p.revents = 0;
 }

@@ -621,8 +621,11 @@ void hurray_net_server::finish(Transfer &t, ucs_status_t st) {
 
 void hurray_net_server::process() {
   // New clients: the bootstrap (bootstrap_server.cpp) creates their
-  // connections once they are admitted and authenticated.
-  bootstrap_progress();
+  // connections once they are admitted and authenticated. It is looked at
+  // when poll() saw one of its sockets ready, and every 2 ms (process() runs
+  // after every round of UCX progress: a system call each time would cost
+  // the data path).
+  if (bootstrap_due()) bootstrap_progress();
   // Messages.
   while (!incoming.empty()) {
     Incoming in = std::move(incoming.front());

@@ -165,6 +165,8 @@ struct hurray_net_server {
   hurray_status open_bootstrap(const char *address, uint16_t port, hurray_error *err);
   void close_bootstrap();
   void bootstrap_progress();
+  bool bootstrap_due();
+  hurray::net::Clock::time_point next_bootstrap{};
   bool step(hurray::net::Boot &b);
   void drop_boot(hurray::net::Boot &b);
   static ucp_err_handler_cb_t error_handler();
@@ -189,6 +191,7 @@ struct hurray_net_server {
   void queue_send(ucp_ep_h ep, Conn *c, Op op, std::unique_ptr<unsigned char[]> bytes, size_t n);
   // Connections stalled or idle past their limit are disconnected.
   void enforce_timeouts();
+  hurray::net::Clock::time_point next_timeouts{};
   // c has gone over a limit: disconnected (closed by process()).
   void disconnect(Conn &c, ucs_status_t why, const char *what);
 };

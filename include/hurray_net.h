@@ -65,16 +65,66 @@ typedef hurray_status (*hurray_net_alloc_fn)(void *user, uint64_t buffer_id,
                                              hurray_buffer **out,
                                              hurray_error *err);
 
+/** \brief The resources a server grants its peers (docs/spec/network.md,
+ *  section 4). Start from HURRAY_NET_LIMITS_INIT: every 0 is the default
+ *  named beside it. A peer over a limit is refused (its PUT or GET answered
+ *  with HURRAY_E_OUT_OF_MEMORY and a message naming the limit, or its
+ *  connection rejected) or disconnected; the server's other peers are not
+ *  affected. */
+typedef struct hurray_net_limits {
+  uint32_t size;                 /**< sizeof(hurray_net_limits) */
+  uint32_t reserved0;            /**< zero */
+  uint64_t max_put_bytes;        /**< largest byte_size a PUT may declare;
+                                      0: 2^30 (1 GiB), UINT64_MAX: none */
+  uint64_t conn_bytes_in_flight; /**< bytes of PUTs being received on one
+                                      connection, staging copies counted;
+                                      0: 2^31, UINT64_MAX: none */
+  uint64_t total_bytes_in_flight; /**< the same over every connection;
+                                      0: 2^32, UINT64_MAX: none */
+  uint32_t conn_puts_in_flight;  /**< PUTs being received on one connection;
+                                      0: 256 */
+  uint32_t total_puts_in_flight; /**< the same over every connection; 0: 4096 */
+  uint32_t conn_gets_in_flight;  /**< GETs being sent on one connection; 0: 16 */
+  uint32_t conn_unsent_answers;  /**< answers a connection has not taken yet;
+                                      one more disconnects it; 0: 1024 */
+  uint32_t max_connections;      /**< connections at once; 0: 256 */
+  uint32_t max_connections_per_peer; /**< connections at once from one
+                                      address; 0: 64 */
+  int32_t stall_timeout_ms;      /**< a connection with transfers in flight
+                                      and no message or completion for this
+                                      long is disconnected; 0: 60000;
+                                      negative: never */
+  int32_t idle_timeout_ms;       /**< a connection with nothing in flight and
+                                      no message for this long is
+                                      disconnected; 0: 600000; negative: never */
+  int32_t handshake_timeout_ms;  /**< a connection must finish its bootstrap
+                                      (HELLO, key, addresses) within this;
+                                      0: 10000 */
+  uint32_t reserved1;            /**< zero */
+} hurray_net_limits;
+/** Initialiser of hurray_net_limits: every limit at its default. */
+#define HURRAY_NET_LIMITS_INIT                                                 \
+  { (uint32_t)sizeof(hurray_net_limits), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, \
+    0, 0 }
+
+/** hurray_net_server_config.flags: listen beyond loopback without a shared
+ *  key (anyone who reaches the port may PUT and GET: only on a network that
+ *  is itself trusted). */
+#define HURRAY_NET_SERVER_NO_AUTH 0x1u
+
 /** \brief How a server listens and what it offers. Start from
  *  HURRAY_NET_SERVER_CONFIG_INIT. A configuration that ends at `context`
- *  (size = offsetof(hurray_net_server_config, alloc)) is accepted: the fields
- *  after it are then taken as NULL. */
+ *  (size = offsetof(hurray_net_server_config, alloc)) or at `alloc_user`
+ *  (size = offsetof(hurray_net_server_config, limits)) is accepted: the
+ *  fields after its size are then taken as NULL. */
 typedef struct hurray_net_server_config {
   uint32_t size;           /**< sizeof(hurray_net_server_config) */
   uint32_t transport;      /**< HURRAY_TRANSPORT_CROSS_MACHINE (default) or
                                 HURRAY_TRANSPORT_RDMA: the rules received
                                 handles are validated under */
-  const char *address;     /**< address to listen on; NULL: every address */
+  const char *address;     /**< address to listen on; NULL: 127.0.0.1 (this
+                                machine only); any other address, "0.0.0.0"
+                                included, only when named here */
   uint16_t port;           /**< TCP port; 0: any free port
                                 (hurray_net_server_port() tells) */
   uint16_t reserved0;      /**< zero */
@@ -86,12 +136,28 @@ typedef struct hurray_net_server_config {
   hurray_net_alloc_fn alloc; /**< allocates each PUT's destination; NULL:
                                   hurray_buffer_alloc() through context */
   void *alloc_user;        /**< passed to alloc */
+  const hurray_net_limits *limits; /**< NULL: every limit at its default
+                                        (HURRAY_NET_LIMITS_INIT); copied at
+                                        create */
+  const char *allow;       /**< the peers admitted: a comma-separated list of
+                                IPv4/IPv6 addresses and CIDR blocks, e.g.
+                                "127.0.0.1,10.1.0.0/16,::1"; checked before a
+                                connection is accepted; NULL: any peer */
+  const char *key;         /**< the shared key (16 to 4096 bytes, NUL-ended)
+                                every client must prove it holds; never sent;
+                                NULL: none (or key_file) */
+  const char *key_file;    /**< a file holding the key (one trailing newline
+                                dropped); read at create */
+  uint32_t flags;          /**< HURRAY_NET_SERVER_NO_AUTH */
+  uint32_t reserved1;      /**< zero */
 } hurray_net_server_config;
-/** Initialiser of hurray_net_server_config: cross-machine, any port. */
+/** Initialiser of hurray_net_server_config: cross-machine, 127.0.0.1, any
+ *  port, default limits, any peer, no key. A server listening beyond
+ *  loopback needs a key (key or key_file) or HURRAY_NET_SERVER_NO_AUTH. */
 #define HURRAY_NET_SERVER_CONFIG_INIT                                          \
   { (uint32_t)sizeof(hurray_net_server_config),                               \
     (uint32_t)HURRAY_TRANSPORT_CROSS_MACHINE, NULL, 0, 0, 0, NULL, NULL, NULL, \
-    NULL }
+    NULL, NULL, NULL, NULL, NULL, 0, 0 }
 
 /** \brief How a client connects. Start from HURRAY_NET_CLIENT_CONFIG_INIT. */
 typedef struct hurray_net_client_config {
@@ -105,11 +171,17 @@ typedef struct hurray_net_client_config {
   int32_t timeout_ms;      /**< limit for the connection and for each call;
                                 0: 60000; negative: none */
   hurray_context *context; /**< GET allocations go through it; NULL: default */
+  const char *key;         /**< the server's shared key, proved in the
+                                bootstrap and never sent; NULL: none (or
+                                key_file) */
+  const char *key_file;    /**< a file holding the key */
 } hurray_net_client_config;
-/** Initialiser of hurray_net_client_config: cross-machine, 60 s timeout. */
+/** Initialiser of hurray_net_client_config: cross-machine, 60 s timeout, no
+ *  key. A configuration that ends at `context` (size =
+ *  offsetof(hurray_net_client_config, key)) is accepted: no key. */
 #define HURRAY_NET_CLIENT_CONFIG_INIT                                          \
   { (uint32_t)sizeof(hurray_net_client_config),                               \
-    (uint32_t)HURRAY_TRANSPORT_CROSS_MACHINE, NULL, 0, 0, 0, NULL }
+    (uint32_t)HURRAY_TRANSPORT_CROSS_MACHINE, NULL, 0, 0, 0, NULL, NULL, NULL }
 
 /** \brief One device a peer offers, as its HELLO says. */
 typedef struct hurray_net_device {
@@ -203,6 +275,18 @@ HURRAY_API hurray_status hurray_net_server_register(hurray_net_server *server,
                                                     uint64_t buffer_id,
                                                     hurray_buffer *buffer,
                                                     hurray_error *err);
+/** \brief hurray_net_server_register() for some clients only: a GET of
+ *  `buffer_id` is served to a client whose address is in `peers` (a
+ *  comma-separated list of addresses and CIDR blocks, as
+ *  hurray_net_server_config.allow; NULL: any admitted client) and answered
+ *  to any other exactly as an id that is not registered (it learns nothing
+ *  of the registration). A list that is not one is HURRAY_E_INVALID_ARGUMENT
+ *  (NET-ADMIT) and nothing is registered. */
+HURRAY_API hurray_status hurray_net_server_register_for(hurray_net_server *server,
+                                                        uint64_t buffer_id,
+                                                        hurray_buffer *buffer,
+                                                        const char *peers,
+                                                        hurray_error *err);
 /** \brief Withdraw a registration (GETs in flight finish first). An unknown
  *  id is HURRAY_E_INVALID_ARGUMENT. */
 HURRAY_API hurray_status hurray_net_server_unregister(hurray_net_server *server,
@@ -214,10 +298,12 @@ HURRAY_API void hurray_net_server_stats(const hurray_net_server *server,
 
 /* ---- client ------------------------------------------------------------ */
 
-/** \brief Connect to a server and exchange HELLOs. *out receives the client;
- *  free it with hurray_net_client_destroy. HURRAY_E_IO when the server
- *  cannot be reached, HURRAY_E_PROTOCOL when it does not speak this
- *  protocol. */
+/** \brief Connect to a server: its bootstrap (admission, the shared key's
+ *  challenge-response both ways when the server has a key, the UCX worker
+ *  addresses), then HELLOs. *out receives the client; free it with
+ *  hurray_net_client_destroy. HURRAY_E_IO when the server cannot be reached,
+ *  HURRAY_E_PROTOCOL when it refuses this client (the message names why:
+ *  NET-ADMIT, NET-AUTH) or does not speak this protocol. */
 HURRAY_API hurray_status hurray_net_client_connect(
     const hurray_net_client_config *config, hurray_net_client **out,
     hurray_error *err);

@@ -14,8 +14,9 @@ declare -A PROFILE=(
   [fuzz]="clang-14 libclang-rt-14-dev"
   # numpy and PyTorch (CPU) for the Python package tests (Debian's /usr/bin/python3); Zig comes from npm (scripts/zig.sh).
   [interop]="python3-numpy python3-torch python3-pip"
-  # UCX for hurray_net_*, ucx_perftest for its benchmark, iproute2 for the netns tests.
-  [net]="libucx-dev ucx-utils iproute2"
+  # UCX for hurray_net_*, ucx_perftest for its benchmark, iproute2 for the netns tests,
+  # libssl-dev for the bootstrap's HMAC-SHA256 (libcrypto).
+  [net]="libucx-dev ucx-utils iproute2 libssl-dev"
 )
 
 want=()

@@ -3,7 +3,7 @@
  *
  *   hurray-net-client HOST PORT [--size BYTES] [--device cpu|vulkan|opencl|...]
  *                     [--class standard|host-pinned|unified] [--id N] [--get ID]
- *                     [--count N] [--window W]
+ *                     [--count N] [--window W] [--key-file F]
  *
  * Prints what the server offers (its HELLO); with --get, GETs the buffer the
  * server registered as ID into CPU memory and checks it; then PUTs BYTES
@@ -50,7 +50,7 @@ int main(int argc, char **argv) {
   int status = 0, j;
   if (argc < 3) {
     fprintf(stderr, "usage: %s HOST PORT [--size BYTES] [--device NAME] [--class NAME] "
-                    "[--id N] [--get ID] [--count N] [--window W]\n", argv[0]);
+                    "[--id N] [--get ID] [--count N] [--window W] [--key-file F]\n", argv[0]);
     return 2;
   }
   cfg.address = argv[1];
@@ -63,6 +63,7 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[j], "--get") == 0) get_id = atol(argv[j + 1]);
     else if (strcmp(argv[j], "--count") == 0) count = atol(argv[j + 1]);
     else if (strcmp(argv[j], "--window") == 0) window = atol(argv[j + 1]);
+    else if (strcmp(argv[j], "--key-file") == 0) cfg.key_file = argv[j + 1];
   }
   if (count < 1) count = 1;
   if (window < 1) window = 1;

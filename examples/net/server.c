@@ -1,10 +1,16 @@
 /*
  * hurray-net-server: receive buffers over UCX (libhurray-net) and offer one.
  *
- *   hurray-net-server [--address A] [--port P] [--devices cpu,vulkan,...]
- *                     [--count N] [--offer BYTES]
+ *   hurray-net-server [--address A] [--key-file F | --no-auth] [--allow LIST] [--port P]
+ *                     [--devices cpu,vulkan,...] [--count N] [--offer BYTES]
  *
- * Listens (port 0: any free port; the first line printed says which), prints
+ * Listens on 127.0.0.1 unless --address names another address (0.0.0.0:
+ * every address; see docs/spec/network.md section 4). Beyond loopback it
+ * needs --key-file F (a shared key of 16 bytes or more that every client
+ * gives with its own --key-file) or, on a trusted network only, --no-auth.
+ * --allow admits only the peers of a list of addresses and CIDR blocks
+ * (e.g. 10.1.0.0/16,127.0.0.1). Port 0: any free port; the first line printed
+ * says which. Prints
  * one line per buffer that lands, and exits after N of them (default: never).
  * --offer registers a buffer of BYTES bytes (byte i = i % 251) as id 1 for
  * GETs. UCX reads UCX_TLS, UCX_NET_DEVICES... from the environment.
@@ -37,6 +43,12 @@ int main(int argc, char **argv) {
   for (i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--address") == 0 && i + 1 < argc) {
       cfg.address = argv[++i];
+    } else if (strcmp(argv[i], "--key-file") == 0 && i + 1 < argc) {
+      cfg.key_file = argv[++i];
+    } else if (strcmp(argv[i], "--no-auth") == 0) {
+      cfg.flags |= HURRAY_NET_SERVER_NO_AUTH;
+    } else if (strcmp(argv[i], "--allow") == 0 && i + 1 < argc) {
+      cfg.allow = argv[++i];
     } else if (strcmp(argv[i], "--port") == 0 && i + 1 < argc) {
       cfg.port = (uint16_t)atoi(argv[++i]);
     } else if (strcmp(argv[i], "--count") == 0 && i + 1 < argc) {
@@ -53,8 +65,8 @@ int main(int argc, char **argv) {
       }
       cfg.devices = devices;
     } else {
-      fprintf(stderr, "usage: %s [--address A] [--port P] [--devices cpu,vulkan,...] "
-                      "[--count N] [--offer BYTES]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--address A] [--key-file F | --no-auth] [--allow LIST] [--port P] "
+                      "[--devices cpu,vulkan,...] [--count N] [--offer BYTES]\n", argv[0]);
       return 2;
     }
   }

@@ -9,6 +9,8 @@
 // allocation, validation and reply happens outside UCX's callbacks.
 #include <hurray_backend.h>
 
+#include "bootstrap.h"
+#include "server.h"
 #include "ucx.h"
 #include "wire.h"
 
@@ -33,12 +35,6 @@ namespace {
 // Rendezvous (the receiver pulls the bytes into the destination it chose)
 // from this size on; below it, UCX sends the bytes eagerly.
 constexpr size_t kRndvMin = 16 * 1024;
-
-struct Offer {
-  uint8_t tag;
-  int32_t count;
-  uint32_t classes;
-};
 
 // Can the bytes at `data` be read and written by the CPU? CPU memory (unless
 // opaque), mapped Vulkan and OpenCL memory (the plugins hand out an opaque
@@ -153,17 +149,6 @@ void reply_from(const hurray_error &e, Reply *r) {
   std::snprintf(r->message, sizeof r->message, "%s", e.message);
 }
 
-// What an active-message handler saw, queued for processing after progress.
-struct Incoming {
-  Op op;
-  ucp_ep_h ep = nullptr;
-  std::vector<unsigned char> header;
-  void *data = nullptr;     // UCX's (rndv descriptor or kept eager data) or copy
-  size_t length = 0;
-  bool rndv = false;
-  bool ucx_owned = false;   // release with ucp_am_data_release
-  std::vector<unsigned char> copy;
-};
 
 void release_data(ucp_worker_h w, Incoming &in) {
   if (in.ucx_owned && in.data != nullptr) ucp_am_data_release(w, in.data);
@@ -266,100 +251,6 @@ void *alloc_staging(size_t n) {
 
 // ===================================================================== server
 
-namespace {
-struct Conn {
-  ucp_ep_h ep = nullptr;
-  bool dead = false;    // the error handler ran
-  bool closed = false;  // ucp_ep_close_nbx was called
-  int transfers = 0;    // transfers in flight on this connection
-  ucs_status_t why = UCS_OK;
-  // Answers that wait to go out together as one PUT_ACK (N15): the request
-  // ids of PUTs that landed, the client's last window, and its PUT receives
-  // under way, under kAckDeferMax bytes and not.
-  std::vector<uint64_t> acks;
-  uint32_t in_flight = 0;
-  int small = 0, large = 0;
-};
-
-struct Transfer {
-  bool put = true;          // PUT receive, else GET send
-  Conn *conn = nullptr;
-  void *request = nullptr;  // UCX request, NULL once completed
-  hurray_buffer *buffer = nullptr;     // PUT: the destination (owner ref)
-  hurray_handoff held{};               // GET: the source's reference
-  void *staging = nullptr;             // host bytes, when the device's are not
-  size_t length = 0;
-  uint64_t request_id = 0, buffer_id = 0;
-  int32_t ordinal = 0;
-  uint32_t in_flight = 0;                   // PUT: the client's window (PutHeader)
-  std::unique_ptr<unsigned char[]> header;  // GET: the reply header in flight
-};
-
-struct PendingSend {
-  void *request;
-  std::unique_ptr<unsigned char[]> bytes;
-};
-
-struct Registered {
-  hurray_buffer *buffer;
-  hurray_handoff held;
-};
-}  // namespace
-
-struct hurray_net_server {
-  Worker w;
-  ucp_listener_h listener = nullptr;
-  uint16_t port = 0;
-  hurray_policy *policy = nullptr;
-  hurray_context *ctx = nullptr;
-  hurray_net_alloc_fn alloc = nullptr;  // the application's, or NULL
-  void *alloc_user = nullptr;
-  uint32_t transport = HURRAY_TRANSPORT_CROSS_MACHINE;
-  std::vector<Offer> offers;
-  std::vector<ucp_conn_request_h> conn_requests;
-  std::map<ucp_ep_h, std::unique_ptr<Conn>> conns;
-  std::deque<Incoming> incoming;
-  std::deque<hurray_net_received> landed;
-  std::vector<std::unique_ptr<Transfer>> transfers;
-  std::vector<PendingSend> sends;
-  std::map<uint64_t, Registered> registry;
-  hurray_net_stats stats{};
-
-  void process();
-  void send_reply(ucp_ep_h ep, Op op, const Reply &r);
-  void send_acks(Conn &c);
-  void on_put(Incoming &in);
-  void on_get(Incoming &in);
-  void on_hello(Incoming &in);
-  void finish(Transfer &t, ucs_status_t st);
-  hurray_status alloc_dest(const hurray_buffer_handle &h, int32_t ordinal, uint64_t buffer_id,
-                           hurray_buffer **out, hurray_error *err);
-  Conn *conn_of(ucp_ep_h ep) {
-    auto it = conns.find(ep);
-    return it == conns.end() ? nullptr : it->second.get();
-  }
-};
-
-namespace {
-void server_conn_cb(ucp_conn_request_h req, void *arg) {
-  auto *s = static_cast<hurray_net_server *>(arg);
-  try {
-    s->conn_requests.push_back(req);
-  } catch (...) {
-    ucp_listener_reject(s->listener, req);
-  }
-}
-
-void server_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status) {
-  auto *s = static_cast<hurray_net_server *>(arg);
-  Conn *c = s->conn_of(ep);
-  if (c != nullptr && !c->dead) {
-    c->dead = true;
-    c->why = status;
-    log_debug("server: a client went away (%s)", ucs_status_string(status));
-  }
-}
-}  // namespace
 
 void hurray_net_server::send_reply(ucp_ep_h ep, Op op, const Reply &r) {
   Conn *c = conn_of(ep);
@@ -367,9 +258,7 @@ void hurray_net_server::send_reply(ucp_ep_h ep, Op op, const Reply &r) {
   const size_t n = op == kGetRep ? kGetRepSize : kReplySize;
   std::unique_ptr<unsigned char[]> bytes(new unsigned char[n]);
   encode(r, op, bytes.get());
-  ucs_status_ptr_t req = am_send(ep, op, bytes.get(), n, nullptr, 0, 0);
-  if (req == nullptr || UCS_PTR_IS_ERR(req)) return;
-  sends.push_back({req, std::move(bytes)});
+  queue_send(ep, c, op, std::move(bytes), n);
 }
 
 // The answers waiting on `c`, as PUT_ACKs of at most kMaxAckIds ids.
@@ -380,31 +269,25 @@ void hurray_net_server::send_acks(Conn &c) {
     std::unique_ptr<unsigned char[]> bytes(new unsigned char[n]);
     encode_put_ack(c.acks.data() + at, k, bytes.get());
     for (uint32_t i = 0; i < k; ++i) trace::mark('a', c.acks[at + i]);
-    ucs_status_ptr_t req = am_send(c.ep, kPutAck, bytes.get(), n, nullptr, 0, 0);
-    if (req != nullptr && !UCS_PTR_IS_ERR(req)) sends.push_back({req, std::move(bytes)});
+    queue_send(c.ep, &c, kPutAck, std::move(bytes), n);
   }
   c.acks.clear();
 }
 
 void hurray_net_server::on_hello(Incoming &in) {
   const uint64_t id = in.header.size() >= kPrefixSize ? request_id_of(in.header.data()) : 0;
-  const size_t n = kHelloRepFixed + kHelloDeviceSize * offers.size();
+  const auto k = static_cast<uint32_t>(std::min<size_t>(offers.size(), kMaxHelloDevices));
+  const size_t n = hello_rep_size(k);
   std::unique_ptr<unsigned char[]> bytes(new unsigned char[n]());
-  put_prefix(bytes.get(), kHelloRep, id);
-  put_u32(bytes.get() + 16, transport);
-  put_u32(bytes.get() + 20, static_cast<uint32_t>(offers.size()));
-  unsigned char *p = bytes.get() + kHelloRepFixed;
-  for (const Offer &o : offers) {
-    p[0] = o.tag;
-    put_u32(p + 4, static_cast<uint32_t>(o.count));
-    put_u32(p + 8, o.classes);
-    p += kHelloDeviceSize;
-  }
+  std::vector<HelloDevice> devices;
+  for (uint32_t i = 0; i < k; ++i) devices.push_back({offers[i].tag, offers[i].count, offers[i].classes});
+  encode_hello_rep(id, transport, devices.data(), k, bytes.get());
   release_data(w.worker, in);
-  if (in.ep == nullptr) return;
-  ucs_status_ptr_t req = am_send(in.ep, kHelloRep, bytes.get(), n, nullptr, 0, 0);
-  if (req == nullptr || UCS_PTR_IS_ERR(req)) return;
-  sends.push_back({req, std::move(bytes)});
+  // Only a connection the bootstrap created is answered (a UCX endpoint made
+  // some other way, to the worker's transport port, is not one).
+  Conn *c = conn_of(in.ep);
+  if (in.ep == nullptr || c == nullptr) return;
+  queue_send(in.ep, c, kHelloRep, std::move(bytes), n);
 }
 
 // The destination of a PUT: from the application's allocator when it gave
@@ -471,7 +354,10 @@ hurray_status hurray_net_server::alloc_dest(const hurray_buffer_handle &h, int32
 void hurray_net_server::on_put(Incoming &in) {
   Reply r;
   hurray_error e;
+  Conn *counted = nullptr;  // the connection its cost is counted on (guard.cpp)
+  uint64_t cost = 0;
   auto refuse = [&] {
+    if (counted != nullptr) release_put(counted, cost);
     reply_from(e, &r);
     release_data(w.worker, in);
     ++stats.puts_refused;
@@ -488,14 +374,13 @@ void hurray_net_server::on_put(Incoming &in) {
     log_debug("server: a PUT of a client that is gone is dropped");
     return;
   }
-  if (!check_prefix(in.header.data(), in.header.size(), kPut, kPutSize)) {
+  PutHeader ph;
+  if (!parse_put(in.header.data(), in.header.size(), &ph)) {
     fail(&e, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
          "hurray-net: malformed PUT header (%zu bytes, protocol %u expected)", in.header.size(),
          static_cast<unsigned>(kVersion));
     return refuse();
   }
-  PutHeader ph;
-  decode(in.header.data(), &ph);
   r.buffer_id = ph.buffer_id;
   // The rules of the transport first (BP-SYNC-NET, BP-ALIGN-IPC...).
   if (hurray_table_validate(ph.handle, HURRAY_HANDLE_SIZE, policy, &e) != HURRAY_OK)
@@ -510,9 +395,16 @@ void hurray_net_server::on_put(Incoming &in) {
   }
   if (check_offer(offers, h.device_tag, h.memory_class, ph.device_ordinal, "the server", &e))
     return refuse();
+  // The limits, before anything is allocated: a destination that is not
+  // host-addressable costs a host staging copy as well.
+  const bool staged = !host_addressable(h.device_tag, h.memory_class, 0);
+  cost = staged && h.byte_size > UINT64_MAX / 2 ? UINT64_MAX : h.byte_size * (staged ? 2 : 1);
+  if (reserve_put(*conn_of(in.ep), h.byte_size, cost, &e) != HURRAY_OK) return refuse();
+  counted = conn_of(in.ep);
   auto t = std::make_unique<Transfer>();
   t->put = true;
   t->conn = conn_of(in.ep);
+  t->cost = cost;
   t->length = in.length;
   t->request_id = ph.request_id;
   t->buffer_id = ph.buffer_id;
@@ -554,6 +446,7 @@ void hurray_net_server::on_put(Incoming &in) {
   }
   Transfer &tr = *t;
   transfers.push_back(std::move(t));
+  counted = nullptr;  // finish() releases it now
   if (tr.conn != nullptr) {
     ++tr.conn->transfers;
     ++(tr.length < kAckDeferMax ? tr.conn->small : tr.conn->large);
@@ -579,7 +472,12 @@ void hurray_net_server::on_get(Incoming &in) {
   Reply r;
   hurray_error e;
   release_data(w.worker, in);  // a GET request carries no data
+  // A GET of a client already gone (or disconnected by a limit): dropped.
+  Conn *conn = conn_of(in.ep);
+  if (conn == nullptr || conn->dead || conn->closed) return;
+  bool counted = false;  // its place in conn_gets_in_flight (guard.cpp)
   auto refuse = [&] {
+    if (counted) release_get(conn);
     reply_from(e, &r);
     ++stats.gets_refused;
     log_debug("server: GET %llu refused: %s", static_cast<unsigned long long>(r.buffer_id),
@@ -587,14 +485,14 @@ void hurray_net_server::on_get(Incoming &in) {
     send_reply(in.ep, kGetRep, r);
   };
   if (in.header.size() >= kPrefixSize) r.request_id = request_id_of(in.header.data());
-  if (!check_prefix(in.header.data(), in.header.size(), kGetReq, kGetSize)) {
+  if (!parse_get(in.header.data(), in.header.size(), &r.request_id, &r.buffer_id)) {
     fail(&e, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE, "hurray-net: malformed GET header (%zu bytes)",
          in.header.size());
     return refuse();
   }
-  r.buffer_id = get_u64(in.header.data() + kPrefixSize);
   auto it = registry.find(r.buffer_id);
-  if (it == registry.end()) {
+  // One registered for other clients is answered as one that is not there.
+  if (it == registry.end() || !may_get(*conn, it->second)) {
     fail(&e, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
          "hurray-net: the server has no buffer registered as %llu",
          static_cast<unsigned long long>(r.buffer_id));
@@ -602,6 +500,8 @@ void hurray_net_server::on_get(Incoming &in) {
   }
   if (hurray_table_validate(it->second.held.handle, HURRAY_HANDLE_SIZE, policy, &e) != HURRAY_OK)
     return refuse();
+  if (reserve_get(*conn, &e) != HURRAY_OK) return refuse();
+  counted = true;
   auto t = std::make_unique<Transfer>();
   t->put = false;
   t->conn = conn_of(in.ep);
@@ -630,6 +530,7 @@ void hurray_net_server::on_get(Incoming &in) {
   encode(r, kGetRep, t->header.get());
   Transfer &tr = *t;
   transfers.push_back(std::move(t));
+  counted = false;  // finish() releases it now
   if (tr.conn != nullptr) ++tr.conn->transfers;
   ++stats.in_flight;
   if (in.ep == nullptr || (tr.conn != nullptr && tr.conn->dead))
@@ -648,7 +549,12 @@ void hurray_net_server::finish(Transfer &t, ucs_status_t st) {
   if (t.conn != nullptr) {
     --t.conn->transfers;
     if (t.put) --(t.length < kAckDeferMax ? t.conn->small : t.conn->large);
+    t.conn->last = Clock::now();
   }
+  if (t.put)
+    release_put(t.conn, t.cost);
+  else
+    release_get(t.conn);
   // A PUT whose bytes were there at once (eager, empty, or a receive UCX
   // completed on the spot) had no callback to mark its landing.
   if (t.put && st == UCS_OK && t.request == nullptr) trace::mark('l', t.request_id);
@@ -714,31 +620,17 @@ void hurray_net_server::finish(Transfer &t, ucs_status_t st) {
 }
 
 void hurray_net_server::process() {
-  // New clients.
-  for (ucp_conn_request_h req : conn_requests) {
-    auto c = std::make_unique<Conn>();
-    ucp_ep_params_t p;
-    std::memset(&p, 0, sizeof p);
-    p.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST | UCP_EP_PARAM_FIELD_ERR_HANDLER |
-                   UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
-    p.conn_request = req;
-    p.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-    p.err_handler.cb = server_ep_error;
-    p.err_handler.arg = this;
-    const ucs_status_t st = ucp_ep_create(w.worker, &p, &c->ep);
-    if (st != UCS_OK) {
-      log_debug("server: cannot accept a client: %s", ucs_status_string(st));
-      continue;
-    }
-    ++stats.connections;
-    log_debug("server: client accepted");
-    conns[c->ep] = std::move(c);
-  }
-  conn_requests.clear();
+  // New clients: the bootstrap (bootstrap_server.cpp) creates their
+  // connections once they are admitted and authenticated. It is looked at
+  // when poll() saw one of its sockets ready, and every 2 ms (process() runs
+  // after every round of UCX progress: a system call each time would cost
+  // the data path).
+  if (bootstrap_due()) bootstrap_progress();
   // Messages.
   while (!incoming.empty()) {
     Incoming in = std::move(incoming.front());
     incoming.pop_front();
+    if (Conn *c = conn_of(in.ep)) c->last = Clock::now();
     switch (in.op) {
       case kHelloReq: on_hello(in); break;
       case kPut: on_put(in); break;
@@ -761,8 +653,10 @@ void hurray_net_server::process() {
   std::erase_if(sends, [](PendingSend &s) {
     if (ucp_request_check_status(s.request) == UCS_INPROGRESS) return false;
     ucp_request_free(s.request);
+    if (s.unsent) --*s.unsent;
     return true;
   });
+  enforce_timeouts();
   // Clients here: the answers that waited go out when the window asks or
   // nothing else would send them (N15). Clients gone: close their endpoint
   // (which completes their requests with an error), forget them once nothing
@@ -780,6 +674,7 @@ void hurray_net_server::process() {
       close_ep(w, c.ep, false, 1000);
     }
     if (c.closed && c.transfers == 0) {
+      forget(c.peer);
       it = conns.erase(it);
     } else {
       ++it;
@@ -804,9 +699,24 @@ HURRAY_API hurray_status hurray_net_server_create(const hurray_net_server_config
   try {
     s = new hurray_net_server;
     s->ctx = config->context;
-    if (config->size >= sizeof(hurray_net_server_config)) {
+    if (config->size >= offsetof(hurray_net_server_config, limits)) {
       s->alloc = config->alloc;
       s->alloc_user = config->alloc_user;
+    }
+    // Limits and the allow list (guard.cpp): absent in older configurations.
+    const bool guarded = config->size >= sizeof(hurray_net_server_config);
+    hurray_status gst = resolve_limits(guarded ? config->limits : nullptr, &s->limits, err);
+    if (!gst) gst = s->allow.parse(guarded ? config->allow : nullptr, err);
+    if (!gst && guarded && (config->reserved1 != 0 || (config->flags & ~HURRAY_NET_SERVER_NO_AUTH)))
+      gst = fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                 "hurray_net_server_create: unknown flags 0x%x or reserved1 not zero",
+                 guarded ? config->flags : 0u);
+    if (!gst && guarded)
+      gst = load_key(config->key, config->key_file, "hurray_net_server_create", &s->key, err);
+    const uint32_t flags = guarded ? config->flags : 0u;
+    if (gst) {
+      hurray_net_server_destroy(s);
+      return gst;
     }
     s->transport = config->transport;
     if (hurray_status st = make_policy(config->transport, &s->policy, err)) {
@@ -826,47 +736,21 @@ HURRAY_API hurray_status hurray_net_server_create(const hurray_net_server_config
       hurray_net_server_destroy(s);
       return st;
     }
-    addrinfo hints;
-    std::memset(&hints, 0, sizeof hints);
-    hints.ai_family = config->address ? AF_UNSPEC : AF_INET;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE;
-    char service[8];
-    std::snprintf(service, sizeof service, "%u", static_cast<unsigned>(config->port));
-    addrinfo *res = nullptr;
-    const int rc = ::getaddrinfo(config->address, service, &hints, &res);
-    if (rc != 0 || res == nullptr) {
+    // No address: this machine only. Any other is the configuration's choice.
+    const char *address = config->address != nullptr ? config->address : "127.0.0.1";
+    if (hurray_status bst = s->open_bootstrap(address, config->port, err)) {
       hurray_net_server_destroy(s);
-      return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray-net: cannot resolve %s: %s",
-                  config->address ? config->address : "(any)", gai_strerror(rc));
+      return bst;
     }
-    ucp_listener_params_t lp;
-    std::memset(&lp, 0, sizeof lp);
-    lp.field_mask = UCP_LISTENER_PARAM_FIELD_SOCK_ADDR | UCP_LISTENER_PARAM_FIELD_CONN_HANDLER;
-    lp.sockaddr.addr = res->ai_addr;
-    lp.sockaddr.addrlen = res->ai_addrlen;
-    lp.conn_handler.cb = server_conn_cb;
-    lp.conn_handler.arg = s;
-    ucs_status_t us = ucp_listener_create(s->w.worker, &lp, &s->listener);
-    ::freeaddrinfo(res);
-    if (us != UCS_OK) {
-      s->listener = nullptr;
+    // Beyond loopback, a key (or the explicit choice of none).
+    if (!s->loopback && s->key.empty() && !(flags & HURRAY_NET_SERVER_NO_AUTH)) {
       hurray_net_server_destroy(s);
-      return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray-net: cannot listen on %s:%u: %s",
-                  config->address ? config->address : "*", static_cast<unsigned>(config->port),
-                  ucs_status_string(us));
+      return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                  "%s: a server listening on %s (beyond this machine) needs a shared key "
+                  "(config key or key_file), or HURRAY_NET_SERVER_NO_AUTH in its flags",
+                  kAuthId, address);
     }
-    ucp_listener_attr_t attr;
-    std::memset(&attr, 0, sizeof attr);
-    attr.field_mask = UCP_LISTENER_ATTR_FIELD_SOCKADDR;
-    us = ucp_listener_query(s->listener, &attr);
-    if (us == UCS_OK) {
-      if (attr.sockaddr.ss_family == AF_INET)
-        s->port = ntohs(reinterpret_cast<const sockaddr_in *>(&attr.sockaddr)->sin_port);
-      else if (attr.sockaddr.ss_family == AF_INET6)
-        s->port = ntohs(reinterpret_cast<const sockaddr_in6 *>(&attr.sockaddr)->sin6_port);
-    }
-    log_debug("server: listening on port %u, offering %zu device tag(s)",
+    log_debug("server: listening on %s port %u, offering %zu device tag(s)", address,
               static_cast<unsigned>(s->port), s->offers.size());
     *out = s;
     return HURRAY_OK;
@@ -881,9 +765,7 @@ HURRAY_API void hurray_net_server_destroy(hurray_net_server *s) {
   if (s == nullptr) return;
   try {
     if (s->w.worker != nullptr) {
-      if (s->listener != nullptr) ucp_listener_destroy(s->listener);
-      for (ucp_conn_request_h req : s->conn_requests) ucp_listener_reject(s->listener, req);
-      s->conn_requests.clear();
+      s->close_bootstrap();
       for (Incoming &in : s->incoming) release_data(s->w.worker, in);
       s->incoming.clear();
       // Landings whose answers wait (N15) are answered now; answers already
@@ -958,7 +840,7 @@ HURRAY_API hurray_status hurray_net_server_poll(hurray_net_server *s, int32_t ti
       // transfers of a client's PUTs in flight follow each other without a
       // round trip between them.
       while (s->w.wait(0)) {
-        if (!s->incoming.empty() || !s->conn_requests.empty()) break;
+        if (!s->incoming.empty()) break;
       }
       s->process();
       if (!s->landed.empty()) {
@@ -971,7 +853,7 @@ HURRAY_API hurray_status hurray_net_server_poll(hurray_net_server *s, int32_t ti
       if (timeout_ms == 0 || deadline.passed()) return HURRAY_OK;
       // Messages queued: handle them now. Else sleep until UCX has news (the
       // event fd wakes for moving data too: no busy loop on a shared CPU).
-      if (!s->incoming.empty() || !s->conn_requests.empty()) continue;
+      if (!s->incoming.empty()) continue;
       s->w.wait(deadline.left_ms(100));
     }
   } catch (...) {
@@ -989,7 +871,7 @@ HURRAY_API hurray_status hurray_net_server_register(hurray_net_server *s, uint64
                 "hurray_net_server_register: id %llu is already registered",
                 static_cast<unsigned long long>(buffer_id));
   try {
-    Registered reg{buffer, {}};
+    Registered reg{buffer, {}, nullptr};
     bool host = false;
     if (hurray_status st = hold(buffer, &reg.held, &host, err)) return st;
     s->registry.emplace(buffer_id, reg);
@@ -1131,13 +1013,12 @@ bool hurray_net_client::take_put_answer(Incoming &in) {
   release_data(w.worker, in);
   op.answered = true;
   trace::mark('A', op.id);
-  if (!check_prefix(in.header.data(), in.header.size(), kPutRep, kReplySize)) {
+  Reply r;
+  if (!parse_reply(in.header.data(), in.header.size(), kPutRep, &r)) {
     op.result = fail(&op.error, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
                      "hurray-net: malformed PUT answer");
     return true;
   }
-  Reply r;
-  decode(in.header.data(), kPutRep, &r);
   op.result = static_cast<hurray_status>(r.status);
   if (r.status != HURRAY_OK) copy_error(r, &op.error);
   return true;
@@ -1338,8 +1219,10 @@ extern "C" {
 
 HURRAY_API hurray_status hurray_net_client_connect(const hurray_net_client_config *config,
                                                    hurray_net_client **out, hurray_error *err) {
-  if (config == nullptr || out == nullptr || config->size < sizeof(hurray_net_client_config) ||
-      config->reserved0 != 0 || config->address == nullptr)
+  // A configuration may end at `context` (before the key was added).
+  if (config == nullptr || out == nullptr ||
+      config->size < offsetof(hurray_net_client_config, key) || config->reserved0 != 0 ||
+      config->address == nullptr)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_net_client_connect: config (with an address) and out are required");
   *out = nullptr;
@@ -1354,7 +1237,15 @@ HURRAY_API hurray_status hurray_net_client_connect(const hurray_net_client_confi
     if (!st) st = set_handler(c, kPutRep, am_handler<hurray_net_client, kPutRep>, err);
     if (!st) st = set_handler(c, kPutAck, am_handler<hurray_net_client, kPutAck>, err);
     if (!st) st = set_handler(c, kGetRep, am_handler<hurray_net_client, kGetRep>, err);
-    if (!st) st = connect(c->w, config->address, config->port, client_ep_error, c, &c->ep, err);
+    const Deadline d = Deadline::in(c->timeout_ms);
+    // The bootstrap: admitted, the key proved both ways, an endpoint to the
+    // server's worker.
+    Key key;
+    if (!st && config->size >= sizeof(hurray_net_client_config))
+      st = load_key(config->key, config->key_file, "hurray_net_client_connect", &key, err);
+    if (!st)
+      st = bootstrap_connect(c->w, config->address, config->port, key, d, client_ep_error, c,
+                             &c->ep, err);
     if (st) {
       hurray_net_client_destroy(c);
       return st;
@@ -1363,7 +1254,6 @@ HURRAY_API hurray_status hurray_net_client_connect(const hurray_net_client_confi
     const uint64_t id = c->next_id++;
     unsigned char hello[kPrefixSize];
     put_prefix(hello, kHelloReq, id);
-    const Deadline d = Deadline::in(c->timeout_ms);
     st = c->send_and_wait(
         am_send(c->ep, kHelloReq, hello, sizeof hello, nullptr, 0, UCP_AM_SEND_FLAG_REPLY), d,
         "HELLO", err);
@@ -1381,20 +1271,19 @@ HURRAY_API hurray_status hurray_net_client_connect(const hurray_net_client_confi
     }
     release_data(c->w.worker, in);
     const unsigned char *p = in.header.data();
-    const uint32_t n = in.header.size() >= kHelloRepFixed ? get_u32(p + 20) : 0;
-    if (!check_prefix(p, in.header.size(), kHelloRep, kHelloRepFixed) || n > kMaxHelloDevices ||
-        in.header.size() < kHelloRepFixed + n * kHelloDeviceSize) {
+    uint32_t n = 0, server_transport = 0;
+    if (!parse_hello_rep(p, in.header.size(), &server_transport, &n)) {
       hurray_net_client_destroy(c);
       return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
                   "hurray-net: %s:%u does not answer HELLO as protocol %u", config->address,
                   static_cast<unsigned>(config->port), static_cast<unsigned>(kVersion));
     }
     for (uint32_t i = 0; i < n; ++i) {
-      const unsigned char *q = p + kHelloRepFixed + i * kHelloDeviceSize;
-      c->offers.push_back({q[0], static_cast<int32_t>(get_u32(q + 4)), get_u32(q + 8)});
+      const HelloDevice dev = hello_device(p, i);
+      c->offers.push_back({dev.tag, dev.count, dev.classes});
     }
-    log_debug("client: connected to %s:%u, the server offers %u device tag(s)", config->address,
-              static_cast<unsigned>(config->port), n);
+    log_debug("client: connected to %s:%u, the server offers %u device tag(s) (transport %u)",
+              config->address, static_cast<unsigned>(config->port), n, server_transport);
     *out = c;
     return HURRAY_OK;
   } catch (...) {
@@ -1618,10 +1507,9 @@ HURRAY_API hurray_status hurray_net_client_get(hurray_net_client *c,
       return st;
     if ((st = c->wait_reply(kGetRep, id, d, &in, err))) return st;
     Reply r;
-    if (!check_prefix(in.header.data(), in.header.size(), kGetRep, kGetRepSize)) {
+    if (!parse_reply(in.header.data(), in.header.size(), kGetRep, &r)) {
       st = fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE, "hurray-net: malformed GET answer");
     } else {
-      decode(in.header.data(), kGetRep, &r);
       if (r.status != HURRAY_OK) {
         copy_error(r, err);
         st = static_cast<hurray_status>(r.status);

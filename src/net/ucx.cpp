@@ -211,6 +211,10 @@ bool Worker::wait(int ms) noexcept {
   const ucs_status_t st = ucp_worker_arm(worker);
   if (st == UCS_ERR_BUSY) return false;  // events are pending: progress again
   if (st != UCS_OK) return false;
+  if (extra != nullptr && n_extra > 0) {
+    (void)::poll(extra, n_extra, ms);
+    return false;
+  }
   pollfd p{efd, POLLIN, 0};
   (void)::poll(&p, 1, ms);
   return false;

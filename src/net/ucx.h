@@ -6,6 +6,8 @@
 #include <hurray_net.h>
 #include <ucp/api/ucp.h>
 
+#include <poll.h>
+
 #include <chrono>
 #include <cstdarg>
 #include <cstdint>
@@ -69,6 +71,10 @@ struct Worker {
   ucp_worker_h worker = nullptr;
   int efd = -1;
   uint32_t spin_us = 200;  // wait() polls this long before sleeping
+  // When set, wait() sleeps on these descriptors (extra[0] being efd)
+  // instead of efd alone: the server's bootstrap sockets.
+  struct pollfd *extra = nullptr;
+  size_t n_extra = 0;
 
   // Reads the UCX_* environment; features: active messages and wake-up.
   hurray_status init(hurray_error *err) noexcept;

@@ -186,4 +186,72 @@ inline void decode(const unsigned char *p, Op op, Reply *r) {
   if (op == kGetRep) std::memcpy(r->handle, p + kReplySize, HURRAY_HANDLE_SIZE);
 }
 
+// ---- parsers -------------------------------------------------------------
+// What the server and the client accept of a peer's header, in one place
+// (fuzzed by tests/fuzz/fuzz_net_message.cpp). Each reads nothing past
+// `length` bytes and returns false for a header that is not one.
+
+// PUT (server): at least kPutSize bytes with our prefix.
+inline bool parse_put(const unsigned char *p, size_t length, PutHeader *out) {
+  if (!check_prefix(p, length, kPut, kPutSize)) return false;
+  decode(p, out);
+  return true;
+}
+
+// GET_REQ (server): the request id and the buffer id asked for.
+inline bool parse_get(const unsigned char *p, size_t length, uint64_t *request_id,
+                      uint64_t *buffer_id) {
+  if (!check_prefix(p, length, kGetReq, kGetSize)) return false;
+  *request_id = request_id_of(p);
+  *buffer_id = get_u64(p + kPrefixSize);
+  return true;
+}
+
+// PUT_REP or GET_REP (client): the message is NUL-terminated in *out.
+inline bool parse_reply(const unsigned char *p, size_t length, Op op, Reply *out) {
+  if (op != kPutRep && op != kGetRep) return false;
+  if (!check_prefix(p, length, op, op == kGetRep ? kGetRepSize : kReplySize)) return false;
+  decode(p, op, out);
+  return true;
+}
+
+// HELLO_REP (client): the server's transport and how many devices follow
+// (at most kMaxHelloDevices, all within `length`).
+struct HelloDevice {
+  uint8_t tag;
+  int32_t count;
+  uint32_t classes;
+};
+inline constexpr size_t hello_rep_size(uint32_t n) {
+  return kHelloRepFixed + kHelloDeviceSize * size_t{n};
+}
+inline bool parse_hello_rep(const unsigned char *p, size_t length, uint32_t *transport,
+                            uint32_t *n) {
+  if (!check_prefix(p, length, kHelloRep, kHelloRepFixed)) return false;
+  const uint32_t k = get_u32(p + kPrefixSize + 4);
+  if (k > kMaxHelloDevices || length < hello_rep_size(k)) return false;
+  *transport = get_u32(p + kPrefixSize);
+  *n = k;
+  return true;
+}
+// Device i (< n) of a HELLO_REP parse_hello_rep accepted.
+inline HelloDevice hello_device(const unsigned char *p, uint32_t i) {
+  const unsigned char *q = p + kHelloRepFixed + kHelloDeviceSize * size_t{i};
+  return {q[0], static_cast<int32_t>(get_u32(q + 4)), get_u32(q + 8)};
+}
+// A HELLO_REP of n devices into hello_rep_size(n) bytes at p.
+inline void encode_hello_rep(uint64_t request_id, uint32_t transport, const HelloDevice *d,
+                             uint32_t n, unsigned char *p) {
+  std::memset(p, 0, hello_rep_size(n));
+  put_prefix(p, kHelloRep, request_id);
+  put_u32(p + kPrefixSize, transport);
+  put_u32(p + kPrefixSize + 4, n);
+  for (uint32_t i = 0; i < n; ++i) {
+    unsigned char *q = p + kHelloRepFixed + kHelloDeviceSize * size_t{i};
+    q[0] = d[i].tag;
+    put_u32(q + 4, static_cast<uint32_t>(d[i].count));
+    put_u32(q + 8, d[i].classes);
+  }
+}
+
 }  // namespace hurray::net

@@ -47,8 +47,11 @@ ip -n "$ns_a" link set "$if_a" up || fail "veth A up"
 ip -n "$ns_b" link set "$if_b" up || fail "veth B up"
 echo "namespaces $ns_a (10.231.0.1, $if_a) and $ns_b (10.231.0.2, $if_b)"
 
+# Beyond loopback the server needs a shared key; both sides read it from a file.
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$work/key"
 ip netns exec "$ns_a" env UCX_TLS=tcp UCX_NET_DEVICES="$if_a" \
-  "$server" --address 10.231.0.1 --port 0 --count 1 --offer 1000000 >"$work/server" 2>&1 &
+  "$server" --address 10.231.0.1 --key-file "$work/key" --port 0 --count 1 --offer 1000000 \
+  >"$work/server" 2>&1 &
 spid=$!
 port=
 for _ in $(seq 300); do
@@ -61,7 +64,8 @@ done
 echo "server in $ns_a listens on 10.231.0.1:$port"
 
 ip netns exec "$ns_b" env UCX_TLS=tcp UCX_NET_DEVICES="$if_b" \
-  "$client" 10.231.0.1 "$port" --size 4194304 --id 7 --get 1 >"$work/client" 2>&1
+  "$client" 10.231.0.1 "$port" --size 4194304 --id 7 --get 1 --key-file "$work/key" \
+  >"$work/client" 2>&1
 rc=$?
 cat "$work/client"
 [ $rc -eq 0 ] || fail "the client in $ns_b failed (exit $rc)"

@@ -6,6 +6,12 @@
 //   nodevice   PUT to a device the server does not offer (BP-PUT-DEVICE)
 //   badheader  PUT whose header is 10 bytes long
 //   badalign   PUT of 64-byte alignment (refused by an RDMA-policy server)
+//   huge       PUT declaring 2^40 bytes, rendezvous, the bytes mapped but
+//              never touched (refused by the server's max_put_bytes)
+//   stall      PUT of 64 MiB, rendezvous, then sleeps 60 s without driving
+//              UCX: the bytes never come (the server's stall timeout)
+//   getflood   20000 GETs of id 1, then sleeps 60 s without driving UCX:
+//              the answers are never taken (prints "sent K")
 // Prints "reply status=NAME rule=ID message=..." and exits 0 when the server
 // answered, 1 otherwise.
 //   window N HINT  N PUTs of 64 KiB (rendezvous) whose headers say HINT PUTs
@@ -13,12 +19,14 @@
 //              before any bytes move. Prints "answers put_rep=R put_ack=A
 //              answered=K twice=T unknown=U failed=F" and exits 0 when each
 //              PUT was answered exactly once, OK, and nothing else came.
+#include "bootstrap.h"
 #include "ucx.h"
 #include "wire.h"
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <deque>
 #include <string>
@@ -120,7 +128,8 @@ int main(int argc, char **argv) {
   const bool windowed = argc == 6 && std::string(argv[1]) == "window";
   if (argc != 4 && !windowed) {
     std::fprintf(stderr,
-                 "usage: %s event|truncated|nodevice|badheader|badalign HOST PORT\n"
+                 "usage: %s event|truncated|nodevice|badheader|badalign|huge|stall|getflood "
+                 "HOST PORT\n"
                  "       %s window HOST PORT N HINT\n",
                  argv[0], argv[0]);
     return 2;
@@ -143,9 +152,14 @@ int main(int argc, char **argv) {
   ucp_worker_set_am_recv_handler(peer.w.worker, &hp);
   hp.id = kPutAck;
   ucp_worker_set_am_recv_handler(peer.w.worker, &hp);
+  hp.id = kHelloRep;
+  ucp_worker_set_am_recv_handler(peer.w.worker, &hp);
   ucp_ep_h ep = nullptr;
-  if (connect(peer.w, argv[2], static_cast<uint16_t>(std::atoi(argv[3])), on_error, &peer, &ep,
-              &err) != HURRAY_OK) {
+  // Through the bootstrap, with the key of HURRAY_NET_RAW_PEER_KEY if set.
+  Key key;
+  if (const char *k = std::getenv("HURRAY_NET_RAW_PEER_KEY")) key.bytes = k;
+  if (bootstrap_connect(peer.w, argv[2], static_cast<uint16_t>(std::atoi(argv[3])), key,
+                        Deadline::in(30000), on_error, &peer, &ep, &err) != HURRAY_OK) {
     std::fprintf(stderr, "raw peer: %s\n", err.message);
     peer.w.fini();
     return 1;
@@ -157,8 +171,50 @@ int main(int argc, char **argv) {
     peer.w.fini();
     return rc;
   }
+  if (mode == "getflood" || mode == "stall") {
+    // Connected first, both ways: a HELLO answered (the wire-up needs this
+    // process to drive UCX).
+    unsigned char hello[kPrefixSize];
+    put_prefix(hello, kHelloReq, 1);
+    const Deadline hd = Deadline::in(30000);
+    if (peer.w.wait_request(am_send(ep, kHelloReq, hello, sizeof hello, nullptr, 0,
+                                    UCP_AM_SEND_FLAG_REPLY),
+                            hd) != UCS_OK) {
+      std::printf("raw peer: cannot connect\n");
+      return 1;
+    }
+    while (peer.replies.empty() && !peer.failed && !hd.passed()) peer.w.wait(50);
+    if (peer.replies.empty()) {
+      std::printf("raw peer: no HELLO answer\n");
+      return 1;
+    }
+    peer.replies.clear();
+  }
+  if (mode == "getflood") {
+    // Every 256 GETs the worker is driven once, so that they leave; the
+    // answers are never taken.
+    std::vector<unsigned char> reqs(20000 * kGetSize);
+    std::vector<void *> pending;
+    int sent = 0;
+    for (int i = 0; i < 20000 && !peer.failed; ++i) {
+      unsigned char *g = reqs.data() + size_t(i) * kGetSize;
+      put_prefix(g, kGetReq, 1000 + uint64_t(i));
+      put_u64(g + kPrefixSize, 1);
+      void *r = am_send(ep, kGetReq, g, kGetSize, nullptr, 0, UCP_AM_SEND_FLAG_REPLY);
+      if (UCS_PTR_IS_ERR(r)) break;
+      if (r != nullptr) pending.push_back(r);
+      ++sent;
+      if (i % 256 == 255) ucp_worker_progress(peer.w.worker);
+    }
+    std::printf("sent %d\n", sent);
+    std::fflush(stdout);
+    sleep(60);  // the test kills it first
+    return 0;
+  }
   hurray_buffer_handle h = {4096, 4096, HURRAY_DEVICE_CPU, HURRAY_SYNC_PRODUCER_SYNCED,
                             HURRAY_MEMORY_STANDARD, 0};
+  void *mapped = nullptr;  // huge: the 2^40 bytes, never touched
+  uint32_t flags = UCP_AM_SEND_FLAG_REPLY;
   size_t data_len = 4096;
   size_t header_len = kPutSize;
   if (mode == "event") {
@@ -173,6 +229,16 @@ int main(int argc, char **argv) {
     header_len = 10;
   } else if (mode == "badalign") {
     h.alignment = 64;
+  } else if (mode == "huge" || mode == "stall") {
+    h.byte_size = mode == "huge" ? uint64_t{1} << 40 : uint64_t{64} << 20;
+    data_len = 0;
+    mapped = mmap(nullptr, h.byte_size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                  -1, 0);
+    if (mapped == MAP_FAILED) {
+      std::printf("raw peer: cannot map %llu bytes\n", static_cast<unsigned long long>(h.byte_size));
+      return 1;
+    }
+    flags |= UCP_AM_SEND_FLAG_RNDV;
   } else {
     std::fprintf(stderr, "raw peer: unknown mode %s\n", mode.c_str());
     close_ep(peer.w, ep, false, 1000);
@@ -186,10 +252,37 @@ int main(int argc, char **argv) {
   unsigned char header[kPutSize];
   encode(ph, header);
   std::vector<unsigned char> data(data_len, 0x5a);
+  const void *bytes = mapped != nullptr ? mapped : data.data();
+  const size_t length = mapped != nullptr ? size_t(h.byte_size) : data.size();
+  if (mode == "stall") {
+    // The header goes; the bytes would move only while this process drives
+    // UCX, which it does a few times and then no more.
+    void *r = am_send(ep, kPut, header, header_len, bytes, length, flags);
+    for (int i = 0; i < 10; ++i) ucp_worker_progress(peer.w.worker);
+    std::printf("stalled (%s)\n", UCS_PTR_IS_ERR(r) ? "send failed" : "header sent");
+    std::fflush(stdout);
+    sleep(60);  // the test kills it first
+    return 0;
+  }
   const Deadline d = Deadline::in(30000);
-  const ucs_status_t st = peer.w.wait_request(
-      am_send(ep, kPut, header, header_len, data.data(), data.size(), UCP_AM_SEND_FLAG_REPLY),
-      d);
+  ucs_status_t st = UCS_OK;
+  if (mapped != nullptr) {
+    // huge: the answer is what counts; the send (whose bytes the server
+    // never asks for) is cancelled once it came.
+    void *r = am_send(ep, kPut, header, header_len, bytes, length, flags);
+    if (UCS_PTR_IS_ERR(r)) {
+      st = UCS_PTR_STATUS(r);
+    } else {
+      while (peer.replies.empty() && !peer.failed && !d.passed()) peer.w.wait(50);
+      if (r != nullptr) {
+        if (ucp_request_check_status(r) == UCS_INPROGRESS) ucp_request_cancel(peer.w.worker, r);
+        while (ucp_request_check_status(r) == UCS_INPROGRESS) ucp_worker_progress(peer.w.worker);
+        ucp_request_free(r);
+      }
+    }
+  } else {
+    st = peer.w.wait_request(am_send(ep, kPut, header, header_len, bytes, length, flags), d);
+  }
   int rc = 1;
   if (st != UCS_OK) {
     std::printf("send failed: %s\n", ucs_status_string(st));
@@ -210,5 +303,6 @@ int main(int argc, char **argv) {
   }
   close_ep(peer.w, ep, true, 2000);
   peer.w.fini();
+  if (mapped != nullptr) munmap(mapped, h.byte_size);
   return rc;
 }

@@ -1,0 +1,220 @@
+// The client's side of the bootstrap (bootstrap.h).
+#include "bootstrap.h"
+
+#include "bootwire.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+namespace hurray::net {
+
+ucs_status_t ep_to_worker(Worker &w, const unsigned char *address, size_t length,
+                          ucp_err_handler_cb_t cb, void *arg, ucp_ep_h *out) noexcept {
+  (void)length;  // UCX reads the address's own length from its bytes
+  ucp_ep_params_t p;
+  std::memset(&p, 0, sizeof p);
+  p.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLER |
+                 UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+  p.address = reinterpret_cast<const ucp_address_t *>(address);
+  p.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+  p.err_handler.cb = cb;
+  p.err_handler.arg = arg;
+  return ucp_ep_create(w.worker, &p, out);
+}
+
+namespace {
+struct Socket {
+  int fd = -1;
+  ~Socket() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// Wait until fd is ready for `events` or the deadline passes.
+bool ready(int fd, short events, const Deadline &d) {
+  for (;;) {
+    pollfd p{fd, events, 0};
+    const int n = ::poll(&p, 1, d.left_ms(1000));
+    if (n > 0) return true;
+    if (n < 0 && errno != EINTR) return false;
+    if (d.passed()) return false;
+  }
+}
+
+bool send_all(int fd, const unsigned char *p, size_t n, const Deadline &d) {
+  while (n > 0) {
+    const ssize_t k = ::send(fd, p, n, MSG_NOSIGNAL);
+    if (k > 0) {
+      p += k;
+      n -= static_cast<size_t>(k);
+    } else if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
+      if (!ready(fd, POLLOUT, d)) return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Exactly n bytes, or false (closed, error, deadline).
+bool recv_all(int fd, unsigned char *p, size_t n, const Deadline &d) {
+  while (n > 0) {
+    const ssize_t k = ::recv(fd, p, n, 0);
+    if (k > 0) {
+      p += k;
+      n -= static_cast<size_t>(k);
+    } else if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
+      if (!ready(fd, POLLIN, d)) return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+hurray_status dial(const char *host, uint16_t port, const Deadline &d, Socket *s,
+                   hurray_error *err) {
+  addrinfo hints;
+  std::memset(&hints, 0, sizeof hints);
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  char service[8];
+  std::snprintf(service, sizeof service, "%u", static_cast<unsigned>(port));
+  addrinfo *res = nullptr;
+  const int rc = ::getaddrinfo(host, service, &hints, &res);
+  if (rc != 0 || res == nullptr)
+    return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray-net: cannot resolve %s: %s", host,
+                gai_strerror(rc));
+  int last = ECONNREFUSED;
+  for (addrinfo *a = res; a != nullptr; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                            a->ai_protocol);
+    if (fd < 0) {
+      last = errno;
+      continue;
+    }
+    if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0 ||
+        (errno == EINPROGRESS && ready(fd, POLLOUT, d))) {
+      int e = 0;
+      socklen_t len = sizeof e;
+      if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) == 0 && e == 0) {
+        ::freeaddrinfo(res);
+        s->fd = fd;
+        return HURRAY_OK;
+      }
+      last = e != 0 ? e : ETIMEDOUT;
+    } else {
+      last = errno == EINPROGRESS ? ETIMEDOUT : errno;
+    }
+    ::close(fd);
+  }
+  ::freeaddrinfo(res);
+  return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray-net: cannot connect to %s:%u: %s", host,
+              static_cast<unsigned>(port), std::strerror(last));
+}
+}  // namespace
+
+hurray_status bootstrap_connect(Worker &w, const char *host, uint16_t port, const Key &key,
+                                const Deadline &d, ucp_err_handler_cb_t cb, void *arg,
+                                ucp_ep_h *out, hurray_error *err) noexcept {
+  *out = nullptr;
+  if (host == nullptr || host[0] == '\0')
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray-net: the server address is empty");
+  ucp_address_t *mine = nullptr;
+  size_t mine_len = 0;
+  try {
+    Socket s;
+    if (hurray_status st = dial(host, port, d, &s, err)) return st;
+    auto lost = [&](const char *when) {
+      return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE,
+                  "hurray-net: %s:%u closed the connection or stopped answering %s", host,
+                  static_cast<unsigned>(port), when);
+    };
+    BootHello hello;
+    hello.version = kBootVersion;
+    if (!fresh_nonce(hello.nonce))
+      return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray-net: no random bytes for a nonce");
+    unsigned char hb[kBootHelloSize];
+    encode(hello, hb);
+    if (!send_all(s.fd, hb, sizeof hb, d)) return lost("before the HELLO");
+    unsigned char cb_bytes[kChallengeSize];
+    Challenge ch;
+    if (!recv_all(s.fd, cb_bytes, sizeof cb_bytes, d)) return lost("after the HELLO");
+    if (!parse_challenge(cb_bytes, sizeof cb_bytes, &ch))
+      return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
+                  "hurray-net: %s:%u does not speak the hurray-net bootstrap", host,
+                  static_cast<unsigned>(port));
+    if (ch.status != 0)
+      return fail(err, static_cast<hurray_status>(ch.status), HURRAY_RULE_NONE,
+                  "%s:%u refused the connection: %s", host, static_cast<unsigned>(port),
+                  ch.message);
+    if (ch.key_required && key.empty())
+      return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
+                  "%s: %s:%u requires a shared key; this client has none "
+                  "(hurray_net_client_config.key or key_file)",
+                  kAuthId, host, static_cast<unsigned>(port));
+    if (ucp_worker_get_address(w.worker, &mine, &mine_len) != UCS_OK || mine_len == 0 ||
+        mine_len > kMaxWorkerAddress) {
+      if (mine != nullptr) ucp_worker_release_address(w.worker, mine);
+      return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "UCX: cannot get this worker's address");
+    }
+    const auto *my = reinterpret_cast<const unsigned char *>(mine);
+    AuthFixed auth;
+    auth.address_length = static_cast<uint32_t>(mine_len);
+    if (ch.key_required &&
+        !mac_of(key, "hurray-net client", ch.nonce, kNonceSize, hello.nonce, kNonceSize, my,
+                mine_len, auth.mac)) {
+      ucp_worker_release_address(w.worker, mine);
+      return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
+    }
+    std::vector<unsigned char> ab(kAuthFixed + mine_len);
+    encode(auth, ab.data());
+    std::memcpy(ab.data() + kAuthFixed, my, mine_len);
+    ucp_worker_release_address(w.worker, mine);
+    mine = nullptr;
+    if (!send_all(s.fd, ab.data(), ab.size(), d)) return lost("before the AUTH");
+    unsigned char db[kDoneFixed];
+    DoneFixed done;
+    if (!recv_all(s.fd, db, sizeof db, d)) return lost("after the AUTH");
+    if (!parse_done_fixed(db, sizeof db, &done))
+      return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
+                  "hurray-net: %s:%u sent a malformed bootstrap answer", host,
+                  static_cast<unsigned>(port));
+    if (done.status != 0)
+      return fail(err, static_cast<hurray_status>(done.status), HURRAY_RULE_NONE,
+                  "%s:%u refused the connection: %s", host, static_cast<unsigned>(port),
+                  done.message);
+    std::vector<unsigned char> theirs(done.address_length);
+    if (!recv_all(s.fd, theirs.data(), theirs.size(), d)) return lost("in its address");
+    if (ch.key_required) {
+      unsigned char want[kMacSize];
+      if (!mac_of(key, "hurray-net server", hello.nonce, kNonceSize, ch.nonce, kNonceSize,
+                  theirs.data(), theirs.size(), want) ||
+          !same_mac(want, done.mac))
+        return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
+                    "%s: %s:%u did not prove that it holds the key; not connected", kAuthId,
+                    host, static_cast<unsigned>(port));
+    }
+    const ucs_status_t us = ep_to_worker(w, theirs.data(), theirs.size(), cb, arg, out);
+    if (us != UCS_OK) {
+      *out = nullptr;
+      return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray-net: cannot connect to %s:%u: %s",
+                  host, static_cast<unsigned>(port), ucs_status_string(us));
+    }
+    return HURRAY_OK;
+  } catch (...) {
+    if (mine != nullptr) ucp_worker_release_address(w.worker, mine);
+    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
+  }
+}
+
+}  // namespace hurray::net

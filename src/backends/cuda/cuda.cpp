@@ -118,22 +118,28 @@
 #include <string>
 #include <vector>
 
-#include "gpu_common.h"
+#include "class_name.h"
+#include "kit/align.h"
+#include "kit/entry.h"
+#include "kit/errors.h"
+#include "kit/ipc.h"
+#include "kit/library.h"
+#include "kit/registry.h"
 #include "internal.h"
 
 namespace {
 
 using hurray::cuda::Api;
-using hurray::gpu::Allocation;
-using hurray::gpu::AllocResult;
-using hurray::gpu::class_name;
-using hurray::gpu::fail;
+using hurray::kit::Allocation;
+using hurray::kit::AllocResult;
+using hurray::plugin::class_name;
+using hurray::kit::fail;
 
 constexpr const char *kLibraryEnv = "HURRAY_CUDA_LIBRARY";
 constexpr const char *const kSonames[] = {"libcuda.so.1", nullptr};
 constexpr uint32_t kBaseAlignment = 256;  // what every CUDA allocation has
-constexpr uint32_t kIpcMemoryKind = hurray::gpu::fourcc('C', 'U', 'M', '1');
-constexpr uint32_t kIpcEventKind = hurray::gpu::fourcc('C', 'U', 'E', '1');
+constexpr uint32_t kIpcMemoryKind = hurray::kit::fourcc('C', 'U', 'M', '1');
+constexpr uint32_t kIpcEventKind = hurray::kit::fourcc('C', 'U', 'E', '1');
 // CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED (CUDA 12.0); older drivers do not
 // know the attribute, and support IPC events on Linux.
 constexpr int kAttrIpcEventSupported = 125;
@@ -151,7 +157,7 @@ __attribute__((format(printf, 6, 7))) hurray_status cu_fail(hurray_error *err, c
   hurray::cuda::error_text(&cu, static_cast<int>(code), &text);
   va_list ap;
   va_start(ap, fmt);
-  hurray::gpu::vendor_vfail(err, status, function, text.name, text.description, fmt, ap);
+  hurray::kit::vendor_vfail(err, status, function, text.name, text.description, fmt, ap);
   va_end(ap);
   return status;
 }
@@ -179,7 +185,7 @@ struct State {
   Api cu;
   int driver_version = 0;
   std::vector<std::unique_ptr<Device>> devices;  // fixed after probe
-  hurray::gpu::Registry live;                    // every allocation not yet freed
+  hurray::kit::Registry live;                    // every allocation not yet freed
 };
 
 // Makes a primary context current on this thread for the life of the object.
@@ -222,11 +228,8 @@ class Current {
                    "the primary context of device '%s'", (d)->name.c_str());
 
 hurray_status get_device(const State *s, int32_t device, Device **out, hurray_error *err) noexcept {
-  if (s == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "cuda: the plugin state is NULL (probe first)");
-  if (device < 0 || static_cast<size_t>(device) >= s->devices.size())
-    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "cuda: there is no device %d (%zu found)",
-                static_cast<int>(device), s->devices.size());
+  if (const hurray_status st = hurray::kit::check_device(s, device, s != nullptr ? s->devices.size() : 0, err))
+    return st;
   *out = s->devices[static_cast<size_t>(device)].get();
   return HURRAY_OK;
 }
@@ -375,7 +378,7 @@ hurray_status open_devices(State *s, hurray_error *err) {
   return HURRAY_OK;
 }
 
-hurray_status probe(void **state, hurray_error *err) noexcept {
+hurray_status probe(void **state, hurray_error *err) {
   if (state == nullptr)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, "cuda: probe: state must not be NULL");
   *state = nullptr;
@@ -383,7 +386,7 @@ hurray_status probe(void **state, hurray_error *err) noexcept {
   try {
     s = new State;
     std::string why;
-    s->lib = hurray::gpu::open_library(kLibraryEnv, kSonames, &s->lib_name, &why);
+    s->lib = hurray::kit::open_library(kLibraryEnv, kSonames, &s->lib_name, &why);
     if (s->lib == nullptr) {
       delete s;
       return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "%s", why.c_str());
@@ -426,7 +429,7 @@ hurray_status probe(void **state, hurray_error *err) noexcept {
 
 void free_allocation(State *s, Allocation *a) noexcept;
 
-void shutdown(void *state) noexcept {
+void shutdown(void *state) {
   auto *s = static_cast<State *>(state);
   if (s == nullptr) return;
   // Allocations still alive are freed with the state (their records too).
@@ -435,13 +438,13 @@ void shutdown(void *state) noexcept {
   delete s;
 }
 
-int32_t device_count(void *state) noexcept {
+int32_t device_count(void *state) {
   const auto *s = static_cast<const State *>(state);
   return s == nullptr ? 0 : static_cast<int32_t>(s->devices.size());
 }
 
 hurray_status device_info(void *state, int32_t device, hurray_backend_device_info *out,
-                          hurray_error *err) noexcept {
+                          hurray_error *err) {
   const auto *s = static_cast<const State *>(state);
   Device *d = nullptr;
   if (const hurray_status st = get_device(s, device, &d, err)) return st;
@@ -539,7 +542,7 @@ hurray_status check_class(const Device &d, int32_t device, uint8_t mc, uint32_t 
 
 hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t byte_size,
                     uint32_t alignment, uint32_t flags, hurray_backend_allocation *out,
-                    hurray_error *err) noexcept {
+                    hurray_error *err) {
   auto *s = static_cast<State *>(state);
   Device *d = nullptr;
   if (const hurray_status st = get_device(s, device, &d, err)) return st;
@@ -549,7 +552,7 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
   if (const hurray_status st = check_class(*d, device, memory_class, flags, s->devices.size(), err))
     return st;
   if (alignment == 0) alignment = HURRAY_MIN_ALIGNMENT;
-  if (!hurray::gpu::is_pow2(alignment))
+  if (!hurray::kit::is_pow2(alignment))
     return fail(err, HURRAY_E_INVALID_ARGUMENT, "cuda: alloc: alignment %u is not a power of two",
                 alignment);
   const uint32_t align = std::max(alignment, kBaseAlignment);
@@ -603,7 +606,7 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
       cu.cuMemFree(dptr(base));
   };
   uintptr_t base = 0, data = 0;
-  switch (hurray::gpu::alloc_aligned(byte_size, align, kBaseAlignment, allocate, give_back, &base,
+  switch (hurray::kit::alloc_aligned(byte_size, align, kBaseAlignment, allocate, give_back, &base,
                                      &data)) {
     case AllocResult::kOk:
       break;
@@ -659,7 +662,7 @@ void free_allocation(State *s, Allocation *a) noexcept {
   delete a;
 }
 
-void free_(void *state, hurray_backend_allocation *allocation) noexcept {
+void free_(void *state, hurray_backend_allocation *allocation) {
   auto *s = static_cast<State *>(state);
   if (s == nullptr || allocation == nullptr) return;
   if (auto *a = static_cast<Allocation *>(allocation->plugin_data)) free_allocation(s, a);
@@ -673,28 +676,18 @@ hurray_status copy_check(const State *s, const hurray_backend_allocation *alloc,
                          const void *host, uint64_t n, const char *what, const Allocation **a,
                          Device **d, hurray_error *err) noexcept {
   *a = nullptr;
-  if (s == nullptr || alloc == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "cuda: %s: state and allocation must not be NULL",
-                what);
-  if (offset > alloc->byte_size || n > alloc->byte_size - offset)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "cuda: %s: %llu bytes at offset %llu do not fit in the %llu-byte allocation", what,
-                static_cast<unsigned long long>(n), static_cast<unsigned long long>(offset),
-                static_cast<unsigned long long>(alloc->byte_size));
+  if (s == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, "cuda: %s: the plugin state is NULL (probe first)", what);
+  if (const hurray_status st = hurray::kit::check_copy(alloc, offset, host, n, what, err)) return st;
   if (n == 0) return HURRAY_OK;
-  if (host == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "cuda: %s: the host pointer is NULL", what);
   const auto *rec = static_cast<const Allocation *>(alloc->plugin_data);
-  if (rec == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "cuda: %s: the allocation was not made by this plugin (or was freed)", what);
   if (const hurray_status st = get_device(s, rec->device, d, err)) return st;
   *a = rec;
   return HURRAY_OK;
 }
 
 hurray_status copy_to_host(void *state, const hurray_backend_allocation *src, uint64_t offset,
-                           void *dst, uint64_t n, hurray_error *err) noexcept {
+                           void *dst, uint64_t n, hurray_error *err) {
   const auto *s = static_cast<const State *>(state);
   const Allocation *a = nullptr;
   Device *d = nullptr;
@@ -722,7 +715,7 @@ hurray_status copy_to_host(void *state, const hurray_backend_allocation *src, ui
 }
 
 hurray_status copy_from_host(void *state, hurray_backend_allocation *dst, uint64_t offset,
-                             const void *src, uint64_t n, hurray_error *err) noexcept {
+                             const void *src, uint64_t n, hurray_error *err) {
   const auto *s = static_cast<const State *>(state);
   const Allocation *a = nullptr;
   Device *d = nullptr;
@@ -750,7 +743,7 @@ hurray_status copy_from_host(void *state, hurray_backend_allocation *dst, uint64
 }
 
 hurray_status classify(void *state, const void *ptr, int32_t *device, uint8_t *memory_class,
-                       hurray_error *err) noexcept {
+                       hurray_error *err) {
   auto *s = static_cast<State *>(state);
   Device *d0 = nullptr;
   if (const hurray_status st = get_device(s, 0, &d0, err)) return st;
@@ -807,7 +800,7 @@ hurray_status classify(void *state, const void *ptr, int32_t *device, uint8_t *m
 // ---- events ---------------------------------------------------------------
 
 hurray_status event_record(void *state, int32_t device, void *stream, void **event, uint64_t *value,
-                           hurray_error *err) noexcept {
+                           hurray_error *err) {
   const auto *s = static_cast<const State *>(state);
   Device *d = nullptr;
   if (const hurray_status st = get_device(s, device, &d, err)) return st;
@@ -837,7 +830,7 @@ hurray_status event_record(void *state, int32_t device, void *stream, void **eve
 }
 
 hurray_status event_wait(void *state, int32_t device, void *event, uint64_t value, void *stream,
-                         hurray_error *err) noexcept {
+                         hurray_error *err) {
   const auto *s = static_cast<const State *>(state);
   Device *d = nullptr;
   if (const hurray_status st = get_device(s, device, &d, err)) return st;
@@ -862,7 +855,7 @@ hurray_status event_wait(void *state, int32_t device, void *event, uint64_t valu
   return HURRAY_OK;
 }
 
-void event_release(void *state, int32_t device, void *event) noexcept {
+void event_release(void *state, int32_t device, void *event) {
   const auto *s = static_cast<const State *>(state);
   if (s == nullptr || event == nullptr || s->devices.empty()) return;
   // An event is destroyed in any context; the device's keeps things tidy.
@@ -876,7 +869,7 @@ void event_release(void *state, int32_t device, void *event) noexcept {
 // ---- IPC ------------------------------------------------------------------
 
 hurray_status ipc_export_memory(void *state, const hurray_backend_allocation *allocation,
-                                hurray_backend_ipc_handle *out, hurray_error *err) noexcept {
+                                hurray_backend_ipc_handle *out, hurray_error *err) {
   const auto *s = static_cast<const State *>(state);
   if (s == nullptr || allocation == nullptr || out == nullptr)
     return fail(err, HURRAY_E_INVALID_ARGUMENT,
@@ -906,13 +899,13 @@ hurray_status ipc_export_memory(void *state, const hurray_backend_allocation *al
     return cu_fail(err, cu, HURRAY_OK, "cuIpcGetMemHandle", r, "%llu bytes on '%s'",
                    static_cast<unsigned long long>(a->byte_size), d->name.c_str());
   static_assert(sizeof h <= sizeof out->bytes, "a CUDA IPC handle is 64 bytes");
-  hurray::gpu::pack_ipc(kIpcMemoryKind, &h, sizeof h, a->byte_size, a->data - a->base, out);
+  hurray::kit::pack_ipc(kIpcMemoryKind, &h, sizeof h, a->byte_size, a->data - a->base, out);
   return HURRAY_OK;
 }
 
 hurray_status ipc_import_memory(void *state, int32_t device,
                                 const hurray_backend_ipc_handle *handle, uint8_t memory_class,
-                                hurray_backend_allocation *out, hurray_error *err) noexcept {
+                                hurray_backend_allocation *out, hurray_error *err) {
   auto *s = static_cast<State *>(state);
   Device *d = nullptr;
   if (const hurray_status st = get_device(s, device, &d, err)) return st;
@@ -921,7 +914,7 @@ hurray_status ipc_import_memory(void *state, int32_t device,
   std::memset(out, 0, sizeof *out);
   CUipcMemHandle h;
   const char *why = nullptr;
-  if (!hurray::gpu::unpack_ipc(handle, kIpcMemoryKind, &h, sizeof h, &why))
+  if (!hurray::kit::unpack_ipc(handle, kIpcMemoryKind, &h, sizeof h, &why))
     return fail(err, HURRAY_E_INVALID_ARGUMENT, "cuda: ipc_import_memory: %s", why);
   if (memory_class != HURRAY_MEMORY_STANDARD && memory_class != HURRAY_MEMORY_PEER)
     return fail(err, HURRAY_E_UNSUPPORTED,
@@ -967,7 +960,7 @@ hurray_status ipc_import_memory(void *state, int32_t device,
   }
   out->data = vptr(a->data);
   out->byte_size = a->byte_size;
-  out->alignment = hurray::gpu::alignment_of(a->data);
+  out->alignment = hurray::kit::alignment_of(a->data);
   out->flags = 0;
   out->device = device;
   out->memory_class = memory_class;
@@ -977,7 +970,7 @@ hurray_status ipc_import_memory(void *state, int32_t device,
 }
 
 hurray_status ipc_export_event(void *state, int32_t device, void *event,
-                               hurray_backend_ipc_handle *out, hurray_error *err) noexcept {
+                               hurray_backend_ipc_handle *out, hurray_error *err) {
   const auto *s = static_cast<const State *>(state);
   Device *d = nullptr;
   if (const hurray_status st = get_device(s, device, &d, err)) return st;
@@ -1001,12 +994,12 @@ hurray_status ipc_export_event(void *state, int32_t device, void *event,
                        ? "; only events from event_record (CU_EVENT_INTERPROCESS) can be exported"
                        : "");
   static_assert(sizeof h <= sizeof out->bytes, "a CUDA IPC event handle is 64 bytes");
-  hurray::gpu::pack_ipc(kIpcEventKind, &h, sizeof h, 0, 0, out);
+  hurray::kit::pack_ipc(kIpcEventKind, &h, sizeof h, 0, 0, out);
   return HURRAY_OK;
 }
 
 hurray_status ipc_import_event(void *state, int32_t device, const hurray_backend_ipc_handle *handle,
-                               void **event, hurray_error *err) noexcept {
+                               void **event, hurray_error *err) {
   const auto *s = static_cast<const State *>(state);
   Device *d = nullptr;
   if (const hurray_status st = get_device(s, device, &d, err)) return st;
@@ -1014,7 +1007,7 @@ hurray_status ipc_import_event(void *state, int32_t device, const hurray_backend
     return fail(err, HURRAY_E_INVALID_ARGUMENT, "cuda: ipc_import_event: event must not be NULL");
   CUipcEventHandle h;
   const char *why = nullptr;
-  if (!hurray::gpu::unpack_ipc(handle, kIpcEventKind, &h, sizeof h, &why))
+  if (!hurray::kit::unpack_ipc(handle, kIpcEventKind, &h, sizeof h, &why))
     return fail(err, HURRAY_E_INVALID_ARGUMENT, "cuda: ipc_import_event: %s", why);
   const Api &cu = s->cu;
   HURRAY_CUDA_PUSH_(s, d, err)
@@ -1029,7 +1022,7 @@ hurray_status ipc_import_event(void *state, int32_t device, const hurray_backend
 // ---- native handles -------------------------------------------------------
 
 hurray_status native(void *state, int32_t device, hurray_backend_native *out,
-                     hurray_error *err) noexcept {
+                     hurray_error *err) {
   const auto *s = static_cast<const State *>(state);
   Device *d = nullptr;
   if (const hurray_status st = get_device(s, device, &d, err)) return st;
@@ -1045,28 +1038,24 @@ hurray_status native(void *state, int32_t device, hurray_backend_native *out,
 }
 
 constexpr hurray_backend_v1 make_table() noexcept {
-  hurray_backend_v1 t{};
-  t.api_version = HURRAY_BACKEND_API_VERSION;
-  t.size = sizeof(hurray_backend_v1);
-  t.name = "cuda";
-  t.device_tag = HURRAY_DEVICE_CUDA;
-  t.probe = probe;
-  t.shutdown = shutdown;
-  t.device_count = device_count;
-  t.device_info = device_info;
-  t.alloc = alloc;
-  t.free = free_;
-  t.copy_to_host = copy_to_host;
-  t.copy_from_host = copy_from_host;
-  t.classify = classify;
-  t.event_record = event_record;
-  t.event_wait = event_wait;
-  t.event_release = event_release;
-  t.ipc_export_memory = ipc_export_memory;
-  t.ipc_import_memory = ipc_import_memory;
-  t.ipc_export_event = ipc_export_event;
-  t.ipc_import_event = ipc_import_event;
-  t.native = native;
+  hurray_backend_v1 t = hurray::kit::make_table(HURRAY_DEVICE_CUDA);
+  HURRAY_KIT_ENTRY(t, probe, probe);
+  HURRAY_KIT_ENTRY(t, shutdown, shutdown);
+  HURRAY_KIT_ENTRY(t, device_count, device_count);
+  HURRAY_KIT_ENTRY(t, device_info, device_info);
+  HURRAY_KIT_ENTRY(t, alloc, alloc);
+  HURRAY_KIT_ENTRY(t, free, free_);
+  HURRAY_KIT_ENTRY(t, copy_to_host, copy_to_host);
+  HURRAY_KIT_ENTRY(t, copy_from_host, copy_from_host);
+  HURRAY_KIT_ENTRY(t, classify, classify);
+  HURRAY_KIT_ENTRY(t, event_record, event_record);
+  HURRAY_KIT_ENTRY(t, event_wait, event_wait);
+  HURRAY_KIT_ENTRY(t, event_release, event_release);
+  HURRAY_KIT_ENTRY(t, ipc_export_memory, ipc_export_memory);
+  HURRAY_KIT_ENTRY(t, ipc_import_memory, ipc_import_memory);
+  HURRAY_KIT_ENTRY(t, ipc_export_event, ipc_export_event);
+  HURRAY_KIT_ENTRY(t, ipc_import_event, ipc_import_event);
+  HURRAY_KIT_ENTRY(t, native, native);
   return t;
 }
 

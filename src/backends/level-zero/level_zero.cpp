@@ -147,7 +147,11 @@
 
 #include <hurray_backend.h>
 
-#include "../class_name.h"
+#include "class_name.h"
+#include "kit/align.h"
+#include "kit/entry.h"
+#include "kit/errors.h"
+#include "kit/ipc.h"
 
 #include "internal.h"
 
@@ -163,28 +167,7 @@ constexpr uint64_t kMaxAlignment = 1ull << 31;    // a u32 alignment
 
 // ---- errors ---------------------------------------------------------------
 
-__attribute__((format(printf, 3, 0))) hurray_status vfail(hurray_error *err, hurray_status status,
-                                                          const char *fmt, va_list ap) noexcept {
-  if (err != nullptr) {
-    std::memset(err, 0, sizeof *err);
-    err->status = status;
-    err->rule = HURRAY_RULE_NONE;
-    err->severity = HURRAY_SEVERITY_ERROR;
-    err->buffer_index = -1;
-    err->byte_offset = -1;
-    std::vsnprintf(err->message, sizeof err->message, fmt, ap);
-  }
-  return status;
-}
-
-__attribute__((format(printf, 3, 4))) hurray_status fail(hurray_error *err, hurray_status status,
-                                                         const char *fmt, ...) noexcept {
-  va_list ap;
-  va_start(ap, fmt);
-  vfail(err, status, fmt, ap);
-  va_end(ap);
-  return status;
-}
+using hurray::kit::fail;
 
 hurray_status status_of(ze_result_t r) noexcept {
   switch (r) {
@@ -239,7 +222,7 @@ __attribute__((format(printf, 5, 6))) hurray_status ze_fail(hurray_error *err, h
     std::vsnprintf(details, sizeof details, fmt, ap);
     va_end(ap);
   }
-  return fail(err, status, "[%s] %s%s%s", function, name, details[0] ? ": " : "", details);
+  return hurray::kit::vendor_fail(err, status, function, name, details, nullptr);
 }
 
 using hurray::plugin::class_name;
@@ -330,26 +313,14 @@ struct State {
 };
 
 hurray_status get_device(State *s, int32_t device, Device **out, hurray_error *err) noexcept {
-  if (s == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "level-zero: the plugin state is NULL (probe first)");
-  if (device < 0 || static_cast<size_t>(device) >= s->devices.size())
-    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "level-zero: there is no device %d (%zu found)",
-                static_cast<int>(device), s->devices.size());
+  if (const hurray_status st = hurray::kit::check_device(s, device, s != nullptr ? s->devices.size() : 0, err))
+    return st;
   *out = s->devices[static_cast<size_t>(device)].get();
   return HURRAY_OK;
 }
 
-bool is_aligned(const void *p, uint64_t alignment) noexcept {
-  return reinterpret_cast<uintptr_t>(p) % alignment == 0;
-}
-
-// The largest power of two that divides p, at most 2^31 (a u32 alignment).
-uint64_t alignment_of(const void *p) noexcept {
-  const uintptr_t v = reinterpret_cast<uintptr_t>(p);
-  if (v == 0) return kMaxAlignment;
-  return std::min<uint64_t>(v & (~v + 1), kMaxAlignment);
-}
+using hurray::kit::alignment_of;
+using hurray::kit::is_aligned;
 
 __attribute__((format(printf, 2, 3))) void note(std::string *why, const char *fmt, ...) {
   char buf[256];
@@ -395,28 +366,17 @@ int dmabuf_fd_in(const char (&data)[ZE_MAX_IPC_HANDLE_SIZE]) noexcept {
 // or -1 when the handle carries none.
 hurray_status export_fd(const char (&data)[ZE_MAX_IPC_HANDLE_SIZE], int *out,
                         hurray_error *err) noexcept {
-  *out = -1;
-  const int fd = dmabuf_fd_in(data);
-  if (fd < 0) return HURRAY_OK;
-  *out = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (*out < 0)
-    return fail(err, HURRAY_E_IO, "level-zero: dup of the IPC handle's descriptor %d failed: %s",
-                fd, std::strerror(errno));
-  return HURRAY_OK;
+  return hurray::kit::dup_fd(dmabuf_fd_in(data), out, hurray::kit::kPlugin,
+                             "the IPC handle's descriptor", err);
 }
 
 // Import side: with fd >= 0, dup it and write the dup's number into the
 // handle's first int. *dup_out is the dup (or -1), owned by the caller.
 hurray_status import_fd(int fd, char (&data)[ZE_MAX_IPC_HANDLE_SIZE], int *dup_out,
                         const char *what, hurray_error *err) noexcept {
-  *dup_out = -1;
-  if (fd < 0) return HURRAY_OK;
-  const int d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (d < 0)
-    return fail(err, HURRAY_E_IO, "level-zero: %s: dup of fd %d failed: %s", what, fd,
-                std::strerror(errno));
-  std::memcpy(data, &d, sizeof d);
-  *dup_out = d;
+  if (const hurray_status st = hurray::kit::dup_fd(fd, dup_out, hurray::kit::kPlugin, what, err))
+    return st;
+  if (*dup_out >= 0) std::memcpy(data, dup_out, sizeof *dup_out);
   return HURRAY_OK;
 }
 
@@ -681,7 +641,7 @@ hurray_status open_devices(State *s, hurray_error *err) {
   return HURRAY_OK;
 }
 
-hurray_status probe(void **state, hurray_error *err) noexcept {
+hurray_status probe(void **state, hurray_error *err) {
   if (state == nullptr)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, "level-zero: probe: state must not be NULL");
   *state = nullptr;
@@ -725,7 +685,7 @@ hurray_status probe(void **state, hurray_error *err) noexcept {
 
 void release_memory(State *s, Allocation *a) noexcept;
 
-void shutdown(void *state) noexcept {
+void shutdown(void *state) {
   auto *s = static_cast<State *>(state);
   if (s == nullptr) return;
   for (auto &d : s->devices) {
@@ -749,13 +709,13 @@ void shutdown(void *state) noexcept {
   delete s;
 }
 
-int32_t device_count(void *state) noexcept {
+int32_t device_count(void *state) {
   const auto *s = static_cast<const State *>(state);
   return s == nullptr ? 0 : static_cast<int32_t>(s->devices.size());
 }
 
 hurray_status device_info(void *state, int32_t device, hurray_backend_device_info *out,
-                          hurray_error *err) noexcept {
+                          hurray_error *err) {
   Device *d = nullptr;
   if (const hurray_status st = get_device(static_cast<State *>(state), device, &d, err)) return st;
   if (out == nullptr)
@@ -917,7 +877,7 @@ hurray_status check_class(const Device &d, uint8_t mc, hurray_error *err) noexce
 
 hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t byte_size,
                     uint32_t alignment, uint32_t flags, hurray_backend_allocation *out,
-                    hurray_error *err) noexcept {
+                    hurray_error *err) {
   auto *s = static_cast<State *>(state);
   Device *d = nullptr;
   if (const hurray_status st = get_device(s, device, &d, err)) return st;
@@ -972,7 +932,7 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
   });
 }
 
-void free_(void *state, hurray_backend_allocation *allocation) noexcept {
+void free_(void *state, hurray_backend_allocation *allocation) {
   auto *s = static_cast<State *>(state);
   if (s == nullptr || allocation == nullptr) return;
   if (auto *a = static_cast<Allocation *>(allocation->plugin_data)) {
@@ -997,17 +957,10 @@ hurray_status copy_check(State *s, const hurray_backend_allocation *alloc, uint6
                          const void *host, uint64_t n, const char *what, const Allocation **a,
                          Device **d, hurray_error *err) noexcept {
   *a = nullptr;
-  if (s == nullptr || alloc == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "level-zero: %s: state and allocation must not be NULL", what);
-  if (offset > alloc->byte_size || n > alloc->byte_size - offset)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "level-zero: %s: %llu bytes at offset %llu do not fit in the %llu-byte allocation",
-                what, static_cast<unsigned long long>(n), static_cast<unsigned long long>(offset),
-                static_cast<unsigned long long>(alloc->byte_size));
+  if (s == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, "level-zero: %s: the plugin state is NULL (probe first)", what);
+  if (const hurray_status st = hurray::kit::check_copy(alloc, offset, host, n, what, err)) return st;
   if (n == 0) return HURRAY_OK;
-  if (host == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "level-zero: %s: the host pointer is NULL", what);
   const auto *rec = static_cast<const Allocation *>(alloc->plugin_data);
   if (rec == nullptr || rec->ptr == nullptr)
     return fail(err, HURRAY_E_INVALID_ARGUMENT,
@@ -1045,7 +998,7 @@ hurray_status copy_on_list(const Api &ze, Device &d, void *dst, const void *src,
 }
 
 hurray_status copy_to_host(void *state, const hurray_backend_allocation *src, uint64_t offset,
-                           void *dst, uint64_t n, hurray_error *err) noexcept {
+                           void *dst, uint64_t n, hurray_error *err) {
   auto *s = static_cast<State *>(state);
   const Allocation *a = nullptr;
   Device *d = nullptr;
@@ -1057,7 +1010,7 @@ hurray_status copy_to_host(void *state, const hurray_backend_allocation *src, ui
 }
 
 hurray_status copy_from_host(void *state, hurray_backend_allocation *dst, uint64_t offset,
-                             const void *src, uint64_t n, hurray_error *err) noexcept {
+                             const void *src, uint64_t n, hurray_error *err) {
   auto *s = static_cast<State *>(state);
   const Allocation *a = nullptr;
   Device *d = nullptr;
@@ -1078,7 +1031,7 @@ const Allocation *find_allocation(const State *s, uintptr_t p) noexcept {
 }
 
 hurray_status classify(void *state, const void *ptr, int32_t *device, uint8_t *memory_class,
-                       hurray_error *err) noexcept {
+                       hurray_error *err) {
   auto *s = static_cast<State *>(state);
   if (s == nullptr)
     return fail(err, HURRAY_E_INVALID_ARGUMENT,
@@ -1199,7 +1152,7 @@ hurray_status take_event(const Api &ze, Device &d, ze_event_handle_t *out, Slot 
 }
 
 hurray_status event_record(void *state, int32_t device, void *stream, void **event,
-                           uint64_t *value, hurray_error *err) noexcept {
+                           uint64_t *value, hurray_error *err) {
   auto *s = static_cast<State *>(state);
   Device *d = nullptr;
   if (const hurray_status st = get_device(s, device, &d, err)) return st;
@@ -1235,7 +1188,7 @@ hurray_status event_record(void *state, int32_t device, void *stream, void **eve
 }
 
 hurray_status event_wait(void *state, int32_t device, void *event, uint64_t value, void *stream,
-                         hurray_error *err) noexcept {
+                         hurray_error *err) {
   auto *s = static_cast<State *>(state);
   Device *d = nullptr;
   if (const hurray_status st = get_device(s, device, &d, err)) return st;
@@ -1266,7 +1219,7 @@ hurray_status event_wait(void *state, int32_t device, void *event, uint64_t valu
   return HURRAY_OK;
 }
 
-void event_release(void *state, int32_t device, void *event) noexcept {
+void event_release(void *state, int32_t device, void *event) {
   auto *s = static_cast<State *>(state);
   if (s == nullptr || event == nullptr || device < 0 ||
       static_cast<size_t>(device) >= s->devices.size())
@@ -1293,7 +1246,7 @@ void event_release(void *state, int32_t device, void *event) noexcept {
 // ---- IPC ------------------------------------------------------------------
 
 hurray_status ipc_export_memory(void *state, const hurray_backend_allocation *allocation,
-                                hurray_backend_ipc_handle *out, hurray_error *err) noexcept {
+                                hurray_backend_ipc_handle *out, hurray_error *err) {
   auto *s = static_cast<State *>(state);
   if (s == nullptr || allocation == nullptr || out == nullptr)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, "level-zero: ipc_export_memory: NULL argument");
@@ -1338,7 +1291,7 @@ hurray_status ipc_export_memory(void *state, const hurray_backend_allocation *al
 
 hurray_status ipc_import_memory(void *state, int32_t device,
                                 const hurray_backend_ipc_handle *handle, uint8_t memory_class,
-                                hurray_backend_allocation *out, hurray_error *err) noexcept {
+                                hurray_backend_allocation *out, hurray_error *err) {
   auto *s = static_cast<State *>(state);
   Device *d = nullptr;
   if (const hurray_status st = get_device(s, device, &d, err)) return st;
@@ -1411,7 +1364,7 @@ hurray_status ipc_import_memory(void *state, int32_t device,
 }
 
 hurray_status ipc_export_event(void *state, int32_t device, void *event,
-                               hurray_backend_ipc_handle *out, hurray_error *err) noexcept {
+                               hurray_backend_ipc_handle *out, hurray_error *err) {
   auto *s = static_cast<State *>(state);
   Device *d = nullptr;
   if (const hurray_status st = get_device(s, device, &d, err)) return st;
@@ -1454,7 +1407,7 @@ hurray_status ipc_export_event(void *state, int32_t device, void *event,
 }
 
 hurray_status ipc_import_event(void *state, int32_t device, const hurray_backend_ipc_handle *handle,
-                               void **event, hurray_error *err) noexcept {
+                               void **event, hurray_error *err) {
   auto *s = static_cast<State *>(state);
   Device *d = nullptr;
   if (const hurray_status st = get_device(s, device, &d, err)) return st;
@@ -1521,7 +1474,7 @@ hurray_status ipc_import_event(void *state, int32_t device, const hurray_backend
 // ---- native handles -------------------------------------------------------
 
 hurray_status native(void *state, int32_t device, hurray_backend_native *out,
-                     hurray_error *err) noexcept {
+                     hurray_error *err) {
   auto *s = static_cast<State *>(state);
   Device *d = nullptr;
   if (const hurray_status st = get_device(s, device, &d, err)) return st;
@@ -1538,28 +1491,24 @@ hurray_status native(void *state, int32_t device, hurray_backend_native *out,
 }
 
 constexpr hurray_backend_v1 make_table() noexcept {
-  hurray_backend_v1 t{};
-  t.api_version = HURRAY_BACKEND_API_VERSION;
-  t.size = sizeof(hurray_backend_v1);
-  t.name = "level-zero";
-  t.device_tag = HURRAY_DEVICE_LEVEL_ZERO;
-  t.probe = probe;
-  t.shutdown = shutdown;
-  t.device_count = device_count;
-  t.device_info = device_info;
-  t.alloc = alloc;
-  t.free = free_;
-  t.copy_to_host = copy_to_host;
-  t.copy_from_host = copy_from_host;
-  t.classify = classify;
-  t.event_record = event_record;
-  t.event_wait = event_wait;
-  t.event_release = event_release;
-  t.ipc_export_memory = ipc_export_memory;
-  t.ipc_import_memory = ipc_import_memory;
-  t.ipc_export_event = ipc_export_event;
-  t.ipc_import_event = ipc_import_event;
-  t.native = native;
+  hurray_backend_v1 t = hurray::kit::make_table(HURRAY_DEVICE_LEVEL_ZERO);
+  HURRAY_KIT_ENTRY(t, probe, probe);
+  HURRAY_KIT_ENTRY(t, shutdown, shutdown);
+  HURRAY_KIT_ENTRY(t, device_count, device_count);
+  HURRAY_KIT_ENTRY(t, device_info, device_info);
+  HURRAY_KIT_ENTRY(t, alloc, alloc);
+  HURRAY_KIT_ENTRY(t, free, free_);
+  HURRAY_KIT_ENTRY(t, copy_to_host, copy_to_host);
+  HURRAY_KIT_ENTRY(t, copy_from_host, copy_from_host);
+  HURRAY_KIT_ENTRY(t, classify, classify);
+  HURRAY_KIT_ENTRY(t, event_record, event_record);
+  HURRAY_KIT_ENTRY(t, event_wait, event_wait);
+  HURRAY_KIT_ENTRY(t, event_release, event_release);
+  HURRAY_KIT_ENTRY(t, ipc_export_memory, ipc_export_memory);
+  HURRAY_KIT_ENTRY(t, ipc_import_memory, ipc_import_memory);
+  HURRAY_KIT_ENTRY(t, ipc_export_event, ipc_export_event);
+  HURRAY_KIT_ENTRY(t, ipc_import_event, ipc_import_event);
+  HURRAY_KIT_ENTRY(t, native, native);
   return t;
 }
 

@@ -75,7 +75,11 @@
 
 #include <hurray_backend.h>
 
-#include "../class_name.h"
+#include "class_name.h"
+#include "kit/align.h"
+#include "kit/entry.h"
+#include "kit/errors.h"
+#include "kit/ipc.h"
 
 #include "internal.h"
 #include "../../handoff/pool.h"
@@ -88,28 +92,7 @@ constexpr const char *kLibrary = "libOpenCL.so.1";
 
 // ---- errors ---------------------------------------------------------------
 
-__attribute__((format(printf, 3, 0))) hurray_status vfail(hurray_error *err, hurray_status status,
-                                                          const char *fmt, va_list ap) noexcept {
-  if (err != nullptr) {
-    std::memset(err, 0, sizeof *err);
-    err->status = status;
-    err->rule = HURRAY_RULE_NONE;
-    err->severity = HURRAY_SEVERITY_ERROR;
-    err->buffer_index = -1;
-    err->byte_offset = -1;
-    std::vsnprintf(err->message, sizeof err->message, fmt, ap);
-  }
-  return status;
-}
-
-__attribute__((format(printf, 3, 4))) hurray_status fail(hurray_error *err, hurray_status status,
-                                                         const char *fmt, ...) noexcept {
-  va_list ap;
-  va_start(ap, fmt);
-  vfail(err, status, fmt, ap);
-  va_end(ap);
-  return status;
-}
+using hurray::kit::fail;
 
 hurray_status status_of(cl_int code) noexcept {
   switch (code) {
@@ -152,7 +135,7 @@ __attribute__((format(printf, 5, 6))) hurray_status cl_fail(hurray_error *err, h
     std::vsnprintf(details, sizeof details, fmt, ap);
     va_end(ap);
   }
-  return fail(err, status, "[%s] %s%s%s", function, name, details[0] ? ": " : "", details);
+  return hurray::kit::vendor_fail(err, status, function, name, details, nullptr);
 }
 
 using hurray::plugin::class_name;
@@ -213,25 +196,14 @@ struct State {
 
 hurray_status get_device(const State *s, int32_t device, const Device **out,
                          hurray_error *err) noexcept {
-  if (s == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "opencl: the plugin state is NULL (probe first)");
-  if (device < 0 || static_cast<size_t>(device) >= s->devices.size())
-    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "opencl: there is no device %d (%zu found)",
-                static_cast<int>(device), s->devices.size());
+  if (const hurray_status st = hurray::kit::check_device(s, device, s != nullptr ? s->devices.size() : 0, err))
+    return st;
   *out = &s->devices[static_cast<size_t>(device)];
   return HURRAY_OK;
 }
 
-bool is_aligned(const void *p, uint64_t alignment) noexcept {
-  return reinterpret_cast<uintptr_t>(p) % alignment == 0;
-}
-
-// The largest power of two that divides p, at most 2^31 (a u32 alignment).
-unsigned long long alignment_of(const void *p) noexcept {
-  const uintptr_t v = reinterpret_cast<uintptr_t>(p);
-  if (v == 0) return 1ull << 31;
-  return std::min<unsigned long long>(v & (~v + 1), 1ull << 31);
-}
+using hurray::kit::alignment_of;
+using hurray::kit::is_aligned;
 
 // ---- probe ----------------------------------------------------------------
 
@@ -421,7 +393,7 @@ hurray_status open_devices(State *s, hurray_error *err) {
   return HURRAY_OK;
 }
 
-hurray_status probe(void **state, hurray_error *err) noexcept {
+hurray_status probe(void **state, hurray_error *err) {
   if (state == nullptr)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, "opencl: probe: state must not be NULL");
   *state = nullptr;
@@ -465,7 +437,7 @@ hurray_status probe(void **state, hurray_error *err) noexcept {
 
 void free_allocation(State *s, Allocation *a) noexcept;
 
-void shutdown(void *state) noexcept {
+void shutdown(void *state) {
   auto *s = static_cast<State *>(state);
   if (s == nullptr) return;
   // Allocations still alive are freed with the state, then the records.
@@ -479,13 +451,13 @@ void shutdown(void *state) noexcept {
   delete s;
 }
 
-int32_t device_count(void *state) noexcept {
+int32_t device_count(void *state) {
   const auto *s = static_cast<const State *>(state);
   return s == nullptr ? 0 : static_cast<int32_t>(s->devices.size());
 }
 
 hurray_status device_info(void *state, int32_t device, hurray_backend_device_info *out,
-                          hurray_error *err) noexcept {
+                          hurray_error *err) {
   const Device *d = nullptr;
   if (const hurray_status st = get_device(static_cast<State *>(state), device, &d, err))
     return st;
@@ -581,7 +553,8 @@ hurray_status alloc_pinned(const Api &cl, const Device &d, uint64_t size, uint32
                 "opencl: HOST_PINNED on '%s': clEnqueueMapBuffer returned %p, aligned to %llu "
                 "bytes only, less than CL_DEVICE_MEM_BASE_ADDR_ALIGN (%u bytes): no sub-buffer "
                 "can start at a %u-byte aligned address",
-                d.name.c_str(), base, alignment_of(base), d.base_align, align);
+                d.name.c_str(), base, static_cast<unsigned long long>(alignment_of(base)), d.base_align,
+                align);
   }
   const cl_buffer_region region{static_cast<size_t>(offset), static_cast<size_t>(size)};
   cl_int e = CL_SUCCESS;
@@ -605,7 +578,7 @@ hurray_status alloc_pinned(const Api &cl, const Device &d, uint64_t size, uint32
     return fail(err, HURRAY_E_ALIGNMENT,
                 "opencl: HOST_PINNED on '%s': clEnqueueMapBuffer returned %p, aligned to %llu "
                 "bytes, not the %u asked (the driver does not keep mappings at a fixed address)",
-                d.name.c_str(), p, alignment_of(p), align);
+                d.name.c_str(), p, static_cast<unsigned long long>(alignment_of(p)), align);
   }
   a->mem = sub;
   a->parent = parent;
@@ -674,7 +647,7 @@ void release_resources(const Api &cl, const Device &d, Allocation *a) noexcept {
 
 hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t byte_size,
                     uint32_t alignment, uint32_t flags, hurray_backend_allocation *out,
-                    hurray_error *err) noexcept {
+                    hurray_error *err) {
   auto *s = static_cast<State *>(state);
   const Device *d = nullptr;
   if (const hurray_status st = get_device(s, device, &d, err)) return st;
@@ -772,7 +745,7 @@ void free_allocation(State *s, Allocation *a) noexcept {
   s->records.push(a);
 }
 
-void free_(void *state, hurray_backend_allocation *allocation) noexcept {
+void free_(void *state, hurray_backend_allocation *allocation) {
   auto *s = static_cast<State *>(state);
   if (s == nullptr || allocation == nullptr) return;
   if (auto *a = static_cast<Allocation *>(allocation->plugin_data)) free_allocation(s, a);
@@ -786,17 +759,10 @@ hurray_status copy_check(const State *s, const hurray_backend_allocation *alloc,
                          const void *host, uint64_t n, const char *what, const Allocation **a,
                          const Device **d, hurray_error *err) noexcept {
   *a = nullptr;
-  if (s == nullptr || alloc == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "opencl: %s: state and allocation must not be NULL",
-                what);
-  if (offset > alloc->byte_size || n > alloc->byte_size - offset)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "opencl: %s: %llu bytes at offset %llu do not fit in the %llu-byte allocation",
-                what, static_cast<unsigned long long>(n), static_cast<unsigned long long>(offset),
-                static_cast<unsigned long long>(alloc->byte_size));
+  if (s == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, "opencl: %s: the plugin state is NULL (probe first)", what);
+  if (const hurray_status st = hurray::kit::check_copy(alloc, offset, host, n, what, err)) return st;
   if (n == 0) return HURRAY_OK;
-  if (host == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "opencl: %s: the host pointer is NULL", what);
   const auto *rec = static_cast<const Allocation *>(alloc->plugin_data);
   if (rec == nullptr)
     return fail(err, HURRAY_E_INVALID_ARGUMENT,
@@ -807,7 +773,7 @@ hurray_status copy_check(const State *s, const hurray_backend_allocation *alloc,
 }
 
 hurray_status copy_to_host(void *state, const hurray_backend_allocation *src, uint64_t offset,
-                           void *dst, uint64_t n, hurray_error *err) noexcept {
+                           void *dst, uint64_t n, hurray_error *err) {
   const auto *s = static_cast<const State *>(state);
   const Allocation *a = nullptr;
   const Device *d = nullptr;
@@ -831,7 +797,7 @@ hurray_status copy_to_host(void *state, const hurray_backend_allocation *src, ui
 }
 
 hurray_status copy_from_host(void *state, hurray_backend_allocation *dst, uint64_t offset,
-                             const void *src, uint64_t n, hurray_error *err) noexcept {
+                             const void *src, uint64_t n, hurray_error *err) {
   const auto *s = static_cast<const State *>(state);
   const Allocation *a = nullptr;
   const Device *d = nullptr;
@@ -856,7 +822,7 @@ hurray_status copy_from_host(void *state, hurray_backend_allocation *dst, uint64
 }
 
 hurray_status classify(void *state, const void *ptr, int32_t *device, uint8_t *memory_class,
-                       hurray_error *err) noexcept {
+                       hurray_error *err) {
   auto *s = static_cast<State *>(state);
   if (s == nullptr)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, "opencl: the plugin state is NULL (probe first)");
@@ -882,7 +848,7 @@ hurray_status classify(void *state, const void *ptr, int32_t *device, uint8_t *m
 // ---- events ---------------------------------------------------------------
 
 hurray_status event_record(void *state, int32_t device, void *stream, void **event,
-                           uint64_t *value, hurray_error *err) noexcept {
+                           uint64_t *value, hurray_error *err) {
   const auto *s = static_cast<const State *>(state);
   const Device *d = nullptr;
   if (const hurray_status st = get_device(s, device, &d, err)) return st;
@@ -907,7 +873,7 @@ hurray_status event_record(void *state, int32_t device, void *stream, void **eve
 }
 
 hurray_status event_wait(void *state, int32_t device, void *event, uint64_t value, void *stream,
-                         hurray_error *err) noexcept {
+                         hurray_error *err) {
   const auto *s = static_cast<const State *>(state);
   const Device *d = nullptr;
   if (const hurray_status st = get_device(s, device, &d, err)) return st;
@@ -937,7 +903,7 @@ hurray_status event_wait(void *state, int32_t device, void *event, uint64_t valu
   return HURRAY_OK;
 }
 
-void event_release(void *state, int32_t device, void *event) noexcept {
+void event_release(void *state, int32_t device, void *event) {
   (void)device;
   const auto *s = static_cast<const State *>(state);
   if (s != nullptr && event != nullptr) s->cl.clReleaseEvent(static_cast<cl_event>(event));
@@ -946,7 +912,7 @@ void event_release(void *state, int32_t device, void *event) noexcept {
 // ---- native handles -------------------------------------------------------
 
 hurray_status native(void *state, int32_t device, hurray_backend_native *out,
-                     hurray_error *err) noexcept {
+                     hurray_error *err) {
   const auto *s = static_cast<const State *>(state);
   const Device *d = nullptr;
   if (const hurray_status st = get_device(s, device, &d, err)) return st;
@@ -962,29 +928,20 @@ hurray_status native(void *state, int32_t device, hurray_backend_native *out,
 }
 
 constexpr hurray_backend_v1 make_table() noexcept {
-  hurray_backend_v1 t{};
-  t.api_version = HURRAY_BACKEND_API_VERSION;
-  t.size = sizeof(hurray_backend_v1);
-  t.name = "opencl";
-  t.device_tag = HURRAY_DEVICE_OPENCL;
-  t.probe = probe;
-  t.shutdown = shutdown;
-  t.device_count = device_count;
-  t.device_info = device_info;
-  t.alloc = alloc;
-  t.free = free_;
-  t.copy_to_host = copy_to_host;
-  t.copy_from_host = copy_from_host;
-  t.classify = classify;
-  t.event_record = event_record;
-  t.event_wait = event_wait;
-  t.event_release = event_release;
-  // No IPC: OpenCL has no portable export of memory or events.
-  t.ipc_export_memory = nullptr;
-  t.ipc_import_memory = nullptr;
-  t.ipc_export_event = nullptr;
-  t.ipc_import_event = nullptr;
-  t.native = native;
+  hurray_backend_v1 t = hurray::kit::make_table(HURRAY_DEVICE_OPENCL);
+  HURRAY_KIT_ENTRY(t, probe, probe);
+  HURRAY_KIT_ENTRY(t, shutdown, shutdown);
+  HURRAY_KIT_ENTRY(t, device_count, device_count);
+  HURRAY_KIT_ENTRY(t, device_info, device_info);
+  HURRAY_KIT_ENTRY(t, alloc, alloc);
+  HURRAY_KIT_ENTRY(t, free, free_);
+  HURRAY_KIT_ENTRY(t, copy_to_host, copy_to_host);
+  HURRAY_KIT_ENTRY(t, copy_from_host, copy_from_host);
+  HURRAY_KIT_ENTRY(t, classify, classify);
+  HURRAY_KIT_ENTRY(t, event_record, event_record);
+  HURRAY_KIT_ENTRY(t, event_wait, event_wait);
+  HURRAY_KIT_ENTRY(t, event_release, event_release);
+  HURRAY_KIT_ENTRY(t, native, native);
   return t;
 }
 

@@ -106,7 +106,9 @@
 
 #include <hurray_backend.h>
 
-#include "../class_name.h"
+#include "class_name.h"
+#include "kit/entry.h"
+#include "kit/errors.h"
 #include <vulkan/vulkan.h>
 
 #include <dlfcn.h>
@@ -137,28 +139,7 @@ namespace {
 
 // ------------------------------------------------------------- errors ----
 
-hurray_status vfail(hurray_error *err, hurray_status status, const char *fmt,
-                    va_list ap) noexcept {
-  if (err) {
-    std::memset(err, 0, sizeof *err);
-    err->status = status;
-    err->rule = HURRAY_RULE_NONE;
-    err->severity = HURRAY_SEVERITY_ERROR;
-    err->buffer_index = -1;
-    err->byte_offset = -1;
-    std::vsnprintf(err->message, sizeof err->message, fmt, ap);
-  }
-  return status;
-}
-
-__attribute__((format(printf, 3, 4))) hurray_status fail(
-    hurray_error *err, hurray_status status, const char *fmt, ...) noexcept {
-  va_list ap;
-  va_start(ap, fmt);
-  vfail(err, status, fmt, ap);
-  va_end(ap);
-  return status;
-}
+using hurray::kit::fail;
 
 const char *vk_result_name(VkResult r) noexcept {
   switch (r) {
@@ -567,9 +548,7 @@ struct State {
 State *state_of(void *s) noexcept { return static_cast<State *>(s); }
 
 hurray_status bad_device(hurray_error *err, const State *s, int32_t device) {
-  return fail(err, HURRAY_E_INVALID_ARGUMENT,
-              "vulkan device %d does not exist (the vulkan backend has %zu)",
-              static_cast<int>(device), s ? s->devices.size() : size_t{0});
+  return hurray::kit::check_device(s, device, s ? s->devices.size() : size_t{0}, err);
 }
 
 // Runs f, turning any exception into a status: nothing crosses the C ABI.
@@ -1986,31 +1965,29 @@ hurray_status vk_native(void *state, int32_t device, hurray_backend_native *out,
   });
 }
 
-const hurray_backend_v1 kTable = {
-    .api_version = HURRAY_BACKEND_API_VERSION,
-    .size = sizeof(hurray_backend_v1),
-    .name = "vulkan",
-    .device_tag = HURRAY_DEVICE_VULKAN,
-    .reserved0 = {0, 0, 0, 0, 0, 0, 0},
-    .probe = vk_probe,
-    .shutdown = vk_shutdown,
-    .device_count = vk_device_count,
-    .device_info = vk_device_info,
-    .alloc = vk_alloc,
-    .free = vk_free,
-    .copy_to_host = vk_copy_to_host,
-    .copy_from_host = vk_copy_from_host,
-    .classify = vk_classify,
-    .event_record = vk_event_record,
-    .event_wait = vk_event_wait,
-    .event_release = vk_event_release,
-    .ipc_export_memory = vk_ipc_export_memory,
-    .ipc_import_memory = vk_ipc_import_memory,
-    .ipc_export_event = vk_ipc_export_event,
-    .ipc_import_event = vk_ipc_import_event,
-    .native = vk_native,
-    .reserved = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr},
-};
+constexpr hurray_backend_v1 make_table() noexcept {
+  hurray_backend_v1 t = hurray::kit::make_table(HURRAY_DEVICE_VULKAN);
+  HURRAY_KIT_ENTRY(t, probe, vk_probe);
+  HURRAY_KIT_ENTRY(t, shutdown, vk_shutdown);
+  HURRAY_KIT_ENTRY(t, device_count, vk_device_count);
+  HURRAY_KIT_ENTRY(t, device_info, vk_device_info);
+  HURRAY_KIT_ENTRY(t, alloc, vk_alloc);
+  HURRAY_KIT_ENTRY(t, free, vk_free);
+  HURRAY_KIT_ENTRY(t, copy_to_host, vk_copy_to_host);
+  HURRAY_KIT_ENTRY(t, copy_from_host, vk_copy_from_host);
+  HURRAY_KIT_ENTRY(t, classify, vk_classify);
+  HURRAY_KIT_ENTRY(t, event_record, vk_event_record);
+  HURRAY_KIT_ENTRY(t, event_wait, vk_event_wait);
+  HURRAY_KIT_ENTRY(t, event_release, vk_event_release);
+  HURRAY_KIT_ENTRY(t, ipc_export_memory, vk_ipc_export_memory);
+  HURRAY_KIT_ENTRY(t, ipc_import_memory, vk_ipc_import_memory);
+  HURRAY_KIT_ENTRY(t, ipc_export_event, vk_ipc_export_event);
+  HURRAY_KIT_ENTRY(t, ipc_import_event, vk_ipc_import_event);
+  HURRAY_KIT_ENTRY(t, native, vk_native);
+  return t;
+}
+
+constinit const hurray_backend_v1 kTable = make_table();
 
 }  // namespace
 

@@ -1,0 +1,46 @@
+include_guard(GLOBAL)
+
+# hurray_add_backend_plugin(<name>
+#     SOURCES <file>...                  the plugin's own sources
+#     [INCLUDE_DIRS <dir>...]            more include folders
+#     [SYSTEM_INCLUDE_DIRS <dir>...]     vendor headers (their warnings are not ours)
+#     [DEFINITIONS <def>...])            compile definitions
+#
+# Adds the device plugin libhurray-<name>.so, target hurray-<name>: a MODULE
+# built with the plugin kit (src/backends/kit, compiled into every plugin:
+# errors, the exception barrier, checks, alignment, library loading, the
+# allocation registry, IPC helpers) and libhurray's public headers, without
+# linking libhurray. It links dl only and refuses undefined symbols, so an
+# accidental call into a vendor runtime or libhurray fails the link
+# (tests/backends/check_plugin_elf.sh checks the result); it exports
+# hurray_backend_entry alone (src/backends/kit/exports.map). Built into
+# HURRAY_PLUGIN_DIR (where libhurray looks, next to itself) and installed to
+# HURRAY_PLUGIN_INSTALL_DIR. HURRAY_KIT_PLUGIN is defined as "<name>".
+function(hurray_add_backend_plugin name)
+  cmake_parse_arguments(PARSE_ARGV 1 P "" "" "SOURCES;INCLUDE_DIRS;SYSTEM_INCLUDE_DIRS;DEFINITIONS")
+  set(backends ${PROJECT_SOURCE_DIR}/src/backends)
+  set(kit ${backends}/kit)
+  set(target hurray-${name})
+  add_library(${target} MODULE ${P_SOURCES}
+    ${kit}/align.cpp ${kit}/entry.cpp ${kit}/errors.cpp ${kit}/ipc.cpp ${kit}/library.cpp
+    ${kit}/registry.cpp)
+  target_include_directories(${target} PRIVATE
+    ${PROJECT_SOURCE_DIR}/include ${backends} ${P_INCLUDE_DIRS})
+  if(P_SYSTEM_INCLUDE_DIRS)
+    target_include_directories(${target} SYSTEM PRIVATE ${P_SYSTEM_INCLUDE_DIRS})
+  endif()
+  target_compile_definitions(${target} PRIVATE "HURRAY_KIT_PLUGIN=\"${name}\"" ${P_DEFINITIONS})
+  target_compile_options(${target} PRIVATE ${HURRAY_WARNINGS})
+  target_link_libraries(${target} PRIVATE ${CMAKE_DL_LIBS})
+  target_link_options(${target} PRIVATE
+    -Wl,--version-script=${kit}/exports.map
+    -Wl,--no-undefined -Wl,--as-needed)
+  set_target_properties(${target} PROPERTIES
+    PREFIX "lib"
+    OUTPUT_NAME ${target}
+    LIBRARY_OUTPUT_DIRECTORY ${HURRAY_PLUGIN_DIR}
+    CXX_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON
+    LINK_DEPENDS ${kit}/exports.map)
+  install(TARGETS ${target} LIBRARY DESTINATION ${HURRAY_PLUGIN_INSTALL_DIR})
+endfunction()

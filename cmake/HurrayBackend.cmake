@@ -4,7 +4,8 @@ include_guard(GLOBAL)
 #     SOURCES <file>...                  the plugin's own sources
 #     [INCLUDE_DIRS <dir>...]            more include folders
 #     [SYSTEM_INCLUDE_DIRS <dir>...]     vendor headers (their warnings are not ours)
-#     [DEFINITIONS <def>...])            compile definitions
+#     [DEFINITIONS <def>...]             compile definitions
+#     [OUTPUT_DIRECTORY <dir>]           a test plugin's folder (not installed)
 #
 # Adds the device plugin libhurray-<name>.so, target hurray-<name>: a MODULE
 # built with the plugin kit (src/backends/kit, compiled into every plugin:
@@ -15,12 +16,18 @@ include_guard(GLOBAL)
 # (tests/backends/check_plugin_elf.sh checks the result); it exports
 # hurray_backend_entry alone (src/backends/kit/exports.map). Built into
 # HURRAY_PLUGIN_DIR (where libhurray looks, next to itself) and installed to
-# HURRAY_PLUGIN_INSTALL_DIR. HURRAY_KIT_PLUGIN is defined as "<name>".
+# HURRAY_PLUGIN_INSTALL_DIR, unless OUTPUT_DIRECTORY names another folder (a
+# test plugin, which libhurray must not find by itself: it is not installed).
+# HURRAY_KIT_PLUGIN is defined as "<name>".
 function(hurray_add_backend_plugin name)
-  cmake_parse_arguments(PARSE_ARGV 1 P "" "" "SOURCES;INCLUDE_DIRS;SYSTEM_INCLUDE_DIRS;DEFINITIONS")
+  cmake_parse_arguments(PARSE_ARGV 1 P "" "OUTPUT_DIRECTORY" "SOURCES;INCLUDE_DIRS;SYSTEM_INCLUDE_DIRS;DEFINITIONS")
   set(backends ${PROJECT_SOURCE_DIR}/src/backends)
   set(kit ${backends}/kit)
   set(target hurray-${name})
+  set(out ${HURRAY_PLUGIN_DIR})
+  if(P_OUTPUT_DIRECTORY)
+    set(out ${P_OUTPUT_DIRECTORY})
+  endif()
   add_library(${target} MODULE ${P_SOURCES}
     ${kit}/align.cpp ${kit}/entry.cpp ${kit}/errors.cpp ${kit}/ipc.cpp ${kit}/library.cpp
     ${kit}/registry.cpp)
@@ -38,9 +45,11 @@ function(hurray_add_backend_plugin name)
   set_target_properties(${target} PROPERTIES
     PREFIX "lib"
     OUTPUT_NAME ${target}
-    LIBRARY_OUTPUT_DIRECTORY ${HURRAY_PLUGIN_DIR}
+    LIBRARY_OUTPUT_DIRECTORY ${out}
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON
     LINK_DEPENDS ${kit}/exports.map)
-  install(TARGETS ${target} LIBRARY DESTINATION ${HURRAY_PLUGIN_INSTALL_DIR})
+  if(NOT P_OUTPUT_DIRECTORY)
+    install(TARGETS ${target} LIBRARY DESTINATION ${HURRAY_PLUGIN_INSTALL_DIR})
+  endif()
 endfunction()

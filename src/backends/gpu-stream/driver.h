@@ -24,6 +24,7 @@
 #include "kit/ipc.h"
 #include "kit/library.h"
 #include "kit/registry.h"
+#include "kit/table.h"
 #include "runtime.h"  // the plugin's own: src/backends/cuda or src/backends/hip
 
 namespace hurray::gpu_stream {
@@ -123,39 +124,9 @@ hurray_status pointer_class(const State *s, const Device &d0, const void *ptr, u
 
 }  // namespace rt
 
-// ---- the entry points (one file each concern) ------------------------------
+// ---- the entry points (src/backends/kit/table.h; one file each concern) ----
 
-hurray_status probe(void **state, hurray_error *err);
-void shutdown(void *state);
-int32_t device_count(void *state);
-hurray_status device_info(void *state, int32_t device, hurray_backend_device_info *out,
-                          hurray_error *err);
-hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t byte_size,
-                    uint32_t alignment, uint32_t flags, hurray_backend_allocation *out,
-                    hurray_error *err);
-void free_(void *state, hurray_backend_allocation *allocation);
-hurray_status copy_to_host(void *state, const hurray_backend_allocation *src, uint64_t offset,
-                           void *dst, uint64_t n, hurray_error *err);
-hurray_status copy_from_host(void *state, hurray_backend_allocation *dst, uint64_t offset,
-                             const void *src, uint64_t n, hurray_error *err);
-hurray_status classify(void *state, const void *ptr, int32_t *device, uint8_t *memory_class,
-                       hurray_error *err);
-hurray_status event_record(void *state, int32_t device, void *stream, void **event,
-                           uint64_t *value, hurray_error *err);
-hurray_status event_wait(void *state, int32_t device, void *event, uint64_t value, void *stream,
-                         hurray_error *err);
-void event_release(void *state, int32_t device, void *event);
-hurray_status ipc_export_memory(void *state, const hurray_backend_allocation *allocation,
-                                hurray_backend_ipc_handle *out, hurray_error *err);
-hurray_status ipc_import_memory(void *state, int32_t device,
-                                const hurray_backend_ipc_handle *handle, uint8_t memory_class,
-                                hurray_backend_allocation *out, hurray_error *err);
-hurray_status ipc_export_event(void *state, int32_t device, void *event,
-                               hurray_backend_ipc_handle *out, hurray_error *err);
-hurray_status ipc_import_event(void *state, int32_t device,
-                               const hurray_backend_ipc_handle *handle, void **event,
-                               hurray_error *err);
-hurray_status native(void *state, int32_t device, hurray_backend_native *out,
-                     hurray_error *err);
+HURRAY_KIT_DECLARE_ENTRIES()
+HURRAY_KIT_DECLARE_IPC_ENTRIES()
 
 }  // namespace hurray::gpu_stream

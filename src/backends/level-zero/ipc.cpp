@@ -78,49 +78,47 @@ hurray_status ipc_import_memory(void *state, int32_t device,
                 "level-zero: ipc_import_memory: %llu bytes at offset %llu is not a range to map",
                 static_cast<unsigned long long>(handle->byte_size),
                 static_cast<unsigned long long>(handle->offset));
-  return guarded(err, "ipc_import_memory", [&]() -> hurray_status {
-    ze_ipc_mem_handle_t h{};
-    std::memcpy(h.data, handle->bytes, sizeof h.data);
-    int fd = -1;
-    if (const hurray_status st = import_fd(handle->fd, h.data, &fd, "ipc_import_memory", err))
-      return st;
-    void *base = nullptr;
-    const ze_result_t r = s->ze.zeMemOpenIpcHandle(d->driver->context, d->handle, h, 0, &base);
-    if (r != ZE_RESULT_SUCCESS || base == nullptr) {
-      if (fd >= 0) close(fd);
-      if (r != ZE_RESULT_SUCCESS)
-        return ze_fail(err, HURRAY_OK, "zeMemOpenIpcHandle", r, "on device %d '%s'",
-                       static_cast<int>(device), d->name.c_str());
-      return fail(err, HURRAY_E_BACKEND,
-                  "[zeMemOpenIpcHandle] ZE_RESULT_SUCCESS but no pointer: on device %d '%s'",
-                  static_cast<int>(device), d->name.c_str());
-    }
-    auto a = std::make_unique<Allocation>();
-    a->device = device;
-    a->memory_class = memory_class;
-    a->byte_size = handle->byte_size;
-    a->imported = true;
-    a->ipc_fd = fd;
-    a->base = base;
-    a->ptr = static_cast<char *>(base) + handle->offset;
-    const uint64_t al = alignment_of(a->ptr);
-    if (al < HURRAY_MIN_ALIGNMENT) {
-      release_memory(s, a.get());
-      return fail(err, HURRAY_E_ALIGNMENT,
-                  "level-zero: ipc_import_memory: the mapping starts at %p, aligned to %llu bytes "
-                  "only (the protocol needs %d)",
-                  a->ptr, static_cast<unsigned long long>(al), HURRAY_MIN_ALIGNMENT);
-    }
-    try {
-      register_allocation(s, a.get());
-    } catch (...) {
-      release_memory(s, a.get());
-      throw;
-    }
-    fill_out(*a, static_cast<uint32_t>(al), out);
-    a.release();
-    return HURRAY_OK;
-  });
+  ze_ipc_mem_handle_t h{};
+  std::memcpy(h.data, handle->bytes, sizeof h.data);
+  int fd = -1;
+  if (const hurray_status st = import_fd(handle->fd, h.data, &fd, "ipc_import_memory", err))
+    return st;
+  void *base = nullptr;
+  const ze_result_t r = s->ze.zeMemOpenIpcHandle(d->driver->context, d->handle, h, 0, &base);
+  if (r != ZE_RESULT_SUCCESS || base == nullptr) {
+    if (fd >= 0) close(fd);
+    if (r != ZE_RESULT_SUCCESS)
+      return ze_fail(err, HURRAY_OK, "zeMemOpenIpcHandle", r, "on device %d '%s'",
+                     static_cast<int>(device), d->name.c_str());
+    return fail(err, HURRAY_E_BACKEND,
+                "[zeMemOpenIpcHandle] ZE_RESULT_SUCCESS but no pointer: on device %d '%s'",
+                static_cast<int>(device), d->name.c_str());
+  }
+  auto a = std::make_unique<Allocation>();
+  a->device = device;
+  a->memory_class = memory_class;
+  a->byte_size = handle->byte_size;
+  a->imported = true;
+  a->ipc_fd = fd;
+  a->base = base;
+  a->ptr = static_cast<char *>(base) + handle->offset;
+  const uint64_t al = alignment_of(a->ptr);
+  if (al < HURRAY_MIN_ALIGNMENT) {
+    release_memory(s, a.get());
+    return fail(err, HURRAY_E_ALIGNMENT,
+                "level-zero: ipc_import_memory: the mapping starts at %p, aligned to %llu bytes "
+                "only (the protocol needs %d)",
+                a->ptr, static_cast<unsigned long long>(al), HURRAY_MIN_ALIGNMENT);
+  }
+  try {
+    register_allocation(s, a.get());
+  } catch (...) {
+    release_memory(s, a.get());
+    throw;
+  }
+  fill_out(*a, static_cast<uint32_t>(al), out);
+  a.release();
+  return HURRAY_OK;
 }
 
 hurray_status ipc_export_event(void *state, int32_t device, void *event,
@@ -187,48 +185,46 @@ hurray_status ipc_import_event(void *state, int32_t device, const hurray_backend
                 "pools between processes (zeDriverGetIpcProperties: no "
                 "ZE_IPC_PROPERTY_FLAG_EVENT_POOL)",
                 static_cast<int>(device), d->name.c_str());
-  return guarded(err, "ipc_import_event", [&]() -> hurray_status {
-    const Api &ze = s->ze;
-    ze_ipc_event_pool_handle_t h{};
-    std::memcpy(h.data, handle->bytes, sizeof h.data);
-    int fd = -1;
-    if (const hurray_status st = import_fd(handle->fd, h.data, &fd, "ipc_import_event", err))
-      return st;
-    std::lock_guard<std::mutex> lock(d->mu);
-    ze_event_pool_handle_t pool = nullptr;
-    ze_result_t r = ze.zeEventPoolOpenIpcHandle(d->driver->context, h, &pool);
-    if (r != ZE_RESULT_SUCCESS || pool == nullptr) {
-      if (fd >= 0) close(fd);
-      return ze_fail(err, r != ZE_RESULT_SUCCESS ? HURRAY_OK : HURRAY_E_BACKEND,
-                     "zeEventPoolOpenIpcHandle", r, "device %d '%s'%s", static_cast<int>(device),
-                     d->name.c_str(), r == ZE_RESULT_SUCCESS ? " (no pool returned)" : "");
-    }
-    ze_event_desc_t ed{};
-    ed.stype = ZE_STRUCTURE_TYPE_EVENT_DESC;
-    ed.index = static_cast<uint32_t>(handle->offset);
-    ed.signal = ZE_EVENT_SCOPE_FLAG_HOST;
-    ed.wait = ZE_EVENT_SCOPE_FLAG_HOST;
-    ze_event_handle_t ev = nullptr;
-    r = ze.zeEventCreate(pool, &ed, &ev);
-    if (r != ZE_RESULT_SUCCESS || ev == nullptr) {
-      ze.zeEventPoolCloseIpcHandle(pool);
-      if (fd >= 0) close(fd);
-      return ze_fail(err, r != ZE_RESULT_SUCCESS ? HURRAY_OK : HURRAY_E_BACKEND, "zeEventCreate",
-                     r, "event %u of an imported pool on device %d '%s'%s", ed.index,
-                     static_cast<int>(device), d->name.c_str(),
-                     r == ZE_RESULT_SUCCESS ? " (no event returned)" : "");
-    }
-    try {
-      d->imported.emplace(ev, ImportedEvent{pool, fd});
-    } catch (...) {
-      ze.zeEventDestroy(ev);
-      ze.zeEventPoolCloseIpcHandle(pool);
-      if (fd >= 0) close(fd);
-      throw;
-    }
-    *event = ev;
-    return HURRAY_OK;
-  });
+  const Api &ze = s->ze;
+  ze_ipc_event_pool_handle_t h{};
+  std::memcpy(h.data, handle->bytes, sizeof h.data);
+  int fd = -1;
+  if (const hurray_status st = import_fd(handle->fd, h.data, &fd, "ipc_import_event", err))
+    return st;
+  std::lock_guard<std::mutex> lock(d->mu);
+  ze_event_pool_handle_t pool = nullptr;
+  ze_result_t r = ze.zeEventPoolOpenIpcHandle(d->driver->context, h, &pool);
+  if (r != ZE_RESULT_SUCCESS || pool == nullptr) {
+    if (fd >= 0) close(fd);
+    return ze_fail(err, r != ZE_RESULT_SUCCESS ? HURRAY_OK : HURRAY_E_BACKEND,
+                   "zeEventPoolOpenIpcHandle", r, "device %d '%s'%s", static_cast<int>(device),
+                   d->name.c_str(), r == ZE_RESULT_SUCCESS ? " (no pool returned)" : "");
+  }
+  ze_event_desc_t ed{};
+  ed.stype = ZE_STRUCTURE_TYPE_EVENT_DESC;
+  ed.index = static_cast<uint32_t>(handle->offset);
+  ed.signal = ZE_EVENT_SCOPE_FLAG_HOST;
+  ed.wait = ZE_EVENT_SCOPE_FLAG_HOST;
+  ze_event_handle_t ev = nullptr;
+  r = ze.zeEventCreate(pool, &ed, &ev);
+  if (r != ZE_RESULT_SUCCESS || ev == nullptr) {
+    ze.zeEventPoolCloseIpcHandle(pool);
+    if (fd >= 0) close(fd);
+    return ze_fail(err, r != ZE_RESULT_SUCCESS ? HURRAY_OK : HURRAY_E_BACKEND, "zeEventCreate",
+                   r, "event %u of an imported pool on device %d '%s'%s", ed.index,
+                   static_cast<int>(device), d->name.c_str(),
+                   r == ZE_RESULT_SUCCESS ? " (no event returned)" : "");
+  }
+  try {
+    d->imported.emplace(ev, ImportedEvent{pool, fd});
+  } catch (...) {
+    ze.zeEventDestroy(ev);
+    ze.zeEventPoolCloseIpcHandle(pool);
+    if (fd >= 0) close(fd);
+    throw;
+  }
+  *event = ev;
+  return HURRAY_OK;
 }
 
 }  // namespace hurray::level_zero

@@ -172,27 +172,25 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
     return fail(err, HURRAY_E_OUT_OF_MEMORY, "level-zero: %llu bytes cannot be allocated",
                 static_cast<unsigned long long>(byte_size));
 
-  return guarded(err, "alloc", [&]() -> hurray_status {
-    auto a = std::make_unique<Allocation>();
-    a->device = device;
-    a->memory_class = memory_class;
-    a->byte_size = byte_size;
-    // An empty buffer has no memory.
-    if (byte_size != 0) {
-      if (const hurray_status st = alloc_aligned(s->ze, *d, memory_class, byte_size, align,
-                                                 a.get(), err))
-        return st;
-    }
-    try {
-      register_allocation(s, a.get());
-    } catch (...) {
-      release_memory(s, a.get());
-      throw;
-    }
-    fill_out(*a, align, out);
-    a.release();
-    return HURRAY_OK;
-  });
+  auto a = std::make_unique<Allocation>();
+  a->device = device;
+  a->memory_class = memory_class;
+  a->byte_size = byte_size;
+  // An empty buffer has no memory.
+  if (byte_size != 0) {
+    if (const hurray_status st = alloc_aligned(s->ze, *d, memory_class, byte_size, align,
+                                               a.get(), err))
+      return st;
+  }
+  try {
+    register_allocation(s, a.get());
+  } catch (...) {
+    release_memory(s, a.get());
+    throw;
+  }
+  fill_out(*a, align, out);
+  a.release();
+  return HURRAY_OK;
 }
 
 void free_(void *state, hurray_backend_allocation *allocation) {
@@ -301,65 +299,63 @@ hurray_status classify(void *state, const void *ptr, int32_t *device, uint8_t *m
                 "level-zero: the plugin state is NULL (probe first)");
   if (ptr == nullptr)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, "level-zero: classify: the pointer is NULL");
-  return guarded(err, "classify", [&]() -> hurray_status {
-    const Api &ze = s->ze;
-    // Ours, as far as the plugin knows (the class PEER, the device of host memory).
-    int32_t own_device = -1;
-    uint8_t own_class = HURRAY_MEMORY_INVALID;
-    {
-      std::lock_guard<std::mutex> lock(s->mu);
-      if (const Allocation *a = find_allocation(s, reinterpret_cast<uintptr_t>(ptr))) {
-        own_device = a->device;
-        own_class = a->memory_class;
-      }
+  const Api &ze = s->ze;
+  // Ours, as far as the plugin knows (the class PEER, the device of host memory).
+  int32_t own_device = -1;
+  uint8_t own_class = HURRAY_MEMORY_INVALID;
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    if (const Allocation *a = find_allocation(s, reinterpret_cast<uintptr_t>(ptr))) {
+      own_device = a->device;
+      own_class = a->memory_class;
     }
-    std::string failures;
-    for (auto &drv : s->drivers) {
-      if (drv->context == nullptr) continue;
-      ze_memory_allocation_properties_t props{};
-      props.stype = ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES;
-      props.type = ZE_MEMORY_TYPE_UNKNOWN;
-      ze_device_handle_t owner = nullptr;
-      const ze_result_t r = ze.zeMemGetAllocProperties(drv->context, ptr, &props, &owner);
-      if (r != ZE_RESULT_SUCCESS) {
-        char buf[40];
-        note(&failures, "%s on driver %u", result_text(r, buf), drv->index);
-        continue;
-      }
-      uint8_t mc;
-      switch (props.type) {
-        case ZE_MEMORY_TYPE_DEVICE:
-          mc = own_class == HURRAY_MEMORY_PEER ? HURRAY_MEMORY_PEER : HURRAY_MEMORY_STANDARD;
-          break;
-        case ZE_MEMORY_TYPE_HOST:
-          mc = HURRAY_MEMORY_HOST_PINNED;
-          break;
-        case ZE_MEMORY_TYPE_SHARED:
-          mc = HURRAY_MEMORY_UNIFIED;
-          break;
-        default:
-          continue;  // not memory of this context
-      }
-      int32_t dev = -1;
-      for (auto &d : s->devices)
-        if (d->driver == drv.get() && owner != nullptr && d->handle == owner) dev = d->ordinal;
-      if (dev < 0 && own_device >= 0 &&
-          s->devices[static_cast<size_t>(own_device)]->driver == drv.get())
-        dev = own_device;
-      for (auto &d : s->devices)
-        if (dev < 0 && d->driver == drv.get()) dev = d->ordinal;
-      if (dev < 0) continue;  // a driver without a usable device
-      if (device != nullptr) *device = dev;
-      if (memory_class != nullptr) *memory_class = mc;
-      return HURRAY_OK;
+  }
+  std::string failures;
+  for (auto &drv : s->drivers) {
+    if (drv->context == nullptr) continue;
+    ze_memory_allocation_properties_t props{};
+    props.stype = ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES;
+    props.type = ZE_MEMORY_TYPE_UNKNOWN;
+    ze_device_handle_t owner = nullptr;
+    const ze_result_t r = ze.zeMemGetAllocProperties(drv->context, ptr, &props, &owner);
+    if (r != ZE_RESULT_SUCCESS) {
+      char buf[40];
+      note(&failures, "%s on driver %u", result_text(r, buf), drv->index);
+      continue;
     }
-    if (!failures.empty())
-      return fail(err, HURRAY_E_BACKEND, "[zeMemGetAllocProperties] %s: %p", failures.c_str(), ptr);
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "[zeMemGetAllocProperties] ZE_MEMORY_TYPE_UNKNOWN: %p is not memory of a Level "
-                "Zero context of this plugin",
-                ptr);
-  });
+    uint8_t mc;
+    switch (props.type) {
+      case ZE_MEMORY_TYPE_DEVICE:
+        mc = own_class == HURRAY_MEMORY_PEER ? HURRAY_MEMORY_PEER : HURRAY_MEMORY_STANDARD;
+        break;
+      case ZE_MEMORY_TYPE_HOST:
+        mc = HURRAY_MEMORY_HOST_PINNED;
+        break;
+      case ZE_MEMORY_TYPE_SHARED:
+        mc = HURRAY_MEMORY_UNIFIED;
+        break;
+      default:
+        continue;  // not memory of this context
+    }
+    int32_t dev = -1;
+    for (auto &d : s->devices)
+      if (d->driver == drv.get() && owner != nullptr && d->handle == owner) dev = d->ordinal;
+    if (dev < 0 && own_device >= 0 &&
+        s->devices[static_cast<size_t>(own_device)]->driver == drv.get())
+      dev = own_device;
+    for (auto &d : s->devices)
+      if (dev < 0 && d->driver == drv.get()) dev = d->ordinal;
+    if (dev < 0) continue;  // a driver without a usable device
+    if (device != nullptr) *device = dev;
+    if (memory_class != nullptr) *memory_class = mc;
+    return HURRAY_OK;
+  }
+  if (!failures.empty())
+    return fail(err, HURRAY_E_BACKEND, "[zeMemGetAllocProperties] %s: %p", failures.c_str(), ptr);
+  return fail(err, HURRAY_E_INVALID_ARGUMENT,
+              "[zeMemGetAllocProperties] ZE_MEMORY_TYPE_UNKNOWN: %p is not memory of a Level "
+              "Zero context of this plugin",
+              ptr);
 }
 
 }  // namespace hurray::level_zero

@@ -29,6 +29,7 @@
 #include "kit/entry.h"
 #include "kit/errors.h"
 #include "kit/ipc.h"
+#include "kit/table.h"
 
 #include "internal.h"
 
@@ -207,17 +208,6 @@ inline __attribute__((format(printf, 2, 3))) void note(std::string *why, const c
   *why += buf;
 }
 
-// Run `body` and turn an escaping exception into a status.
-template <typename F>
-hurray_status guarded(hurray_error *err, const char *what, F &&body) noexcept {
-  try {
-    return body();
-  } catch (const std::bad_alloc &) {
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, "level-zero: %s: out of host memory", what);
-  } catch (...) {
-    return fail(err, HURRAY_E_INTERNAL, "level-zero: %s: unexpected exception", what);
-  }
-}
 // ---- file descriptors in IPC handles -----------------------------------------
 
 // The first int of an IPC handle, when it is an open dma-buf descriptor of
@@ -256,38 +246,13 @@ inline hurray_status import_fd(int fd, char (&data)[ZE_MAX_IPC_HANDLE_SIZE], int
 
 // ---- defined in the other files of the plugin ------------------------------
 
-hurray_status probe(void **state, hurray_error *err);
-void shutdown(void *state);
-int32_t device_count(void *state);
-hurray_status device_info(void *state, int32_t device, hurray_backend_device_info *out,
-                          hurray_error *err);
 void release_memory(State *s, Allocation *a) noexcept;
 void register_allocation(State *s, Allocation *a);
 void fill_out(const Allocation &a, uint32_t alignment, hurray_backend_allocation *out) noexcept;
 hurray_status check_class(const Device &d, uint8_t mc, hurray_error *err) noexcept;
-hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t byte_size,
-                    uint32_t alignment, uint32_t flags, hurray_backend_allocation *out,
-                    hurray_error *err);
-void free_(void *state, hurray_backend_allocation *allocation);
-hurray_status copy_to_host(void *state, const hurray_backend_allocation *src, uint64_t offset,
-                           void *dst, uint64_t n, hurray_error *err);
-hurray_status copy_from_host(void *state, hurray_backend_allocation *dst, uint64_t offset,
-                             const void *src, uint64_t n, hurray_error *err);
-hurray_status classify(void *state, const void *ptr, int32_t *device, uint8_t *memory_class,
-                       hurray_error *err);
-hurray_status event_record(void *state, int32_t device, void *stream, void **event,
-                           uint64_t *value, hurray_error *err);
-hurray_status event_wait(void *state, int32_t device, void *event, uint64_t value, void *stream,
-                         hurray_error *err);
-void event_release(void *state, int32_t device, void *event);
-hurray_status ipc_export_memory(void *state, const hurray_backend_allocation *allocation,
-                                hurray_backend_ipc_handle *out, hurray_error *err);
-hurray_status ipc_import_memory(void *state, int32_t device,
-                                const hurray_backend_ipc_handle *handle, uint8_t memory_class,
-                                hurray_backend_allocation *out, hurray_error *err);
-hurray_status ipc_export_event(void *state, int32_t device, void *event,
-                               hurray_backend_ipc_handle *out, hurray_error *err);
-hurray_status ipc_import_event(void *state, int32_t device, const hurray_backend_ipc_handle *handle,
-                               void **event, hurray_error *err);
+
+// The entry points (src/backends/kit/table.h).
+HURRAY_KIT_DECLARE_ENTRIES()
+HURRAY_KIT_DECLARE_IPC_ENTRIES()
 
 }  // namespace hurray::level_zero

@@ -63,32 +63,30 @@ hurray_status event_record(void *state, int32_t device, void *stream, void **eve
   if (event == nullptr || value == nullptr)
     return fail(err, HURRAY_E_INVALID_ARGUMENT,
                 "level-zero: event_record: event and value must not be NULL");
-  return guarded(err, "event_record", [&]() -> hurray_status {
-    const Api &ze = s->ze;
-    std::lock_guard<std::mutex> lock(d->mu);
-    ze_event_handle_t ev = nullptr;
-    Slot slot;
-    if (const hurray_status st = take_event(ze, *d, &ev, &slot, err)) return st;
-    auto *list = stream != nullptr ? static_cast<ze_command_list_handle_t>(stream) : d->list;
-    try {
-      d->lent.emplace(ev, slot);
-    } catch (...) {
-      d->free_slots.push_back(slot);  // capacity reserved when the pool was made
-      throw;
-    }
-    const ze_result_t r = ze.zeCommandListAppendBarrier(list, ev, 0, nullptr);
-    if (r != ZE_RESULT_SUCCESS) {
-      d->lent.erase(ev);
-      d->free_slots.push_back(slot);
-      return ze_fail(err, HURRAY_OK, "zeCommandListAppendBarrier", r,
-                     "signalling an event on %s command list of device %d '%s'",
-                     stream != nullptr && list != d->list ? "the given" : "the plugin's",
-                     static_cast<int>(device), d->name.c_str());
-    }
-    *event = ev;
-    *value = 0;
-    return HURRAY_OK;
-  });
+  const Api &ze = s->ze;
+  std::lock_guard<std::mutex> lock(d->mu);
+  ze_event_handle_t ev = nullptr;
+  Slot slot;
+  if (const hurray_status st = take_event(ze, *d, &ev, &slot, err)) return st;
+  auto *list = stream != nullptr ? static_cast<ze_command_list_handle_t>(stream) : d->list;
+  try {
+    d->lent.emplace(ev, slot);
+  } catch (...) {
+    d->free_slots.push_back(slot);  // capacity reserved when the pool was made
+    throw;
+  }
+  const ze_result_t r = ze.zeCommandListAppendBarrier(list, ev, 0, nullptr);
+  if (r != ZE_RESULT_SUCCESS) {
+    d->lent.erase(ev);
+    d->free_slots.push_back(slot);
+    return ze_fail(err, HURRAY_OK, "zeCommandListAppendBarrier", r,
+                   "signalling an event on %s command list of device %d '%s'",
+                   stream != nullptr && list != d->list ? "the given" : "the plugin's",
+                   static_cast<int>(device), d->name.c_str());
+  }
+  *event = ev;
+  *value = 0;
+  return HURRAY_OK;
 }
 
 hurray_status event_wait(void *state, int32_t device, void *event, uint64_t value, void *stream,

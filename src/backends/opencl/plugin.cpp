@@ -21,29 +21,8 @@ hurray_status native(void *state, int32_t device, hurray_backend_native *out,
   return HURRAY_OK;
 }
 
-constexpr hurray_backend_v1 make_table() noexcept {
-  hurray_backend_v1 t = hurray::kit::make_table(HURRAY_DEVICE_OPENCL);
-  HURRAY_KIT_ENTRY(t, probe, probe);
-  HURRAY_KIT_ENTRY(t, shutdown, shutdown);
-  HURRAY_KIT_ENTRY(t, device_count, device_count);
-  HURRAY_KIT_ENTRY(t, device_info, device_info);
-  HURRAY_KIT_ENTRY(t, alloc, alloc);
-  HURRAY_KIT_ENTRY(t, free, free_);
-  HURRAY_KIT_ENTRY(t, copy_to_host, copy_to_host);
-  HURRAY_KIT_ENTRY(t, copy_from_host, copy_from_host);
-  HURRAY_KIT_ENTRY(t, classify, classify);
-  HURRAY_KIT_ENTRY(t, event_record, event_record);
-  HURRAY_KIT_ENTRY(t, event_wait, event_wait);
-  HURRAY_KIT_ENTRY(t, event_release, event_release);
-  HURRAY_KIT_ENTRY(t, native, native);
-  return t;
-}
-
-constinit const hurray_backend_v1 kTable = make_table();
+HURRAY_KIT_TABLE(kTable, HURRAY_DEVICE_OPENCL, HURRAY_KIT_NO_IPC_ENTRIES)
 
 }  // namespace hurray::opencl
 
-extern "C" __attribute__((visibility("default"))) const hurray_backend_v1 *hurray_backend_entry(
-    void) {
-  return &hurray::opencl::kTable;
-}
+HURRAY_KIT_EXPORT(hurray::opencl::kTable)

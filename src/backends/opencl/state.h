@@ -22,6 +22,7 @@
 #include "kit/entry.h"
 #include "kit/errors.h"
 #include "kit/ipc.h"
+#include "kit/table.h"
 
 #include "internal.h"
 #include "../../handoff/pool.h"
@@ -147,26 +148,9 @@ using hurray::kit::is_aligned;
 
 // ---- defined in the other files of the plugin ------------------------------
 
-hurray_status probe(void **state, hurray_error *err);
-void shutdown(void *state);
-int32_t device_count(void *state);
-hurray_status device_info(void *state, int32_t device, hurray_backend_device_info *out,
-                          hurray_error *err);
-hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t byte_size,
-                    uint32_t alignment, uint32_t flags, hurray_backend_allocation *out,
-                    hurray_error *err);
 void free_allocation(State *s, Allocation *a) noexcept;
-void free_(void *state, hurray_backend_allocation *allocation);
-hurray_status copy_to_host(void *state, const hurray_backend_allocation *src, uint64_t offset,
-                           void *dst, uint64_t n, hurray_error *err);
-hurray_status copy_from_host(void *state, hurray_backend_allocation *dst, uint64_t offset,
-                             const void *src, uint64_t n, hurray_error *err);
-hurray_status classify(void *state, const void *ptr, int32_t *device, uint8_t *memory_class,
-                       hurray_error *err);
-hurray_status event_record(void *state, int32_t device, void *stream, void **event,
-                           uint64_t *value, hurray_error *err);
-hurray_status event_wait(void *state, int32_t device, void *event, uint64_t value, void *stream,
-                         hurray_error *err);
-void event_release(void *state, int32_t device, void *event);
+
+// The entry points (src/backends/kit/table.h).
+HURRAY_KIT_DECLARE_ENTRIES()
 
 }  // namespace hurray::opencl

@@ -553,19 +553,6 @@ inline hurray_status bad_device(hurray_error *err, const State *s, int32_t devic
   return hurray::kit::check_device(s, device, s ? s->devices.size() : size_t{0}, err);
 }
 
-// Runs f, turning any exception into a status: nothing crosses the C ABI.
-template <class F>
-hurray_status guarded(hurray_error *err, F &&f) noexcept {
-  try {
-    return f();
-  } catch (const std::bad_alloc &) {
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, "vulkan backend: out of host memory");
-  } catch (const std::exception &e) {
-    return fail(err, HURRAY_E_INTERNAL, "vulkan backend: %s", e.what());
-  } catch (...) {
-    return fail(err, HURRAY_E_INTERNAL, "vulkan backend: unknown exception");
-  }
-}
 
 // The usage of every buffer the plugin creates.
 constexpr VkBufferUsageFlags kBufferUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |

@@ -6,6 +6,7 @@ include_guard(GLOBAL)
 #     [SYSTEM_INCLUDE_DIRS <dir>...]     vendor headers (their warnings are not ours)
 #     [DEFINITIONS <def>...]             compile definitions
 #     [OUTPUT_DIRECTORY <dir>]           a test plugin's folder (not installed)
+#     [GPU_STREAM])                      built on the CUDA/HIP driver (src/backends/gpu-stream)
 #
 # Adds the device plugin libhurray-<name>.so, target hurray-<name>: a MODULE
 # built with the plugin kit (src/backends/kit, compiled into every plugin:
@@ -18,9 +19,11 @@ include_guard(GLOBAL)
 # HURRAY_PLUGIN_DIR (where libhurray looks, next to itself) and installed to
 # HURRAY_PLUGIN_INSTALL_DIR, unless OUTPUT_DIRECTORY names another folder (a
 # test plugin, which libhurray must not find by itself: it is not installed).
-# HURRAY_KIT_PLUGIN is defined as "<name>".
+# HURRAY_KIT_PLUGIN is defined as "<name>". GPU_STREAM adds the sources of
+# the one CUDA/HIP driver, which includes the plugin's own runtime.h: the
+# plugin's folder comes first on the include path.
 function(hurray_add_backend_plugin name)
-  cmake_parse_arguments(PARSE_ARGV 1 P "" "OUTPUT_DIRECTORY" "SOURCES;INCLUDE_DIRS;SYSTEM_INCLUDE_DIRS;DEFINITIONS")
+  cmake_parse_arguments(PARSE_ARGV 1 P "GPU_STREAM" "OUTPUT_DIRECTORY" "SOURCES;INCLUDE_DIRS;SYSTEM_INCLUDE_DIRS;DEFINITIONS")
   set(backends ${PROJECT_SOURCE_DIR}/src/backends)
   set(kit ${backends}/kit)
   set(target hurray-${name})
@@ -28,11 +31,17 @@ function(hurray_add_backend_plugin name)
   if(P_OUTPUT_DIRECTORY)
     set(out ${P_OUTPUT_DIRECTORY})
   endif()
+  set(includes ${PROJECT_SOURCE_DIR}/include ${backends})
+  if(P_GPU_STREAM)
+    set(includes ${CMAKE_CURRENT_SOURCE_DIR} ${includes})
+    foreach(f copy device error_text ipc memory plugin sync)
+      list(APPEND P_SOURCES ${backends}/gpu-stream/${f}.cpp)
+    endforeach()
+  endif()
   add_library(${target} MODULE ${P_SOURCES}
     ${kit}/align.cpp ${kit}/entry.cpp ${kit}/errors.cpp ${kit}/ipc.cpp ${kit}/library.cpp
     ${kit}/registry.cpp)
-  target_include_directories(${target} PRIVATE
-    ${PROJECT_SOURCE_DIR}/include ${backends} ${P_INCLUDE_DIRS})
+  target_include_directories(${target} PRIVATE ${includes} ${P_INCLUDE_DIRS})
   if(P_SYSTEM_INCLUDE_DIRS)
     target_include_directories(${target} SYSTEM PRIVATE ${P_SYSTEM_INCLUDE_DIRS})
   endif()

@@ -6,6 +6,8 @@
 #include <cuda.h>  // types and prototypes only: built with the toolkit's headers
 #include <hurray_backend.h>
 
+#include "gpu-stream/error_text.h"
+
 namespace hurray::cuda {
 
 // XX(name, symbol, required): every driver function the plugin calls, with
@@ -91,11 +93,7 @@ hurray_status status_of(int code) noexcept;
 // own (cuGetErrorName / cuGetErrorString) when `api` has them and they
 // succeed, else this plugin's tables, else "CUDA error <code>" and no
 // description. `buf` holds the fallback name.
-struct ErrorText {
-  const char *name;
-  const char *description;  // may be nullptr
-  char buf[32];
-};
+using ErrorText = hurray::gpu_stream::ErrorText;
 void error_text(const Api *api, int code, ErrorText *out) noexcept;
 
 }  // namespace hurray::cuda

@@ -35,7 +35,7 @@ hurray_status copy(const State *s, const Allocation *a, Device *d, uint64_t offs
     // Let the device's queued work finish, then touch the memory.
     const Result r = rt::sync_device(api);
     if (r != rt::kSuccess)
-      return rt_fail(err, api, HURRAY_OK, rt::kSyncDevice, r, "'%s'", d->name.c_str());
+      return rt_fail(err, api, HURRAY_OK, rt::sync_device_name, r, "'%s'", d->name.c_str());
     char *mem = static_cast<char *>(vptr(a->data)) + offset;
     if (to_host)
       std::memcpy(host, mem, static_cast<size_t>(n));
@@ -49,7 +49,7 @@ hurray_status copy(const State *s, const Allocation *a, Device *d, uint64_t offs
                    static_cast<unsigned long long>(n), to_host ? "from" : "to", d->name.c_str());
   r = rt::sync_stream(api, d->stream);
   if (r != rt::kSuccess)
-    return rt_fail(err, api, HURRAY_OK, rt::kSyncStream, r, "'%s'", d->name.c_str());
+    return rt_fail(err, api, HURRAY_OK, rt::sync_stream_name, r, "'%s'", d->name.c_str());
   return HURRAY_OK;
 }
 

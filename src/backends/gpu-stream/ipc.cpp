@@ -130,7 +130,7 @@ hurray_status ipc_export_event(void *state, int32_t device, void *event,
   std::memset(&h, 0, sizeof h);
   const Result r = rt::ipc_get_event(api, &h, static_cast<rt::Event>(event));
   if (r != rt::kSuccess)
-    return rt_fail(err, api, HURRAY_OK, rt::kIpcGetEvent, r, "'%s'%s", d->name.c_str(),
+    return rt_fail(err, api, HURRAY_OK, rt::ipc_get_event_name, r, "'%s'%s", d->name.c_str(),
                    rt::export_event_hint(r));
   static_assert(sizeof h <= sizeof out->bytes, "an IPC event handle is 64 bytes");
   hurray::kit::pack_ipc(rt::kIpcEventKind, &h, sizeof h, 0, 0, out);
@@ -155,7 +155,7 @@ hurray_status ipc_import_event(void *state, int32_t device,
   rt::Event ev = nullptr;
   const Result r = rt::ipc_open_event(api, &ev, h);
   if (r != rt::kSuccess)
-    return rt_fail(err, api, HURRAY_OK, rt::kIpcOpenEvent, r, "on '%s'", d->name.c_str());
+    return rt_fail(err, api, HURRAY_OK, rt::ipc_open_event_name, r, "on '%s'", d->name.c_str());
   *event = ev;
   return HURRAY_OK;
 }

@@ -24,7 +24,7 @@ hurray_status event_record(void *state, int32_t device, void *stream, void **eve
   r = rt::event_record(api, ev, stream != nullptr ? static_cast<rt::Stream>(stream) : d->stream);
   if (r != rt::kSuccess) {
     rt::event_destroy(api, ev);
-    return rt_fail(err, api, HURRAY_OK, rt::kEventRecord, r, "%s stream of '%s'%s",
+    return rt_fail(err, api, HURRAY_OK, rt::event_record_name, r, "%s stream of '%s'%s",
                    stream != nullptr ? "the given" : "the plugin's", d->name.c_str(),
                    rt::record_hint(r));
   }
@@ -52,7 +52,7 @@ hurray_status event_wait(void *state, int32_t device, void *event, uint64_t valu
                        ? rt::event_sync(api, ev)
                        : rt::stream_wait_event(api, static_cast<rt::Stream>(stream), ev);
   if (r != rt::kSuccess)
-    return rt_fail(err, api, HURRAY_OK, stream == nullptr ? rt::kEventSync : rt::kStreamWait, r,
+    return rt_fail(err, api, HURRAY_OK, stream == nullptr ? rt::event_sync_name : rt::stream_wait_name, r,
                    "'%s'", d->name.c_str());
   return HURRAY_OK;
 }

@@ -9,6 +9,8 @@
 #include <hip/hip_runtime_api.h>
 #include <hurray_backend.h>
 
+#include "gpu-stream/error_text.h"
+
 #include <cstdint>
 #include <type_traits>
 
@@ -87,11 +89,7 @@ hurray_status status_of(int code) noexcept;
 // runtime's own (hipGetErrorName; hipGetErrorString when it says more than
 // the name), else this plugin's tables, else "HIP error <code>". `buf`
 // holds the fallback name.
-struct ErrorText {
-  const char *name;
-  const char *description;  // may be nullptr
-  char buf[32];
-};
+using ErrorText = hurray::gpu_stream::ErrorText;
 void error_text(const Api *api, int code, ErrorText *out) noexcept;
 
 // The memory class of a hipPointerGetAttributes answer. HIP 6 renumbered

@@ -62,3 +62,15 @@ function(hurray_add_backend_plugin name)
     install(TARGETS ${target} LIBRARY DESTINATION ${HURRAY_PLUGIN_INSTALL_DIR})
   endif()
 endfunction()
+
+# hurray_find_vendor_header(<var> <header> <plugin> <hint> [find_path options...])
+# Finds the folder that holds a vendor's <header> (types and prototypes only:
+# a plugin links no vendor library) into the cache variable <var>; where it
+# is absent, says that the <plugin> plugin is skipped and how to get it
+# (<hint>). The caller returns when <var> is not set.
+function(hurray_find_vendor_header var header plugin hint)
+  find_path(${var} ${header} ${ARGN} DOC "Folder holding ${header} (${hint})")
+  if(NOT ${var})
+    message(STATUS "hurray: ${header} not found: the ${plugin} backend plugin is skipped (${hint})")
+  endif()
+endfunction()

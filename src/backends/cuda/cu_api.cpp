@@ -168,14 +168,8 @@ const char *load_api(void *lib, Api *api) noexcept {
   return nullptr;
 }
 
-// CUresult is 0x7ff... at most: every code fits an int.
-const char *error_name(int code) noexcept {
-  return hurray::kit::lookup(kNames, std::size(kNames), code);
-}
-
-const char *error_description(int code) noexcept {
-  return hurray::kit::lookup(kDescriptions, std::size(kDescriptions), code);
-}
+// (CUresult is 0x7ff... at most: every code fits an int.)
+HURRAY_GPU_DEFINE_ERROR_TABLES()
 
 hurray_status status_of(int code) noexcept {
   switch (code) {

@@ -128,13 +128,7 @@ const char *load_api(void *lib, Api *api) noexcept {
   return nullptr;
 }
 
-const char *error_name(int code) noexcept {
-  return hurray::kit::lookup(kNames, std::size(kNames), code);
-}
-
-const char *error_description(int code) noexcept {
-  return hurray::kit::lookup(kDescriptions, std::size(kDescriptions), code);
-}
+HURRAY_GPU_DEFINE_ERROR_TABLES()
 
 hurray_status status_of(int code) noexcept {
   switch (code) {

@@ -1,6 +1,13 @@
-// The CUDA side of the GPU stream driver (src/backends/gpu-stream): its
-// types, the names its messages use, and making a device's primary context
-// current. What differs from HIP in shape lives in runtime.cpp.
+// libhurray-cuda.so, the CUDA device plugin (device tag 0x01), plugin ABI
+// hurray_backend_v1, driver API only: the one GPU stream driver
+// (src/backends/gpu-stream) compiled with this runtime.h. It holds the CUDA
+// side: the device (CUdevice and retained primary context) and making its
+// context current (pushed only when it is not current already); the calls
+// whose shape differs from HIP's live here and in runtime.cpp, what differs
+// only in spelling in gpu-stream/names.h. The plugin links no libcuda:
+// probe() dlopens libcuda.so.1 ($HURRAY_CUDA_LIBRARY). The user reference
+// (native handle slots, classes, events, IPC kinds, threads) is
+// docs/backends/cuda.md.
 #pragma once
 
 #include <cuda.h>  // types and prototypes only: built with the toolkit's headers

@@ -1,7 +1,12 @@
-// The HIP side of the GPU stream driver (src/backends/gpu-stream): its
-// types, the names its messages use, and making a device current (HIP has a
-// current device per thread instead of contexts). What differs from CUDA in
-// shape lives in runtime.cpp.
+// libhurray-hip.so, the HIP device plugin (device tag 0x02, ROCM), plugin
+// ABI hurray_backend_v1: the one GPU stream driver (src/backends/gpu-stream)
+// compiled with this runtime.h. It holds the HIP side: the device (an
+// ordinal) and making it current (hipSetDevice, the caller's device
+// restored after); the calls whose shape differs from CUDA's live here and
+// in runtime.cpp, what differs only in spelling in gpu-stream/names.h. The
+// plugin links no libamdhip64: probe() dlopens it ($HURRAY_HIP_LIBRARY).
+// HIP 6 renumbered hipMemoryType: classify reads it by the runtime's major
+// version. The user reference is docs/backends/hip.md.
 #pragma once
 
 #include <hip/hip_runtime_api.h>

@@ -1,6 +1,12 @@
-// The Level Zero plugin's state (drivers, devices, allocations, event pools) and
-// the helpers every file of src/backends/level-zero uses. Not installed;
-// docs/backends/level-zero.md is the user reference.
+// libhurray-level-zero.so, the Level Zero device plugin (device tag 0x07),
+// plugin ABI hurray_backend_v1: this header holds its state (drivers,
+// devices, allocations, event pools) and the helpers every file of
+// src/backends/level-zero uses; one file a concern: device (probe), memory
+// (allocation, copies, classify), sync (events), ipc (export and import,
+// dma-buf descriptors), plugin (native handles and the table). It links no
+// Level Zero library: probe() dlopens libze_loader.so.1. The user reference
+// (native handle slots, classes, events, IPC kinds, threads) is
+// docs/backends/level-zero.md.
 #pragma once
 
 #include <dlfcn.h>

@@ -1,5 +1,11 @@
-// The OpenCL plugin's state (devices, allocations) and the helpers every file of
-// src/backends/opencl uses. Not installed; docs/backends/opencl.md is the user reference.
+// libhurray-opencl.so, the OpenCL device plugin (device tag 0x08), plugin
+// ABI hurray_backend_v1: this header holds its state (platforms, devices,
+// allocations) and the helpers every file of src/backends/opencl uses; one
+// file a concern: device (probe), memory (allocation, copies, classify),
+// sync (events), plugin (native handles and the table). It links no OpenCL
+// library: probe() dlopens libOpenCL.so.1. STANDARD is a cl_mem (opaque
+// data), HOST_PINNED a mapped buffer, UNIFIED fine-grain SVM; events are
+// cl_events; no IPC. The user reference is docs/backends/opencl.md.
 #pragma once
 
 #include <dlfcn.h>

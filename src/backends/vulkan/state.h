@@ -1,113 +1,14 @@
-// The Vulkan plugin's state (instance, devices, memory types, timelines,
-// allocations), its table of Vulkan functions and the helpers every file of
-// src/backends/vulkan uses. Not installed; docs/backends/vulkan.md is the user reference.
+// libhurray-vulkan.so, the Vulkan device plugin (device tag 0x04), plugin
+// ABI hurray_backend_v1: this header holds its state (instance, devices,
+// memory types, timelines, allocations), its table of Vulkan functions and
+// the helpers every file of src/backends/vulkan uses; one file a concern:
+// device (probe), memory, copy, sync (queue helpers, events), ipc, plugin
+// (the entry points and the table). It links no Vulkan library: probe()
+// dlopens the loader. Memory classes map to memory types (STANDARD is never
+// mapped: data is the VkDeviceMemory handle), events are timeline
+// semaphores, IPC is OPAQUE_FD. The user reference (native handle slots,
+// classes, events, IPC kinds, threads) is docs/backends/vulkan.md.
 #pragma once
-
-// vulkan.cpp - the Vulkan device plugin of libhurray: libhurray-vulkan.so,
-// device tag 0x04 (HURRAY_DEVICE_VULKAN), plugin ABI hurray_backend_v1.
-//
-// Loading. The plugin links no Vulkan library. probe() dlopen()s the loader
-// ("libvulkan.so.1", or the file named by $HURRAY_VULKAN_LOADER), takes
-// vkGetInstanceProcAddr from it and resolves every other function through
-// it (device functions through vkGetDeviceProcAddr, per device). A missing
-// loader is HURRAY_E_DEVICE_UNAVAILABLE with the dlerror() text; a loader
-// without a usable driver is HURRAY_E_DEVICE_UNAVAILABLE with e.g.
-// "[vkCreateInstance] VK_ERROR_INCOMPATIBLE_DRIVER" (the loader's own
-// VK_ICD_FILENAMES / VK_DRIVER_FILES pointing at a file that does not exist
-// produces exactly that; the tests use it).
-//
-// Devices. One instance (API 1.2). Every physical device with Vulkan >= 1.2,
-// the timelineSemaphore feature and a compute queue family becomes a device,
-// in vkEnumeratePhysicalDevices order; others are skipped (probe fails, with
-// the reasons, only when none is left). The VkDevice is created with
-// timelineSemaphore and, where offered, VK_KHR_external_memory_fd and
-// VK_KHR_external_semaphore_fd, and with queue 0 of every graphics, compute
-// or transfer family, plus queue 1 of the plugin's family when that family
-// has two queues (so a caller can vkGetDeviceQueue(device, family, 1) for a
-// second queue). The plugin's queue is queue 0 of the first graphics+compute
-// family (else the first compute family).
-//
-// Memory classes (TABLES.md §3) and the memory type that serves each:
-//   STANDARD    a DEVICE_LOCAL type, preferring one that is not HOST_VISIBLE.
-//               Never mapped, even where the type is host-visible (lavapipe):
-//               data = the VkDeviceMemory handle, flags
-//               HURRAY_HANDOFF_OPAQUE_DATA, host = NULL. Copies go through a
-//               staging buffer and vkCmdCopyBuffer on the plugin's queue.
-//   HOST_PINNED a HOST_VISIBLE type that is not DEVICE_LOCAL,
-//   UNIFIED     a DEVICE_LOCAL + HOST_VISIBLE type; for both, HOST_COHERENT
-//               first, then HOST_CACHED. Mapped for the allocation's life:
-//               data = host = the mapped address, flags 0; copies are memcpy
-//               through the mapping (with flush / invalidate when the type is
-//               not coherent).
-// Protected, lazily allocated and AMD device-coherent types are never used.
-// A class no type can serve is HURRAY_E_DEVICE_UNAVAILABLE naming the class;
-// PEER and unknown classes are HURRAY_E_MEMORY_CLASS. device_info.detail
-// says which type serves which class.
-//
-// Sizes and alignment. The allocation size is rounded up to
-// nonCoherentAtomSize. The guaranteed alignment of a mapped address is
-// max(requested, minMemoryMapAlignment, 64): the memory is over-allocated
-// when needed and data is the first suitably aligned address of the mapping
-// (checked before alloc() returns). Every allocation has a VkBuffer over the
-// whole VkDeviceMemory (usage STORAGE | TRANSFER_SRC | TRANSFER_DST, sharing
-// CONCURRENT over the device's queue families when there are several);
-// data lies at buffer/memory offset `offset` of the private record (0 for
-// STANDARD). A caller that wants its own VkBuffer over a STANDARD
-// allocation binds it to the VkDeviceMemory at offset 0.
-//
-// Copies (copy_to_host / copy_from_host) are synchronous, and ordered after
-// every submission made before the call to the plugin's queue (native slot
-// 3); work on other queues must be ordered with events first.
-//
-// Events. One timeline VkSemaphore per VkQueue the plugin signals on; the
-// one of the plugin's own queue is "the device's timeline" (native slot 6).
-// (A single timeline for all queues would be wrong: signals from two queues
-// may execute out of order, and waiting for value N must not be satisfied by
-// another queue's N+1.) event_record(stream) submits, on `stream` (a VkQueue
-// of this device; NULL = the plugin's queue), an empty batch that signals the
-// queue's timeline with its next value: *event = the VkSemaphore, *value =
-// that value. On the plugin's own queue the batch also makes all device
-// writes available to the host. event_wait(stream NULL) is vkWaitSemaphores
-// on the host; with a stream it submits to that VkQueue an empty batch that
-// waits for the value at ALL_COMMANDS, so every later submission to that
-// queue runs after it. event_release has nothing to free for these shared
-// timelines (they live until shutdown); it destroys semaphores made by
-// ipc_import_event.
-//
-// IPC. With HURRAY_ALLOC_SHAREABLE the memory is allocated exportable as
-// VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT. ipc_export_memory returns
-// kind 1, an fd from vkGetMemoryFdKHR (the caller owns and closes it), the
-// offset of data in the memory, and in `bytes` the memory type, allocation
-// size, buffer size and device/driver UUIDs that an import must match.
-// ipc_import_memory imports a dup() of handle->fd (the caller keeps and
-// closes its own) on the device whose UUIDs match, and maps it for
-// HOST_PINNED / UNIFIED. Events cross processes (kind 2: the timeline
-// semaphore as an OPAQUE_FD) only where the device can export and import
-// timeline semaphores as fds (not lavapipe): elsewhere ipc_export_event and
-// ipc_import_event are HURRAY_E_UNSUPPORTED with the reason, and
-// device_info.ipc lacks HURRAY_BACKEND_IPC_EVENTS.
-//
-// native() slots:
-//   handles[0] VkInstance
-//   handles[1] VkPhysicalDevice
-//   handles[2] VkDevice
-//   handles[3] VkQueue: the plugin's queue (streams are VkQueues)
-//   handles[4] the plugin queue's family index, as (void *)(uintptr_t)index
-//   handles[5] PFN_vkGetInstanceProcAddr of the loader the plugin opened, so
-//              a caller can resolve functions without linking libvulkan
-//   handles[6] VkSemaphore: the timeline of the plugin's queue
-//   handles[7] NULL
-//
-// Threads. Every entry point may be called from any thread. Each device has
-// a mutex held around every vkQueueSubmit the plugin makes (on any queue of
-// the device) and around its timeline bookkeeping; VkQueue is externally
-// synchronised, so a caller that submits to the plugin's queue (slot 3) or
-// passes its own VkQueue as a stream must not submit to that queue from
-// another thread during the call. A registry mutex guards the table of live
-// allocations (classify, shutdown). No C++ exception leaves an entry point.
-// free() and shutdown() must only run once the device no longer uses the
-// memory (BP-REL-AFTER); shutdown() waits for the devices to go idle and
-// frees what is still allocated.
 
 #include <hurray_backend.h>
 

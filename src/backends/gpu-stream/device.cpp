@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <new>
 
+#include "kit/probe.h"
 #include "driver.h"
 
 namespace hurray::gpu_stream {
@@ -74,31 +75,15 @@ hurray_status open_devices(State *s, hurray_error *err) {
 }  // namespace
 
 hurray_status probe(void **state, hurray_error *err) {
-  if (state == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: probe: state must not be NULL", kPlugin);
-  *state = nullptr;
-  auto s = std::make_unique<State>();
-  std::string why;
-  s->lib = hurray::kit::open_library(rt::kLibraryEnv, rt::kSonames, &s->lib_name, &why);
-  if (s->lib == nullptr) return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "%s", why.c_str());
-  if (const char *missing = rt::load_api(s->lib, &s->api)) {
-    dlclose(s->lib);
-    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "[dlsym] %s has no %s (%s)", s->lib_name.c_str(),
-                missing, rt::kNeeded);
-  }
-  // From here on the runtime may have started threads: it stays loaded.
-  try {
-    const hurray_status st = open_devices(s.get(), err);
-    if (st != HURRAY_OK) {
-      close_devices(s.get());
-      return st;
-    }
-  } catch (...) {
-    close_devices(s.get());
-    throw;  // the kit's barrier reports it
-  }
-  *state = s.release();
-  return HURRAY_OK;
+  // From open on the runtime may have started threads: it stays loaded.
+  return hurray::kit::probe_state<State>(
+      state, err, rt::kLibraryEnv, rt::kSonames, rt::kNeeded,
+      [](State *s) { return rt::load_api(s->lib, &s->api); },
+      [](State *s, const std::string &name, hurray_error *e) {
+        s->lib_name = name;
+        return open_devices(s, e);
+      },
+      close_devices);
 }
 
 void shutdown(void *state) {

@@ -1,4 +1,5 @@
 // The Level Zero plugin: probe, shutdown and the description of each device.
+#include "kit/probe.h"
 #include "state.h"
 
 namespace hurray::level_zero {
@@ -265,45 +266,13 @@ hurray_status open_devices(State *s, hurray_error *err) {
 }
 
 hurray_status probe(void **state, hurray_error *err) {
-  if (state == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "level-zero: probe: state must not be NULL");
-  *state = nullptr;
-  State *s = nullptr;
-  try {
-    s = new State;
-    dlerror();
-    s->lib = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
-    if (s->lib == nullptr) {
-      const char *why = dlerror();
-      delete s;
-      return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "%s",
-                  why != nullptr ? why : "libze_loader.so.1: cannot be loaded");
-    }
-    if (const char *missing = hurray::level_zero::load_api(s->lib, &s->ze)) {
-      dlclose(s->lib);
-      delete s;
-      return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
-                  "[dlsym] %s has no %s (a Level Zero 1.0 or later loader is needed)", kLibrary,
-                  missing);
-    }
-    // From here on the loader holds process-wide state: it stays loaded.
-    const hurray_status st = open_devices(s, err);
-    if (st != HURRAY_OK) {
-      close_all(s);
-      delete s;
-      return st;
-    }
-    *state = s;
-    return HURRAY_OK;
-  } catch (const std::bad_alloc &) {
-    if (s != nullptr) close_all(s);
-    delete s;
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, "level-zero: probe: out of memory");
-  } catch (...) {
-    if (s != nullptr) close_all(s);
-    delete s;
-    return fail(err, HURRAY_E_INTERNAL, "level-zero: probe: unexpected exception");
-  }
+  static constexpr const char *kSonames[] = {kLibrary, nullptr};
+  // From open on the loader holds process-wide state: it stays loaded.
+  return hurray::kit::probe_state<State>(
+      state, err, nullptr, kSonames, "a Level Zero 1.0 or later loader is needed",
+      [](State *s) { return hurray::level_zero::load_api(s->lib, &s->ze); },
+      [](State *s, const std::string &, hurray_error *e) { return open_devices(s, e); },
+      close_all);
 }
 
 void release_memory(State *s, Allocation *a) noexcept;

@@ -1,4 +1,5 @@
 // The OpenCL plugin: probe, shutdown and the description of each device.
+#include "kit/probe.h"
 #include "state.h"
 
 namespace hurray::opencl {
@@ -192,45 +193,13 @@ hurray_status open_devices(State *s, hurray_error *err) {
 }
 
 hurray_status probe(void **state, hurray_error *err) {
-  if (state == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "opencl: probe: state must not be NULL");
-  *state = nullptr;
-  State *s = nullptr;
-  try {
-    s = new State;
-    dlerror();
-    s->lib = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
-    if (s->lib == nullptr) {
-      const char *why = dlerror();
-      delete s;
-      return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "%s",
-                  why != nullptr ? why : "libOpenCL.so.1: cannot be loaded");
-    }
-    if (const char *missing = hurray::opencl::load_api(s->lib, &s->cl)) {
-      dlclose(s->lib);
-      delete s;
-      return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
-                  "[dlsym] %s has no %s (an OpenCL 1.2 or later ICD loader is needed)", kLibrary,
-                  missing);
-    }
-    // From here on the ICD loader may have loaded drivers: it stays loaded.
-    const hurray_status st = open_devices(s, err);
-    if (st != HURRAY_OK) {
-      close_devices(s);
-      delete s;
-      return st;
-    }
-    *state = s;
-    return HURRAY_OK;
-  } catch (const std::bad_alloc &) {
-    if (s != nullptr) close_devices(s);
-    delete s;
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, "opencl: probe: out of memory");
-  } catch (...) {
-    if (s != nullptr) close_devices(s);
-    delete s;
-    return fail(err, HURRAY_E_INTERNAL, "opencl: probe: unexpected exception");
-  }
+  static constexpr const char *kSonames[] = {kLibrary, nullptr};
+  // From open on the ICD loader may have loaded drivers: it stays loaded.
+  return hurray::kit::probe_state<State>(
+      state, err, nullptr, kSonames, "an OpenCL 1.2 or later ICD loader is needed",
+      [](State *s) { return hurray::opencl::load_api(s->lib, &s->cl); },
+      [](State *s, const std::string &, hurray_error *e) { return open_devices(s, e); },
+      close_devices);
 }
 
 void free_allocation(State *s, Allocation *a) noexcept;

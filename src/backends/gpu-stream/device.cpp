@@ -75,15 +75,9 @@ hurray_status open_devices(State *s, hurray_error *err) {
 }  // namespace
 
 hurray_status probe(void **state, hurray_error *err) {
-  // From open on the runtime may have started threads: it stays loaded.
-  return hurray::kit::probe_state<State>(
-      state, err, rt::kLibraryEnv, rt::kSonames, rt::kNeeded,
-      [](State *s) { return rt::load_api(s->lib, &s->api); },
-      [](State *s, const std::string &name, hurray_error *e) {
-        s->lib_name = name;
-        return open_devices(s, e);
-      },
-      close_devices);
+  // From open_devices on the runtime may have started threads: it stays loaded.
+  return hurray::kit::probe_state<State>(state, err, rt::kLibraryEnv, rt::kSonames, rt::kNeeded,
+                                         &State::api, rt::load_api, open_devices, close_devices);
 }
 
 void shutdown(void *state) {

@@ -49,6 +49,15 @@ hurray_status vendor_vfail(hurray_error *err, hurray_status status, const char *
               details[0] ? ")" : "");
 }
 
+hurray_status vendor_vfail_details(hurray_error *err, hurray_status status, const char *function,
+                                   const char *name, const char *details_fmt,
+                                   va_list ap) noexcept {
+  char details[200] = "";
+  if (details_fmt != nullptr && details_fmt[0] != '\0')
+    std::vsnprintf(details, sizeof details, details_fmt, ap);
+  return vendor_fail(err, status, function, name, details, nullptr);
+}
+
 const char *lookup(const CodeText *table, unsigned long n, int code) noexcept {
   for (unsigned long i = 0; i < n; ++i)
     if (table[i].code == code) return table[i].text;

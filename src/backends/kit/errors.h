@@ -30,6 +30,12 @@ __attribute__((format(printf, 6, 0))) hurray_status vendor_vfail(
     hurray_error *err, hurray_status status, const char *function, const char *name,
     const char *description, const char *details_fmt, va_list ap) noexcept;
 
+// "[function] name: details" (or "[function] name" when details_fmt gives
+// nothing): the shape of the vendors whose codes have no description.
+__attribute__((format(printf, 5, 0))) hurray_status vendor_vfail_details(
+    hurray_error *err, hurray_status status, const char *function, const char *name,
+    const char *details_fmt, va_list ap) noexcept;
+
 // A vendor's table of codes: lookup() gives the name (or description) of
 // `code`, nullptr for a code the table does not hold.
 struct CodeText {

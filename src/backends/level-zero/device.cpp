@@ -266,13 +266,11 @@ hurray_status open_devices(State *s, hurray_error *err) {
 }
 
 hurray_status probe(void **state, hurray_error *err) {
+  // From open_devices on the loader holds process-wide state: it stays loaded.
   static constexpr const char *kSonames[] = {kLibrary, nullptr};
-  // From open on the loader holds process-wide state: it stays loaded.
-  return hurray::kit::probe_state<State>(
-      state, err, nullptr, kSonames, "a Level Zero 1.0 or later loader is needed",
-      [](State *s) { return hurray::level_zero::load_api(s->lib, &s->ze); },
-      [](State *s, const std::string &, hurray_error *e) { return open_devices(s, e); },
-      close_all);
+  return hurray::kit::probe_state<State>(state, err, nullptr, kSonames,
+                                         "a Level Zero 1.0 or later loader is needed", &State::ze,
+                                         load_api, open_devices, close_all);
 }
 
 void release_memory(State *s, Allocation *a) noexcept;

@@ -193,13 +193,11 @@ hurray_status open_devices(State *s, hurray_error *err) {
 }
 
 hurray_status probe(void **state, hurray_error *err) {
+  // From open_devices on the ICD loader may have loaded drivers: it stays loaded.
   static constexpr const char *kSonames[] = {kLibrary, nullptr};
-  // From open on the ICD loader may have loaded drivers: it stays loaded.
-  return hurray::kit::probe_state<State>(
-      state, err, nullptr, kSonames, "an OpenCL 1.2 or later ICD loader is needed",
-      [](State *s) { return hurray::opencl::load_api(s->lib, &s->cl); },
-      [](State *s, const std::string &, hurray_error *e) { return open_devices(s, e); },
-      close_devices);
+  return hurray::kit::probe_state<State>(state, err, nullptr, kSonames,
+                                         "an OpenCL 1.2 or later ICD loader is needed", &State::cl,
+                                         load_api, open_devices, close_devices);
 }
 
 void free_allocation(State *s, Allocation *a) noexcept;

@@ -75,14 +75,11 @@ inline __attribute__((format(printf, 5, 6))) hurray_status cl_fail(hurray_error 
   } else {
     std::snprintf(name, sizeof name, "OpenCL error %d", static_cast<int>(code));
   }
-  char details[192] = "";
-  if (fmt != nullptr && fmt[0] != '\0') {
-    va_list ap;
-    va_start(ap, fmt);
-    std::vsnprintf(details, sizeof details, fmt, ap);
-    va_end(ap);
-  }
-  return hurray::kit::vendor_fail(err, status, function, name, details, nullptr);
+  va_list ap;
+  va_start(ap, fmt);
+  hurray::kit::vendor_vfail_details(err, status, function, name, fmt, ap);
+  va_end(ap);
+  return status;
 }
 
 using hurray::plugin::class_name;

@@ -6,7 +6,7 @@
 #include <iterator>
 #include <string_view>
 
-#include "internal.h"
+#include "api.h"
 
 namespace hurray::cuda {
 

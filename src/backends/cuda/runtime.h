@@ -16,7 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "internal.h"
+#include "api.h"
 
 #define HURRAY_GPU_RUNTIME_CUDA 1
 #include "gpu-stream/names.h"

@@ -2,7 +2,7 @@
 // words of the GPU stream driver whose only difference is their spelling.
 // Included by each plugin's runtime.h after it defines which runtime it is
 // (HURRAY_GPU_RUNTIME_CUDA or HURRAY_GPU_RUNTIME_HIP) and includes the
-// runtime's api header (internal.h); what differs in shape stays there.
+// runtime's api header (api.h); what differs in shape stays there.
 #pragma once
 
 #include <hurray_backend.h>

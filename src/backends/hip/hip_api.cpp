@@ -7,7 +7,7 @@
 #include <iterator>
 #include <type_traits>
 
-#include "internal.h"
+#include "api.h"
 
 namespace hurray::hip {
 

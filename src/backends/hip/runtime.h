@@ -15,7 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "internal.h"
+#include "api.h"
 
 #define HURRAY_GPU_RUNTIME_HIP 1
 #include "gpu-stream/names.h"

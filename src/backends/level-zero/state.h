@@ -37,7 +37,7 @@
 #include "kit/ipc.h"
 #include "kit/table.h"
 
-#include "internal.h"
+#include "api.h"
 
 namespace hurray::level_zero {
 

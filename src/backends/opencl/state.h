@@ -30,7 +30,7 @@
 #include "kit/ipc.h"
 #include "kit/table.h"
 
-#include "internal.h"
+#include "api.h"
 #include "../../handoff/pool.h"
 
 namespace hurray::opencl {

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "kit/errors.h"
-#include "internal.h"
+#include "api.h"
 #include "plugin_test_util.h"
 
 using gpu_test::AllocGuard;

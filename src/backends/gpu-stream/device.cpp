@@ -89,10 +89,7 @@ void shutdown(void *state) {
   delete s;
 }
 
-int32_t device_count(void *state) {
-  const auto *s = static_cast<const State *>(state);
-  return s == nullptr ? 0 : static_cast<int32_t>(s->devices.size());
-}
+int32_t device_count(void *state) { return hurray::kit::count_devices<State>(state); }
 
 hurray_status device_info(void *state, int32_t device, hurray_backend_device_info *out,
                           hurray_error *err) {

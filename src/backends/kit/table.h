@@ -17,6 +17,17 @@
 
 #include "entry.h"
 
+namespace hurray::kit {
+
+// device_count() of a plugin whose State holds its devices in `devices`.
+template <class State>
+int32_t count_devices(void *state) noexcept {
+  const auto *s = static_cast<const State *>(state);
+  return s == nullptr ? 0 : static_cast<int32_t>(s->devices.size());
+}
+
+}  // namespace hurray::kit
+
 #define HURRAY_KIT_DECLARE_ENTRIES()                                                            \
   hurray_status probe(void **state, hurray_error *err);                                        \
   void shutdown(void *state);                                                                   \

@@ -30,16 +30,6 @@ hurray_status get_device(const State *s, int32_t device, Device **out, hurray_er
   return HURRAY_OK;
 }
 
-void note(std::string *why, const char *fmt, ...) {
-  char buf[256];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  if (!why->empty()) *why += "; ";
-  *why += buf;
-}
-
 namespace {
 
 void close_devices(State *s) noexcept {

@@ -84,8 +84,7 @@ inline bool host_visible(uint8_t mc) noexcept {
   return mc == HURRAY_MEMORY_HOST_PINNED || mc == HURRAY_MEMORY_UNIFIED;
 }
 
-// Append "; <text>" (or "<text>") to *why.
-__attribute__((format(printf, 2, 3))) void note(std::string *why, const char *fmt, ...);
+using hurray::kit::note;
 
 void free_allocation(State *s, Allocation *a) noexcept;
 

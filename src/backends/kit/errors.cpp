@@ -58,6 +58,16 @@ hurray_status vendor_vfail_details(hurray_error *err, hurray_status status, cons
   return vendor_fail(err, status, function, name, details, nullptr);
 }
 
+void note(std::string *why, const char *fmt, ...) {
+  char line[256];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  if (!why->empty()) *why += "; ";
+  *why += line;
+}
+
 const char *lookup(const CodeText *table, unsigned long n, int code) noexcept {
   for (unsigned long i = 0; i < n; ++i)
     if (table[i].code == code) return table[i].text;

@@ -10,6 +10,7 @@
 #include <hurray_backend.h>
 
 #include <cstdarg>
+#include <string>
 
 namespace hurray::kit {
 
@@ -35,6 +36,10 @@ __attribute__((format(printf, 6, 0))) hurray_status vendor_vfail(
 __attribute__((format(printf, 5, 0))) hurray_status vendor_vfail_details(
     hurray_error *err, hurray_status status, const char *function, const char *name,
     const char *details_fmt, va_list ap) noexcept;
+
+// Append "; <text>" (or "<text>" when *why is empty) to *why: the reasons
+// probe gathers for each device it leaves out.
+__attribute__((format(printf, 2, 3))) void note(std::string *why, const char *fmt, ...);
 
 // A vendor's table of codes: lookup() gives the name (or description) of
 // `code`, nullptr for a code the table does not hold.

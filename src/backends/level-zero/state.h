@@ -201,15 +201,7 @@ inline hurray_status get_device(State *s, int32_t device, Device **out, hurray_e
 using hurray::kit::alignment_of;
 using hurray::kit::is_aligned;
 
-inline __attribute__((format(printf, 2, 3))) void note(std::string *why, const char *fmt, ...) {
-  char buf[256];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  if (!why->empty()) *why += "; ";
-  *why += buf;
-}
+using hurray::kit::note;
 
 // ---- file descriptors in IPC handles -----------------------------------------
 

@@ -34,16 +34,7 @@ unsigned version_number(const std::string &v) noexcept {
   return major * 10 + minor;
 }
 
-void note(std::string *why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void note(std::string *why, const char *fmt, ...) {
-  char line[256];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(line, sizeof line, fmt, ap);
-  va_end(ap);
-  if (!why->empty()) *why += "; ";
-  *why += line;
-}
+using hurray::kit::note;
 
 const char *cl_name(cl_int e, char (&buf)[32]) noexcept {
   if (const char *n = hurray::opencl::error_name(e)) return n;

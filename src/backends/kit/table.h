@@ -65,31 +65,25 @@ int32_t count_devices(void *state) noexcept {
                                  const hurray_backend_ipc_handle *handle, void **event,   \
                                  hurray_error *err);
 
-#define HURRAY_KIT_IPC_ENTRIES(t)                             \
-  HURRAY_KIT_ENTRY(t, ipc_export_memory, ipc_export_memory); \
-  HURRAY_KIT_ENTRY(t, ipc_import_memory, ipc_import_memory); \
-  HURRAY_KIT_ENTRY(t, ipc_export_event, ipc_export_event);   \
-  HURRAY_KIT_ENTRY(t, ipc_import_event, ipc_import_event);
+// Each listed entry behind the barrier: HURRAY_KIT_ENTRY(t, field, field),
+// except free, whose function is free_.
+#define HURRAY_KIT_SET_(t, field) HURRAY_KIT_ENTRY(t, field, field);
+#define HURRAY_KIT_IPC_ENTRIES(t)                                       \
+  HURRAY_KIT_SET_(t, ipc_export_memory) HURRAY_KIT_SET_(t, ipc_import_memory) \
+  HURRAY_KIT_SET_(t, ipc_export_event) HURRAY_KIT_SET_(t, ipc_import_event)
 #define HURRAY_KIT_NO_IPC_ENTRIES(t)
 
 // constinit const hurray_backend_v1 name: every entry behind the barrier.
-#define HURRAY_KIT_TABLE(name, device_tag, ipc_entries)                        \
-  constinit const hurray_backend_v1 name = [] {                               \
-    hurray_backend_v1 t = ::hurray::kit::make_table(device_tag);              \
-    HURRAY_KIT_ENTRY(t, probe, probe);                                         \
-    HURRAY_KIT_ENTRY(t, shutdown, shutdown);                                   \
-    HURRAY_KIT_ENTRY(t, device_count, device_count);                           \
-    HURRAY_KIT_ENTRY(t, device_info, device_info);                             \
-    HURRAY_KIT_ENTRY(t, alloc, alloc);                                         \
-    HURRAY_KIT_ENTRY(t, free, free_);                                          \
-    HURRAY_KIT_ENTRY(t, copy_to_host, copy_to_host);                           \
-    HURRAY_KIT_ENTRY(t, copy_from_host, copy_from_host);                       \
-    HURRAY_KIT_ENTRY(t, classify, classify);                                   \
-    HURRAY_KIT_ENTRY(t, event_record, event_record);                           \
-    HURRAY_KIT_ENTRY(t, event_wait, event_wait);                               \
-    HURRAY_KIT_ENTRY(t, event_release, event_release);                         \
-    ipc_entries(t) HURRAY_KIT_ENTRY(t, native, native);                        \
-    return t;                                                                  \
+#define HURRAY_KIT_TABLE(name, device_tag, ipc_entries)                                  \
+  constinit const hurray_backend_v1 name = [] {                                         \
+    hurray_backend_v1 t = ::hurray::kit::make_table(device_tag);                        \
+    HURRAY_KIT_SET_(t, probe) HURRAY_KIT_SET_(t, shutdown) HURRAY_KIT_SET_(t, device_count) \
+    HURRAY_KIT_SET_(t, device_info) HURRAY_KIT_SET_(t, alloc) HURRAY_KIT_ENTRY(t, free, free_); \
+    HURRAY_KIT_SET_(t, copy_to_host) HURRAY_KIT_SET_(t, copy_from_host)                 \
+    HURRAY_KIT_SET_(t, classify) HURRAY_KIT_SET_(t, event_record)                       \
+    HURRAY_KIT_SET_(t, event_wait) HURRAY_KIT_SET_(t, event_release)                    \
+    ipc_entries(t) HURRAY_KIT_SET_(t, native)                                           \
+    return t;                                                                           \
   }();
 
 // The plugin's one exported symbol, returning &table.

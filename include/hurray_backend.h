@@ -29,6 +29,20 @@
  *    must. Optional functions may be NULL.
  *  - Fill `err` on failure with hurray_backend_fail-style messages; err may be
  *    NULL.
+ *  - No C++ exception (or any other unwinding) may leave an entry: the
+ *    in-tree plugins put every entry behind one barrier (src/backends/kit:
+ *    std::bad_alloc becomes HURRAY_E_OUT_OF_MEMORY, anything else
+ *    HURRAY_E_INTERNAL).
+ *
+ * What the loader guarantees (each entry below says "Loader:"): libhurray
+ * calls an entry only with the state probe() returned, with a device
+ * ordinal it has checked against device_count() (an ordinal at or above it
+ * is refused as HURRAY_E_DEVICE_UNAVAILABLE, BP-PUT-DEVICE, before the
+ * plugin is called), with handles it has validated, and with copy ranges
+ * inside the allocation. Other callers (tests, tools that load a plugin
+ * themselves) are not bound by this, so a plugin still refuses a bad
+ * argument without crashing: a NULL state is HURRAY_E_INVALID_ARGUMENT, a
+ * bad ordinal HURRAY_E_DEVICE_UNAVAILABLE, in every in-tree plugin.
  *
  * examples/backend-private/ is a complete plugin for private device tag 0xF0.
  */
@@ -88,7 +102,8 @@ typedef struct hurray_backend_ipc_handle {
 
 /** \brief Native handles of a device, for producers and consumers that
  *  submit their own work on the backend's device. What each slot holds is
- *  defined per backend in its documentation (Vulkan: instance, physical
+ *  defined per backend in its documentation, a page of docs/backends/
+ *  (Vulkan: instance, physical
  *  device, device, queue, queue family index; OpenCL: platform, device,
  *  context, command queue). */
 typedef struct hurray_backend_native {
@@ -105,15 +120,21 @@ typedef struct hurray_backend_v1 {
 
   /** Open the vendor runtime. On success *state is the plugin's state for
    *  every later call. HURRAY_E_DEVICE_UNAVAILABLE with the reason when the
-   *  runtime or a device is missing. Called once. */
+   *  runtime or a device is missing. Called once.
+   *  Loader: once per process, on first use of the device tag, state not
+   *  NULL; never from the entry function or at library load. */
   hurray_status (*probe)(void **state, hurray_error *err);
-  /** Release everything (at process exit or context teardown). Optional. */
+  /** Release everything (at process exit or context teardown). Optional.
+   *  Loader: with the state of a successful probe, at most once; allocations
+   *  and events still alive are the plugin's to release. */
   void (*shutdown)(void *state);
   /** Number of devices (>= 1 after a successful probe). libhurray reads it
    *  once when the backend becomes ready and trusts ordinals below it without
-   *  asking again; it asks again for an ordinal at or above it. */
+   *  asking again; it asks again for an ordinal at or above it.
+   *  Loader: with the state of a successful probe; a result below 1 after
+   *  probe makes the backend unavailable. */
   int32_t (*device_count)(void *state);
-  /** Describe a device. */
+  /** Describe a device. Loader: 0 <= device < device_count(), out not NULL. */
   hurray_status (*device_info)(void *state, int32_t device,
                                hurray_backend_device_info *out,
                                hurray_error *err);
@@ -121,58 +142,79 @@ typedef struct hurray_backend_v1 {
   /** Allocate byte_size bytes of memory_class, aligned to at least
    *  `alignment` (a power of two >= 64). flags: HURRAY_ALLOC_SHAREABLE
    *  when the memory must be exportable. An absent class is
-   *  HURRAY_E_DEVICE_UNAVAILABLE, never another class (BP-PUT-DEVICE). */
+   *  HURRAY_E_DEVICE_UNAVAILABLE, never another class (BP-PUT-DEVICE).
+   *  Loader: a valid ordinal, memory_class, byte_size and alignment from a
+   *  handle libhurray validated (BP-ALIGN-*, BP-MC-*), out not NULL and
+   *  zeroed. */
   hurray_status (*alloc)(void *state, int32_t device, uint8_t memory_class,
                          uint64_t byte_size, uint32_t alignment, uint32_t flags,
                          hurray_backend_allocation *out, hurray_error *err);
-  /** Free an allocation made by alloc() or ipc_import_memory(). */
+  /** Free an allocation made by alloc() or ipc_import_memory().
+   *  Loader: only such an allocation of this plugin, once. */
   void (*free)(void *state, hurray_backend_allocation *allocation);
-  /** Copy between host memory and an allocation. */
+  /** Copy between host memory and an allocation.
+   *  Loader: src made by this plugin, [offset, offset + n) inside its
+   *  byte_size, dst not NULL when n > 0. */
   hurray_status (*copy_to_host)(void *state, const hurray_backend_allocation *src,
                                 uint64_t offset, void *dst, uint64_t n,
                                 hurray_error *err);
-  /** The other direction. */
+  /** The other direction. Loader: as copy_to_host. */
   hurray_status (*copy_from_host)(void *state, hurray_backend_allocation *dst,
                                   uint64_t offset, const void *src, uint64_t n,
                                   hurray_error *err);
   /** Optional: say what a pointer is (device, memory class), for checking a
-   *  handle's device_tag/memory_class against the real allocation. */
+   *  handle's device_tag/memory_class against the real allocation.
+   *  Loader: ptr as the caller declared it; device or memory_class may be
+   *  NULL. Memory the plugin does not know is HURRAY_E_INVALID_ARGUMENT. */
   hurray_status (*classify)(void *state, const void *ptr, int32_t *device,
                             uint8_t *memory_class, hurray_error *err);
 
   /** Record an event on `stream` (NULL: the device's default stream) after
    *  the work queued so far: *event and *value are what a consumer waits on
-   *  (value is 0 for binary events). Release it with event_release. */
+   *  (value is 0 for binary events). Release it with event_release.
+   *  Loader: a valid ordinal; event and value not NULL; stream is the
+   *  caller's (the plugin's documentation says which streams it accepts). */
   hurray_status (*event_record)(void *state, int32_t device, void *stream,
                                 void **event, uint64_t *value, hurray_error *err);
   /** Make `stream` wait for (event, value) before its later work; stream
-   *  NULL waits on the host (BP-SYNC-WAIT). */
+   *  NULL waits on the host (BP-SYNC-WAIT).
+   *  Loader: a valid ordinal and an event from event_record or
+   *  ipc_import_event of the same device. */
   hurray_status (*event_wait)(void *state, int32_t device, void *event,
                               uint64_t value, void *stream, hurray_error *err);
-  /** Release an event from event_record or ipc_import_event. */
+  /** Release an event from event_record or ipc_import_event.
+   *  Loader: once per event. */
   void (*event_release)(void *state, int32_t device, void *event);
 
-  /** Optional IPC: export / import memory and events. */
+  /** Optional IPC: export / import memory and events. NULL entries mean
+   *  the plugin has no IPC (the loader answers HURRAY_E_UNSUPPORTED).
+   *  Loader: an allocation of this plugin, out not NULL. */
   hurray_status (*ipc_export_memory)(void *state,
                                      const hurray_backend_allocation *allocation,
                                      hurray_backend_ipc_handle *out,
                                      hurray_error *err);
-  /** Map memory another process exported. */
+  /** Map memory another process exported. Loader: a valid ordinal and a
+   *  handle as received from the peer (kind not checked: the plugin checks
+   *  it is one of its own, a four-character code). */
   hurray_status (*ipc_import_memory)(void *state, int32_t device,
                                      const hurray_backend_ipc_handle *handle,
                                      uint8_t memory_class,
                                      hurray_backend_allocation *out,
                                      hurray_error *err);
-  /** Export an event for another process. */
+  /** Export an event for another process. Loader: a valid ordinal and an
+   *  event from event_record of that device. */
   hurray_status (*ipc_export_event)(void *state, int32_t device, void *event,
                                     hurray_backend_ipc_handle *out,
                                     hurray_error *err);
-  /** Open an event another process exported. */
+  /** Open an event another process exported. Loader: a valid ordinal,
+   *  a handle as received from the peer, event not NULL. */
   hurray_status (*ipc_import_event)(void *state, int32_t device,
                                     const hurray_backend_ipc_handle *handle,
                                     void **event, hurray_error *err);
 
-  /** Optional: native handles of a device (see hurray_backend_native). */
+  /** Optional: native handles of a device (see hurray_backend_native;
+   *  each plugin's slots are in its page of docs/backends/). Loader: a valid
+   *  ordinal, out not NULL. */
   hurray_status (*native)(void *state, int32_t device, hurray_backend_native *out,
                           hurray_error *err);
 

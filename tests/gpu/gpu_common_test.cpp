@@ -1,9 +1,14 @@
-// Unit tests of src/backends/gpu-common, the logic the CUDA and HIP plugins
+// Unit tests of the plugin kit (src/backends/kit), the logic the plugins
 // share: error messages, alignment arithmetic, the over-allocate-and-align
 // loop, the allocation registry, IPC handle packing, opening a library. No
 // device and no vendor library needed. Compiled into the tests of each GPU
 // plugin, named after it by GPU_COMMON_TEST_PREFIX ("cuda: " or "hip: ").
-#include "gpu_common.h"
+#include "class_name.h"
+#include "kit/align.h"
+#include "kit/errors.h"
+#include "kit/ipc.h"
+#include "kit/library.h"
+#include "kit/registry.h"
 
 #include <dlfcn.h>
 
@@ -18,7 +23,8 @@
 #endif
 #define NAME(text) GPU_COMMON_TEST_PREFIX "gpu-common: " text
 
-using namespace hurray::gpu;
+using namespace hurray::kit;
+using hurray::plugin::class_name;
 
 TEST_CASE(NAME("vendor errors read [function] NAME: description (details)")) {
   hurray_error err;

@@ -3,9 +3,10 @@
 #include <dlfcn.h>
 
 #include <cstdio>
+#include <iterator>
 #include <string_view>
 
-#include "internal.h"
+#include "api.h"
 
 namespace hurray::cuda {
 
@@ -22,10 +23,7 @@ namespace {
 HURRAY_CUDA_FUNCTIONS(HURRAY_CUDA_XX_)
 #undef HURRAY_CUDA_XX_
 
-struct Code {
-  int code;
-  const char *name;
-};
+using Code = hurray::kit::CodeText;
 
 // Every CUresult of cuda.h (CUDA 13.0), by number, so that this file builds
 // with older headers too.
@@ -156,12 +154,6 @@ constexpr Code kDescriptions[] = {
     {999, "unknown error"},
 };
 
-const char *lookup(const Code *table, size_t n, int code) noexcept {
-  for (size_t i = 0; i < n; ++i)
-    if (table[i].code == code) return table[i].name;
-  return nullptr;
-}
-
 }  // namespace
 
 const char *load_api(void *lib, Api *api) noexcept {
@@ -176,14 +168,8 @@ const char *load_api(void *lib, Api *api) noexcept {
   return nullptr;
 }
 
-// CUresult is 0x7ff... at most: every code fits an int.
-const char *error_name(int code) noexcept {
-  return lookup(kNames, sizeof kNames / sizeof kNames[0], code);
-}
-
-const char *error_description(int code) noexcept {
-  return lookup(kDescriptions, sizeof kDescriptions / sizeof kDescriptions[0], code);
-}
+// (CUresult is 0x7ff... at most: every code fits an int.)
+HURRAY_GPU_DEFINE_ERROR_TABLES()
 
 hurray_status status_of(int code) noexcept {
   switch (code) {
@@ -215,24 +201,16 @@ hurray_status status_of(int code) noexcept {
 }
 
 void error_text(const Api *api, int code, ErrorText *out) noexcept {
-  out->name = nullptr;
-  out->description = nullptr;
-  out->buf[0] = '\0';
   const auto result = static_cast<CUresult>(code);
-  const char *s = nullptr;
+  const char *name = nullptr, *description = nullptr;
   if (api != nullptr && api->cuGetErrorName != nullptr &&
-      api->cuGetErrorName(result, &s) == CUDA_SUCCESS && s != nullptr)
-    out->name = s;
-  if (out->name == nullptr) out->name = error_name(code);
-  if (out->name == nullptr) {
-    std::snprintf(out->buf, sizeof out->buf, "CUDA error %d", code);
-    out->name = out->buf;
-  }
-  s = nullptr;
+      api->cuGetErrorName(result, &name) != CUDA_SUCCESS)
+    name = nullptr;
   if (api != nullptr && api->cuGetErrorString != nullptr &&
-      api->cuGetErrorString(result, &s) == CUDA_SUCCESS && s != nullptr && s[0] != '\0')
-    out->description = s;
-  if (out->description == nullptr) out->description = error_description(code);
+      api->cuGetErrorString(result, &description) != CUDA_SUCCESS)
+    description = nullptr;
+  hurray::gpu_stream::fill_error_text(name, description, code, "CUDA", kNames, std::size(kNames),
+                                      kDescriptions, std::size(kDescriptions), out);
 }
 
 }  // namespace hurray::cuda

@@ -4,9 +4,10 @@
 
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <type_traits>
 
-#include "internal.h"
+#include "api.h"
 
 namespace hurray::hip {
 
@@ -21,10 +22,7 @@ namespace {
 HURRAY_HIP_FUNCTIONS(HURRAY_HIP_XX_)
 #undef HURRAY_HIP_XX_
 
-struct Code {
-  int code;
-  const char *name;
-};
+using Code = hurray::kit::CodeText;
 
 // hipError_t of HIP 5.2, by number (the first name of each number).
 constexpr Code kNames[] = {
@@ -116,12 +114,6 @@ constexpr Code kDescriptions[] = {
     {999, "unknown error"},
 };
 
-const char *lookup(const Code *table, size_t n, int code) noexcept {
-  for (size_t i = 0; i < n; ++i)
-    if (table[i].code == code) return table[i].name;
-  return nullptr;
-}
-
 }  // namespace
 
 const char *load_api(void *lib, Api *api) noexcept {
@@ -136,13 +128,7 @@ const char *load_api(void *lib, Api *api) noexcept {
   return nullptr;
 }
 
-const char *error_name(int code) noexcept {
-  return lookup(kNames, sizeof kNames / sizeof kNames[0], code);
-}
-
-const char *error_description(int code) noexcept {
-  return lookup(kDescriptions, sizeof kDescriptions / sizeof kDescriptions[0], code);
-}
+HURRAY_GPU_DEFINE_ERROR_TABLES()
 
 hurray_status status_of(int code) noexcept {
   switch (code) {
@@ -172,26 +158,16 @@ hurray_status status_of(int code) noexcept {
 }
 
 void error_text(const Api *api, int code, ErrorText *out) noexcept {
-  out->name = nullptr;
-  out->description = nullptr;
-  out->buf[0] = '\0';
   const auto e = static_cast<hipError_t>(code);
-  if (api != nullptr && api->hipGetErrorName != nullptr) {
-    const char *s = api->hipGetErrorName(e);
-    // An unknown code is named "hipErrorUnknown" by HIP 5: keep the number then.
-    if (s != nullptr && s[0] != '\0' && (std::strcmp(s, "hipErrorUnknown") != 0 || code == 999))
-      out->name = s;
-  }
-  if (out->name == nullptr) out->name = error_name(code);
-  if (out->name == nullptr) {
-    std::snprintf(out->buf, sizeof out->buf, "HIP error %d", code);
-    out->name = out->buf;
-  }
-  if (api != nullptr && api->hipGetErrorString != nullptr) {
-    const char *s = api->hipGetErrorString(e);
-    if (s != nullptr && s[0] != '\0' && std::strcmp(s, out->name) != 0) out->description = s;
-  }
-  if (out->description == nullptr) out->description = error_description(code);
+  const char *name = api != nullptr && api->hipGetErrorName != nullptr ? api->hipGetErrorName(e)
+                                                                       : nullptr;
+  // An unknown code is named "hipErrorUnknown" by HIP 5: keep the number then.
+  if (name != nullptr && std::strcmp(name, "hipErrorUnknown") == 0 && code != 999) name = nullptr;
+  // HIP 5's hipGetErrorString answers the name again: that is no description.
+  const char *description =
+      api != nullptr && api->hipGetErrorString != nullptr ? api->hipGetErrorString(e) : nullptr;
+  hurray::gpu_stream::fill_error_text(name, description, code, "HIP", kNames, std::size(kNames),
+                                      kDescriptions, std::size(kDescriptions), out);
 }
 
 bool class_of_pointer(int runtime_major, int memory_type, int is_managed,

@@ -1,6 +1,6 @@
 // The Level Zero entry points, resolved at run time, and the names of the
 // ze_result_t codes they return.
-#include "internal.h"
+#include "api.h"
 
 #include <dlfcn.h>
 

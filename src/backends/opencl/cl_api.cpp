@@ -1,6 +1,6 @@
 // The OpenCL entry points, resolved at run time, and the names of the error
 // codes OpenCL functions return.
-#include "internal.h"
+#include "api.h"
 
 #include <dlfcn.h>
 

@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "gpu_common.h"
-#include "internal.h"
+#include "kit/errors.h"
+#include "api.h"
 #include "plugin_test_util.h"
 
 using gpu_test::AllocGuard;
@@ -254,7 +254,7 @@ TEST_CASE("cuda: the error text is the driver's when it can say it, else the plu
   // The whole message, as a failing cuMemAlloc reports it.
   hurray::cuda::error_text(nullptr, CUDA_ERROR_OUT_OF_MEMORY, &t);
   hurray_error err;
-  hurray::gpu::vendor_fail(&err, hurray::cuda::status_of(CUDA_ERROR_OUT_OF_MEMORY), "cuMemAlloc",
+  hurray::kit::vendor_fail(&err, hurray::cuda::status_of(CUDA_ERROR_OUT_OF_MEMORY), "cuMemAlloc",
                            t.name, t.description, nullptr);
   CHECK(std::string(err.message) == "[cuMemAlloc] CUDA_ERROR_OUT_OF_MEMORY: out of memory");
   CHECK(err.status == HURRAY_E_OUT_OF_MEMORY);

@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "gpu_common.h"
-#include "internal.h"
+#include "kit/errors.h"
+#include "api.h"
 #include "plugin_test_util.h"
 
 using gpu_test::AllocGuard;
@@ -217,7 +217,7 @@ TEST_CASE("hip: the error text is the runtime's when it says more, else the plug
 
   hurray::hip::error_text(nullptr, hipErrorOutOfMemory, &t);
   hurray_error err;
-  hurray::gpu::vendor_fail(&err, hurray::hip::status_of(hipErrorOutOfMemory), "hipMalloc", t.name,
+  hurray::kit::vendor_fail(&err, hurray::hip::status_of(hipErrorOutOfMemory), "hipMalloc", t.name,
                            t.description, "%d bytes", 4096);
   CHECK(std::string(err.message) == "[hipMalloc] hipErrorOutOfMemory: out of memory (4096 bytes)");
   CHECK(err.status == HURRAY_E_OUT_OF_MEMORY);

@@ -6,6 +6,8 @@
 #include <cuda.h>  // types and prototypes only: built with the toolkit's headers
 #include <hurray_backend.h>
 
+#include "gpu-stream/error_text.h"
+
 namespace hurray::cuda {
 
 // XX(name, symbol, required): every driver function the plugin calls, with
@@ -72,30 +74,7 @@ struct Api {
 // function that is missing.
 const char *load_api(void *lib, Api *api) noexcept;
 
-// "CUDA_ERROR_OUT_OF_MEMORY" for 2; nullptr for a code this plugin does not
-// know. A table of its own, so that a driver that cannot name its errors
-// (the stub library's cuGetErrorName fails) is still reported by name.
-const char *error_name(int code) noexcept;
-
-// A short English description of the commonest codes, for when
-// cuGetErrorString is missing or fails; nullptr for the others.
-const char *error_description(int code) noexcept;
-
-// The hurray_status a CUresult becomes: OUT_OF_MEMORY, DEVICE_UNAVAILABLE
-// (no device, no or stub or mismatched driver), INVALID_ARGUMENT (bad value,
-// handle or context), UNSUPPORTED (not supported / peer access unsupported),
-// else BACKEND.
-hurray_status status_of(int code) noexcept;
-
-// The error's name and description as the message shows them: the driver's
-// own (cuGetErrorName / cuGetErrorString) when `api` has them and they
-// succeed, else this plugin's tables, else "CUDA error <code>" and no
-// description. `buf` holds the fallback name.
-struct ErrorText {
-  const char *name;
-  const char *description;  // may be nullptr
-  char buf[32];
-};
-void error_text(const Api *api, int code, ErrorText *out) noexcept;
+// The names, descriptions and statuses of its codes (gpu-stream/error_text.h).
+HURRAY_GPU_DECLARE_ERRORS(Api)
 
 }  // namespace hurray::cuda

@@ -9,6 +9,8 @@
 #include <hip/hip_runtime_api.h>
 #include <hurray_backend.h>
 
+#include "gpu-stream/error_text.h"
+
 #include <cstdint>
 #include <type_traits>
 
@@ -70,29 +72,8 @@ struct Api {
 // function that is missing.
 const char *load_api(void *lib, Api *api) noexcept;
 
-// "hipErrorNoDevice" for 100; nullptr for a code this plugin does not know.
-// Used when the runtime has no hipGetErrorName.
-const char *error_name(int code) noexcept;
-
-// A short English description of the commonest codes (HIP 5's
-// hipGetErrorString answers the name again); nullptr for the others.
-const char *error_description(int code) noexcept;
-
-// The hurray_status a hipError_t becomes (as hurray::cuda::status_of does
-// for CUDA): OUT_OF_MEMORY, DEVICE_UNAVAILABLE, INVALID_ARGUMENT,
-// UNSUPPORTED, else BACKEND.
-hurray_status status_of(int code) noexcept;
-
-// The error's name and description as the message shows them: the
-// runtime's own (hipGetErrorName; hipGetErrorString when it says more than
-// the name), else this plugin's tables, else "HIP error <code>". `buf`
-// holds the fallback name.
-struct ErrorText {
-  const char *name;
-  const char *description;  // may be nullptr
-  char buf[32];
-};
-void error_text(const Api *api, int code, ErrorText *out) noexcept;
+// The names, descriptions and statuses of its codes (gpu-stream/error_text.h).
+HURRAY_GPU_DECLARE_ERRORS(Api)
 
 // The memory class of a hipPointerGetAttributes answer. HIP 6 renumbered
 // hipMemoryType (5.x: Host 0, Device 1, Array 2, Unified 3; 6.x:

@@ -1,0 +1,112 @@
+// The GPU stream driver: probe, shutdown and the description of each device.
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <new>
+
+#include "kit/probe.h"
+#include "driver.h"
+
+namespace hurray::gpu_stream {
+
+using hurray::kit::kPlugin;
+
+hurray_status rt_fail(hurray_error *err, const Api &api, hurray_status status,
+                      const char *function, Result code, const char *fmt, ...) noexcept {
+  if (status == HURRAY_OK) status = rt::status_of(code);
+  rt::ErrorText text;
+  rt::error_text(api, code, &text);
+  va_list ap;
+  va_start(ap, fmt);
+  hurray::kit::vendor_vfail(err, status, function, text.name, text.description, fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+hurray_status get_device(const State *s, int32_t device, Device **out, hurray_error *err) noexcept {
+  const size_t count = s != nullptr ? s->devices.size() : 0;
+  if (const hurray_status st = hurray::kit::check_device(s, device, count, err)) return st;
+  *out = s->devices[static_cast<size_t>(device)].get();
+  return HURRAY_OK;
+}
+
+namespace {
+
+void close_devices(State *s) noexcept {
+  for (auto &d : s->devices) rt::close_device(s->api, *d);
+}
+
+hurray_status open_devices(State *s, hurray_error *err) {
+  const Api &api = s->api;
+  int count = 0;
+  if (const hurray_status st = rt::start(s, &count, err)) return st;
+  std::string why;
+  for (int i = 0; i < count; ++i) {
+    auto d = std::make_unique<Device>();
+    if (!rt::open_device(api, i, d.get(), &why)) continue;
+    try {
+      s->devices.push_back(std::move(d));
+    } catch (...) {
+      rt::close_device(api, *d);
+      throw;
+    }
+  }
+  if (s->devices.empty())
+    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "%s: no usable %s device: %s", kPlugin,
+                rt::kVendor, why.c_str());
+  // Which devices can access each device's memory (PEER).
+  for (size_t i = 0; i < s->devices.size(); ++i)
+    for (size_t j = 0; j < s->devices.size(); ++j)
+      if (i != j && rt::can_access_peer(api, *s->devices[j], *s->devices[i]))
+        s->devices[i]->peers.push_back(static_cast<int32_t>(j));
+  return HURRAY_OK;
+}
+
+}  // namespace
+
+hurray_status probe(void **state, hurray_error *err) {
+  // From open_devices on the runtime may have started threads: it stays loaded.
+  return hurray::kit::probe_state<State>(state, err, rt::kLibraryEnv, rt::kSonames, rt::kNeeded,
+                                         &State::api, rt::load_api, open_devices, close_devices);
+}
+
+void shutdown(void *state) {
+  auto *s = static_cast<State *>(state);
+  if (s == nullptr) return;
+  // Allocations still alive are freed with the state (their records too).
+  while (Allocation *a = s->live.take_any()) free_allocation(s, a);
+  close_devices(s);
+  delete s;
+}
+
+int32_t device_count(void *state) { return hurray::kit::count_devices<State>(state); }
+
+hurray_status device_info(void *state, int32_t device, hurray_backend_device_info *out,
+                          hurray_error *err) {
+  const auto *s = static_cast<const State *>(state);
+  Device *d = nullptr;
+  if (const hurray_status st = get_device(s, device, &d, err)) return st;
+  if (out == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: device_info: out must not be NULL", kPlugin);
+  std::memset(out, 0, sizeof *out);
+  std::snprintf(out->name, sizeof out->name, "%s", d->name.c_str());
+  out->memory_classes = (1u << HURRAY_MEMORY_STANDARD) |
+                        (d->map_host ? 1u << HURRAY_MEMORY_HOST_PINNED : 0u) |
+                        (d->managed ? 1u << HURRAY_MEMORY_UNIFIED : 0u) |
+                        (d->peers.empty() ? 0u : 1u << HURRAY_MEMORY_PEER);
+  out->ipc = HURRAY_BACKEND_IPC_MEMORY | (d->ipc_events ? HURRAY_BACKEND_IPC_EVENTS : 0u);
+  out->min_alignment = rt::kBaseAlignment;
+  std::string peers;
+  for (int32_t p : d->peers) peers += (peers.empty() ? "" : ",") + std::to_string(p);
+  std::snprintf(out->detail, sizeof out->detail,
+                "%s %d.%d, %llu MiB; STANDARD: %s; HOST_PINNED: %s; UNIFIED: %s; PEER: %s%s; "
+                "IPC: memory (STANDARD, PEER)%s",
+                rt::kVersionOf, rt::version_major(s->version), rt::version_minor(s->version),
+                static_cast<unsigned long long>(d->total_mem >> 20), rt::kStandardAlloc,
+                d->map_host ? rt::kPinnedAlloc : "none", d->managed ? rt::kManagedAlloc : "none",
+                peers.empty() ? "none" : "devices ", peers.c_str(),
+                d->ipc_events ? ", events" : ", no events");
+  return HURRAY_OK;
+}
+
+}  // namespace hurray::gpu_stream

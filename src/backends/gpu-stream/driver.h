@@ -1,0 +1,131 @@
+// The one driver of the CUDA and HIP plugins (src/backends/gpu-stream):
+// stream-ordered GPU runtimes with a fixed base alignment, binary events,
+// 64-byte IPC handles and one plugin stream per device. Compiled into both
+// plugins; each plugin's folder holds the runtime.h (types, names, making a
+// device current) and runtime.cpp (the calls whose shape differs) this file
+// declares. docs/backends/cuda.md and docs/backends/hip.md are the user
+// references.
+#pragma once
+
+#include <hurray_backend.h>
+
+#include <cstdarg>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "class_name.h"
+#include "kit/align.h"
+#include "kit/entry.h"
+#include "kit/errors.h"
+#include "kit/ipc.h"
+#include "kit/library.h"
+#include "kit/registry.h"
+#include "kit/table.h"
+#include "runtime.h"  // the plugin's own: src/backends/cuda or src/backends/hip
+
+namespace hurray::gpu_stream {
+
+using hurray::kit::Allocation;
+using hurray::kit::fail;
+using hurray::plugin::class_name;
+using rt::Api;
+using rt::Result;
+
+// ---- state ----------------------------------------------------------------
+
+struct Device {
+  rt::DeviceRef ref;             // the runtime's device (and context)
+  rt::Stream stream = nullptr;   // the plugin's, non-blocking
+  std::string name;
+  uint64_t total_mem = 0;
+  bool map_host = false;       // the device can map host memory (HOST_PINNED)
+  bool managed = false;        // the device has managed memory (UNIFIED)
+  bool ipc_events = false;     // an interprocess event could be made and exported
+  std::vector<int32_t> peers;  // devices that can access this device's memory
+
+  std::mutex peer_mu;          // guards peers_enabled
+  bool peers_enabled = false;  // peer access enabled from every peer
+};
+
+struct State {
+  void *lib = nullptr;
+  std::string lib_name;
+  Api api;
+  int version = 0;  // the driver's or runtime's, as the runtime numbers it
+  std::vector<std::unique_ptr<Device>> devices;  // fixed after probe
+  hurray::kit::Registry live;                    // every allocation not yet freed
+};
+
+// "[cuMemAlloc] CUDA_ERROR_OUT_OF_MEMORY: out of memory (details)"; the
+// status follows the code unless `status` is given.
+__attribute__((format(printf, 6, 7))) hurray_status rt_fail(hurray_error *err, const Api &api,
+                                                            hurray_status status,
+                                                            const char *function, Result code,
+                                                            const char *fmt, ...) noexcept;
+
+// In an entry point: make device d current until the end of the enclosing
+// scope, or return the error.
+#define HURRAY_GPU_CURRENT_(s, d, err)                                                   \
+  rt::Current current_((s)->api, (d)->ref);                                              \
+  if (current_.result() != rt::kSuccess)                                                 \
+    return rt_fail(err, (s)->api, HURRAY_OK, rt::Current::kFunction, current_.result(), \
+                   "%s '%s'", rt::Current::kWhat, (d)->name.c_str());
+
+hurray_status get_device(const State *s, int32_t device, Device **out, hurray_error *err) noexcept;
+
+inline void *vptr(uintptr_t p) noexcept { return reinterpret_cast<void *>(p); }
+inline uintptr_t uptr(const void *p) noexcept { return reinterpret_cast<uintptr_t>(p); }
+
+inline bool host_visible(uint8_t mc) noexcept {
+  return mc == HURRAY_MEMORY_HOST_PINNED || mc == HURRAY_MEMORY_UNIFIED;
+}
+
+using hurray::kit::note;
+
+void free_allocation(State *s, Allocation *a) noexcept;
+
+// ---- what each runtime does its own way (<plugin>/runtime.cpp) ------------
+
+namespace rt {
+
+// After the library is loaded and its functions resolved: start the runtime
+// (CUDA: cuInit) and count its devices into *count, with the messages of
+// each runtime. Sets s->version.
+hurray_status start(State *s, int *count, hurray_error *err);
+// Open runtime device `ordinal` into *d (its name, attributes, the plugin's
+// stream, whether interprocess events work); false, with the reason noted in
+// *why, to leave it out. close_device gives back what open_device took.
+bool open_device(const Api &api, int ordinal, Device *d, std::string *why);
+void close_device(const Api &api, Device &d) noexcept;
+// Can `from` access the memory of `to`?
+bool can_access_peer(const Api &api, const Device &from, const Device &to) noexcept;
+// Enable access from the current device (peer) to d's memory; already
+// enabled is success.
+Result enable_peer_access(const Api &api, const Device &d) noexcept;
+
+// One block of n bytes of class mc (STANDARD/PEER: device memory,
+// HOST_PINNED: mapped pinned host memory, UNIFIED: managed memory), on the
+// current device; *function names the call for the message.
+Result alloc_block(const Api &api, uint8_t mc, uint64_t n, uintptr_t *base,
+                   const char **function) noexcept;
+void free_block(const Api &api, uint8_t mc, uintptr_t base) noexcept;
+// The device's address of pinned host memory at base.
+Result host_device_pointer(const Api &api, uintptr_t base, uintptr_t *view) noexcept;
+
+// The class and runtime device of ptr (which must be memory the runtime
+// knows as a linear buffer), or the error.
+hurray_status pointer_class(const State *s, const Device &d0, const void *ptr, uint8_t *mc,
+                            int *runtime_device, hurray_error *err);
+
+}  // namespace rt
+
+// ---- the entry points (src/backends/kit/table.h; one file each concern) ----
+
+HURRAY_KIT_DECLARE_ENTRIES()
+HURRAY_KIT_DECLARE_IPC_ENTRIES()
+
+}  // namespace hurray::gpu_stream

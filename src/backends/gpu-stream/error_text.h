@@ -1,0 +1,59 @@
+// The name and description of a CUDA or HIP error as the messages show
+// them. Part of the GPU stream driver; the plugins' api files and their unit
+// tests use it (pure logic, no runtime needed).
+#pragma once
+
+#include <cstddef>
+#include <iterator>
+
+#include "kit/errors.h"
+
+namespace hurray::gpu_stream {
+
+// name and description as the message shows them; buf holds a fallback name.
+struct ErrorText {
+  const char *name;
+  const char *description;  // may be nullptr
+  char buf[32];
+};
+
+// Fill *out for `code`: the runtime's own name and description where it
+// gave them (runtime_name / runtime_description, NULL when it could not;
+// an empty text or a description that only repeats the name counts as
+// none), else the plugin's tables (names, descriptions), else the name
+// "<vendor> error <code>" and no description.
+void fill_error_text(const char *runtime_name, const char *runtime_description, int code,
+                     const char *vendor, const hurray::kit::CodeText *names, size_t n_names,
+                     const hurray::kit::CodeText *descriptions, size_t n_descriptions,
+                     ErrorText *out) noexcept;
+
+}  // namespace hurray::gpu_stream
+
+// Declared by each runtime's api header, in the runtime's namespace:
+//  - error_name(code): the code's name from the plugin's own table (nullptr
+//    for a code it does not know), so that a runtime that cannot name its
+//    errors (CUDA's stub library) is still reported by name;
+//  - error_description(code): a short English description of the commonest
+//    codes, for when the runtime gives none; nullptr for the others;
+//  - status_of(code): the hurray_status the code becomes: OUT_OF_MEMORY,
+//    DEVICE_UNAVAILABLE (no device, no or stub or mismatched driver),
+//    INVALID_ARGUMENT (bad value, handle or context), UNSUPPORTED, else
+//    BACKEND;
+//  - error_text(api, code, out): fill_error_text with the runtime's own
+//    answers when `api` has the functions and they answer.
+#define HURRAY_GPU_DECLARE_ERRORS(Api)                                \
+  const char *error_name(int code) noexcept;                          \
+  const char *error_description(int code) noexcept;                   \
+  hurray_status status_of(int code) noexcept;                         \
+  using ErrorText = ::hurray::gpu_stream::ErrorText;                  \
+  void error_text(const Api *api, int code, ErrorText *out) noexcept;
+
+// Defines error_name and error_description from the api file's tables
+// kNames and kDescriptions (hurray::kit::CodeText).
+#define HURRAY_GPU_DEFINE_ERROR_TABLES()                                      \
+  const char *error_name(int code) noexcept {                                 \
+    return ::hurray::kit::lookup(kNames, std::size(kNames), code);            \
+  }                                                                           \
+  const char *error_description(int code) noexcept {                          \
+    return ::hurray::kit::lookup(kDescriptions, std::size(kDescriptions), code); \
+  }

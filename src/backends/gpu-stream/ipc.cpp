@@ -1,0 +1,163 @@
+// The GPU stream driver: IPC. Device memory (STANDARD, PEER) is exported by
+// the runtime's 64-byte handle of its block, with the offset of the data in
+// it; events by their 64-byte handle. Handle kinds are the runtime's fourccs.
+#include <new>
+
+#include "driver.h"
+
+namespace hurray::gpu_stream {
+
+using hurray::kit::kPlugin;
+
+hurray_status ipc_export_memory(void *state, const hurray_backend_allocation *allocation,
+                                hurray_backend_ipc_handle *out, hurray_error *err) {
+  const auto *s = static_cast<const State *>(state);
+  if (s == nullptr || allocation == nullptr || out == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT,
+                "%s: ipc_export_memory: state, allocation and out must not be NULL", kPlugin);
+  const auto *a = static_cast<const Allocation *>(allocation->plugin_data);
+  if (a == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT,
+                "%s: ipc_export_memory: an empty allocation (or one not made by this plugin) "
+                "has no memory to export",
+                kPlugin);
+  if (a->imported)
+    return fail(err, HURRAY_E_UNSUPPORTED,
+                "%s: ipc_export_memory: memory imported from another process cannot be "
+                "exported again (export it from its owner)",
+                kPlugin);
+  if (host_visible(a->memory_class))
+    return fail(err, HURRAY_E_UNSUPPORTED, "%s: ipc_export_memory: %s (STANDARD, PEER), not %s",
+                kPlugin, rt::kIpcExports, class_name(a->memory_class));
+  Device *d = nullptr;
+  if (const hurray_status st = get_device(s, a->device, &d, err)) return st;
+  const Api &api = s->api;
+  HURRAY_GPU_CURRENT_(s, d, err)
+  rt::IpcMemHandle h;
+  std::memset(&h, 0, sizeof h);
+  const Result r = rt::ipc_get_mem(api, &h, a->base);
+  if (r != rt::kSuccess)
+    return rt_fail(err, api, HURRAY_OK, rt::kIpcGetMem, r, "%llu bytes on '%s'",
+                   static_cast<unsigned long long>(a->byte_size), d->name.c_str());
+  static_assert(sizeof h <= sizeof out->bytes, "an IPC memory handle is 64 bytes");
+  hurray::kit::pack_ipc(rt::kIpcMemoryKind, &h, sizeof h, a->byte_size, a->data - a->base, out);
+  return HURRAY_OK;
+}
+
+hurray_status ipc_import_memory(void *state, int32_t device,
+                                const hurray_backend_ipc_handle *handle, uint8_t memory_class,
+                                hurray_backend_allocation *out, hurray_error *err) {
+  auto *s = static_cast<State *>(state);
+  Device *d = nullptr;
+  if (const hurray_status st = get_device(s, device, &d, err)) return st;
+  if (out == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: ipc_import_memory: out must not be NULL",
+                kPlugin);
+  std::memset(out, 0, sizeof *out);
+  rt::IpcMemHandle h;
+  const char *why = nullptr;
+  if (!hurray::kit::unpack_ipc(handle, rt::kIpcMemoryKind, &h, sizeof h, &why))
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: ipc_import_memory: %s", kPlugin, why);
+  if (memory_class != HURRAY_MEMORY_STANDARD && memory_class != HURRAY_MEMORY_PEER)
+    return fail(err, HURRAY_E_UNSUPPORTED,
+                "%s: ipc_import_memory: %s IPC memory is device memory: import it as STANDARD "
+                "or PEER, not %s",
+                kPlugin, rt::kVendor, class_name(memory_class));
+  if (handle->byte_size == 0)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: ipc_import_memory: the handle is of 0 bytes",
+                kPlugin);
+  const Api &api = s->api;
+  HURRAY_GPU_CURRENT_(s, d, err)
+  uintptr_t base = 0;
+  const Result r = rt::ipc_open_mem(api, &base, h);
+  if (r != rt::kSuccess)
+    return rt_fail(err, api, HURRAY_OK, rt::kIpcOpenMem, r, "on '%s'%s", d->name.c_str(),
+                   rt::open_mem_hint(r));
+  uintptr_t range_base = 0;
+  size_t range_size = 0;
+  if (rt::mem_range(api, base, &range_base, &range_size)) {
+    const uint64_t start = static_cast<uint64_t>(base - range_base) + handle->offset;
+    if (start > range_size || handle->byte_size > range_size - start) {
+      rt::ipc_close_mem(api, base);
+      return fail(err, HURRAY_E_INVALID_ARGUMENT,
+                  "%s: ipc_import_memory: %llu bytes at offset %llu do not fit in the %zu-byte "
+                  "block the handle maps",
+                  kPlugin, static_cast<unsigned long long>(handle->byte_size),
+                  static_cast<unsigned long long>(handle->offset), range_size);
+    }
+  }
+  auto *a = new (std::nothrow) Allocation;
+  if (a != nullptr) {
+    a->device = device;
+    a->memory_class = memory_class;
+    a->imported = true;
+    a->byte_size = handle->byte_size;
+    a->base = base;
+    a->data = a->base + static_cast<uintptr_t>(handle->offset);
+    a->device_view = a->data;
+  }
+  if (a == nullptr || !s->live.add(a)) {
+    delete a;
+    rt::ipc_close_mem(api, base);
+    return fail(err, HURRAY_E_OUT_OF_MEMORY, "%s: ipc_import_memory: out of host memory", kPlugin);
+  }
+  out->data = vptr(a->data);
+  out->byte_size = a->byte_size;
+  out->alignment = hurray::kit::alignment_of(a->data);
+  out->flags = 0;
+  out->device = device;
+  out->memory_class = memory_class;
+  out->host = nullptr;
+  out->plugin_data = a;
+  return HURRAY_OK;
+}
+
+hurray_status ipc_export_event(void *state, int32_t device, void *event,
+                               hurray_backend_ipc_handle *out, hurray_error *err) {
+  const auto *s = static_cast<const State *>(state);
+  Device *d = nullptr;
+  if (const hurray_status st = get_device(s, device, &d, err)) return st;
+  if (event == nullptr || out == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT,
+                "%s: ipc_export_event: event and out must not be NULL", kPlugin);
+  if (!d->ipc_events)
+    return fail(err, HURRAY_E_UNSUPPORTED,
+                "%s: ipc_export_event: device %d '%s' cannot make interprocess events %s", kPlugin,
+                static_cast<int>(device), d->name.c_str(), rt::kNoIpcEvents);
+  const Api &api = s->api;
+  HURRAY_GPU_CURRENT_(s, d, err)
+  rt::IpcEventHandle h;
+  std::memset(&h, 0, sizeof h);
+  const Result r = rt::ipc_get_event(api, &h, static_cast<rt::Event>(event));
+  if (r != rt::kSuccess)
+    return rt_fail(err, api, HURRAY_OK, rt::ipc_get_event_name, r, "'%s'%s", d->name.c_str(),
+                   rt::export_event_hint(r));
+  static_assert(sizeof h <= sizeof out->bytes, "an IPC event handle is 64 bytes");
+  hurray::kit::pack_ipc(rt::kIpcEventKind, &h, sizeof h, 0, 0, out);
+  return HURRAY_OK;
+}
+
+hurray_status ipc_import_event(void *state, int32_t device,
+                               const hurray_backend_ipc_handle *handle, void **event,
+                               hurray_error *err) {
+  const auto *s = static_cast<const State *>(state);
+  Device *d = nullptr;
+  if (const hurray_status st = get_device(s, device, &d, err)) return st;
+  if (event == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: ipc_import_event: event must not be NULL",
+                kPlugin);
+  rt::IpcEventHandle h;
+  const char *why = nullptr;
+  if (!hurray::kit::unpack_ipc(handle, rt::kIpcEventKind, &h, sizeof h, &why))
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: ipc_import_event: %s", kPlugin, why);
+  const Api &api = s->api;
+  HURRAY_GPU_CURRENT_(s, d, err)
+  rt::Event ev = nullptr;
+  const Result r = rt::ipc_open_event(api, &ev, h);
+  if (r != rt::kSuccess)
+    return rt_fail(err, api, HURRAY_OK, rt::ipc_open_event_name, r, "on '%s'", d->name.c_str());
+  *event = ev;
+  return HURRAY_OK;
+}
+
+}  // namespace hurray::gpu_stream

@@ -1,0 +1,29 @@
+// The GPU stream driver: native handles and the table behind
+// hurray_backend_entry, every entry behind the kit's exception barrier.
+#include "driver.h"
+
+namespace hurray::gpu_stream {
+
+using hurray::kit::kPlugin;
+
+hurray_status native(void *state, int32_t device, hurray_backend_native *out,
+                     hurray_error *err) {
+  const auto *s = static_cast<const State *>(state);
+  Device *d = nullptr;
+  if (const hurray_status st = get_device(s, device, &d, err)) return st;
+  if (out == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: native: out must not be NULL", kPlugin);
+  std::memset(out, 0, sizeof *out);
+  out->handles[0] = rt::native_device(d->ref);
+  out->handles[1] = rt::native_context(d->ref);
+  out->handles[2] = d->stream;
+  out->handles[3] = d->stream;
+  out->handles[4] = s->lib;
+  return HURRAY_OK;
+}
+
+HURRAY_KIT_TABLE(kTable, rt::kDeviceTag, HURRAY_KIT_IPC_ENTRIES)
+
+}  // namespace hurray::gpu_stream
+
+HURRAY_KIT_EXPORT(hurray::gpu_stream::kTable)

@@ -1,0 +1,56 @@
+// See entry.h.
+#include "entry.h"
+
+#include <exception>
+#include <new>
+
+namespace hurray::kit {
+
+hurray_status caught(hurray_error *err, const char *entry) noexcept {
+  try {
+    throw;
+  } catch (const std::bad_alloc &) {
+    return fail(err, HURRAY_E_OUT_OF_MEMORY, "%s: %s: out of host memory (std::bad_alloc)",
+                kPlugin, entry);
+  } catch (const std::exception &e) {
+    return fail(err, HURRAY_E_INTERNAL, "%s: %s: unexpected exception: %s", kPlugin, entry,
+                e.what());
+  } catch (...) {
+    return fail(err, HURRAY_E_INTERNAL, "%s: %s: unexpected exception of unknown type", kPlugin,
+                entry);
+  }
+}
+
+hurray_status check_device(const void *state, int32_t device, size_t count,
+                           hurray_error *err) noexcept {
+  if (state == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: the plugin state is NULL (probe first)",
+                kPlugin);
+  if (device < 0 || static_cast<size_t>(device) >= count)
+    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
+                "%s: there is no device %d: it does not exist (%zu found)", kPlugin,
+                static_cast<int>(device), count);
+  return HURRAY_OK;
+}
+
+hurray_status check_copy(const hurray_backend_allocation *alloc, uint64_t offset,
+                         const void *host, uint64_t n, const char *what,
+                         hurray_error *err) noexcept {
+  if (alloc == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: %s: the allocation is NULL", kPlugin, what);
+  if (offset > alloc->byte_size || n > alloc->byte_size - offset)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT,
+                "%s: %s: %llu bytes at offset %llu do not fit in the %llu-byte allocation",
+                kPlugin, what, static_cast<unsigned long long>(n),
+                static_cast<unsigned long long>(offset),
+                static_cast<unsigned long long>(alloc->byte_size));
+  if (n == 0) return HURRAY_OK;
+  if (host == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: %s: the host pointer is NULL", kPlugin, what);
+  if (alloc->plugin_data == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT,
+                "%s: %s: the allocation was not made by this plugin (or was freed)", kPlugin, what);
+  return HURRAY_OK;
+}
+
+}  // namespace hurray::kit

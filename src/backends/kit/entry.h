@@ -1,0 +1,103 @@
+// The entry shim of the plugin kit: what stands between the loader and a
+// plugin's own functions, the same for every in-tree plugin.
+//
+//  - The exception barrier. HURRAY_KIT_ENTRY(table, field, fn) stores in
+//    table.field a noexcept function that calls fn and turns whatever escapes
+//    it into a status: std::bad_alloc is HURRAY_E_OUT_OF_MEMORY, anything else
+//    HURRAY_E_INTERNAL, with "<plugin>: <entry>: ..." in err. A void entry
+//    (shutdown, free, event_release) swallows it, device_count returns 0. fn
+//    must not be noexcept itself (a throw inside a noexcept function ends the
+//    process before any barrier sees it): the macro refuses one that is.
+//  - The checks every plugin made on its own: the state and the ordinal
+//    (check_device), and a copy's range (check_copy), with one wording.
+//  - make_table: the fixed head of hurray_backend_v1.
+//
+// HURRAY_KIT_PLUGIN is the plugin's short name ("cuda"), defined for every
+// source of a plugin by hurray_add_backend_plugin (cmake/HurrayBackend.cmake).
+#pragma once
+
+#include <hurray_backend.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <tuple>
+#include <type_traits>
+
+#include "errors.h"
+
+#ifndef HURRAY_KIT_PLUGIN
+#error "HURRAY_KIT_PLUGIN (the plugin's short name) must be defined: see cmake/HurrayBackend.cmake"
+#endif
+
+namespace hurray::kit {
+
+inline constexpr const char *kPlugin = HURRAY_KIT_PLUGIN;
+
+// A string as a template argument: the entry's name in the barrier's message.
+template <size_t N>
+struct Name {
+  char text[N];
+  constexpr Name(const char (&s)[N]) noexcept {  // NOLINT: implicit on purpose
+    for (size_t i = 0; i < N; ++i) text[i] = s[i];
+  }
+};
+
+// What the barrier does with the exception being handled (call only inside a
+// catch block): fills err, returns OUT_OF_MEMORY or INTERNAL.
+hurray_status caught(hurray_error *err, const char *entry) noexcept;
+
+template <auto Fn, Name N>
+struct Entry;
+
+template <class R, class... A, bool NX, R (*Fn)(A...) noexcept(NX), Name N>
+struct Entry<Fn, N> {
+  static_assert(!NX, "a plugin entry behind the kit's barrier must not be noexcept itself");
+  static R call(A... a) noexcept {
+    try {
+      return Fn(a...);
+    } catch (...) {
+      if constexpr (std::is_same_v<R, hurray_status>) {
+        auto *err = std::get<sizeof...(A) - 1>(std::tuple<A...>(a...));
+        static_assert(std::is_same_v<decltype(err), hurray_error *>,
+                      "a status entry takes hurray_error *err last");
+        return caught(err, N.text);
+      } else if constexpr (std::is_void_v<R>) {
+        caught(nullptr, N.text);
+        return;
+      } else {
+        caught(nullptr, N.text);
+        return R{};
+      }
+    }
+  }
+};
+
+// The table with its head filled and every function NULL.
+constexpr hurray_backend_v1 make_table(uint8_t device_tag) noexcept {
+  hurray_backend_v1 t{};
+  t.api_version = HURRAY_BACKEND_API_VERSION;
+  t.size = sizeof(hurray_backend_v1);
+  t.name = kPlugin;
+  t.device_tag = device_tag;
+  return t;
+}
+
+// The state was probed and `device` is below count: else INVALID_ARGUMENT
+// ("<plugin>: the plugin state is NULL (probe first)") or DEVICE_UNAVAILABLE
+// ("<plugin>: there is no device N: it does not exist (M found)").
+hurray_status check_device(const void *state, int32_t device, size_t count,
+                           hurray_error *err) noexcept;
+
+// A copy of n bytes at offset between host memory and *alloc: alloc not NULL,
+// [offset, offset + n) inside it, and, unless n is 0 (nothing to do, OK),
+// host not NULL and plugin_data set. INVALID_ARGUMENT with
+// "<plugin>: <what>: ..." otherwise.
+hurray_status check_copy(const hurray_backend_allocation *alloc, uint64_t offset,
+                         const void *host, uint64_t n, const char *what,
+                         hurray_error *err) noexcept;
+
+}  // namespace hurray::kit
+
+// table.field = the barrier around fn (see above).
+#define HURRAY_KIT_ENTRY(table, field, fn) \
+  ((table).field = &::hurray::kit::Entry<&fn, #field>::call)

@@ -1,0 +1,29 @@
+// The Level Zero plugin: native handles and the table behind hurray_backend_entry.
+#include "state.h"
+
+namespace hurray::level_zero {
+
+// ---- native handles -------------------------------------------------------
+
+hurray_status native(void *state, int32_t device, hurray_backend_native *out,
+                     hurray_error *err) {
+  auto *s = static_cast<State *>(state);
+  Device *d = nullptr;
+  if (const hurray_status st = get_device(s, device, &d, err)) return st;
+  if (out == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, "level-zero: native: out must not be NULL");
+  std::memset(out, 0, sizeof *out);
+  out->handles[0] = d->driver->handle;
+  out->handles[1] = d->handle;
+  out->handles[2] = d->driver->context;
+  out->handles[3] = d->list;
+  out->handles[4] = s->lib;
+  out->handles[5] = reinterpret_cast<void *>(static_cast<uintptr_t>(d->group));
+  return HURRAY_OK;
+}
+
+HURRAY_KIT_TABLE(kTable, HURRAY_DEVICE_LEVEL_ZERO, HURRAY_KIT_IPC_ENTRIES)
+
+}  // namespace hurray::level_zero
+
+HURRAY_KIT_EXPORT(hurray::level_zero::kTable)

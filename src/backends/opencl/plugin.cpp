@@ -1,0 +1,28 @@
+// The OpenCL plugin: native handles and the table behind hurray_backend_entry.
+#include "state.h"
+
+namespace hurray::opencl {
+
+// ---- native handles -------------------------------------------------------
+
+hurray_status native(void *state, int32_t device, hurray_backend_native *out,
+                     hurray_error *err) {
+  const auto *s = static_cast<const State *>(state);
+  const Device *d = nullptr;
+  if (const hurray_status st = get_device(s, device, &d, err)) return st;
+  if (out == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, "opencl: native: out must not be NULL");
+  std::memset(out, 0, sizeof *out);
+  out->handles[0] = d->platform;
+  out->handles[1] = d->id;
+  out->handles[2] = d->context;
+  out->handles[3] = d->queue;
+  out->handles[4] = s->lib;
+  return HURRAY_OK;
+}
+
+HURRAY_KIT_TABLE(kTable, HURRAY_DEVICE_OPENCL, HURRAY_KIT_NO_IPC_ENTRIES)
+
+}  // namespace hurray::opencl
+
+HURRAY_KIT_EXPORT(hurray::opencl::kTable)

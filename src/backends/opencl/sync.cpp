@@ -1,0 +1,70 @@
+// The OpenCL plugin: events.
+#include "state.h"
+
+namespace hurray::opencl {
+
+// ---- events ---------------------------------------------------------------
+
+hurray_status event_record(void *state, int32_t device, void *stream, void **event,
+                           uint64_t *value, hurray_error *err) {
+  const auto *s = static_cast<const State *>(state);
+  const Device *d = nullptr;
+  if (const hurray_status st = get_device(s, device, &d, err)) return st;
+  if (event == nullptr || value == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, "opencl: event_record: event and value must not be NULL");
+  const Api &cl = s->cl;
+  auto *queue = stream != nullptr ? static_cast<cl_command_queue>(stream) : d->queue;
+  cl_event ev = nullptr;
+  cl_int e = cl.clEnqueueMarkerWithWaitList(queue, 0, nullptr, &ev);
+  if (e != CL_SUCCESS)
+    return cl_fail(err, HURRAY_OK, "clEnqueueMarkerWithWaitList", e, "%s queue of '%s'",
+                   stream != nullptr ? "the given" : "the default", d->name.c_str());
+  // Submit it, so that a wait on another queue or on the host can complete.
+  e = cl.clFlush(queue);
+  if (e != CL_SUCCESS) {
+    cl.clReleaseEvent(ev);
+    return cl_fail(err, HURRAY_OK, "clFlush", e, "'%s'", d->name.c_str());
+  }
+  *event = ev;
+  *value = 0;
+  return HURRAY_OK;
+}
+
+hurray_status event_wait(void *state, int32_t device, void *event, uint64_t value, void *stream,
+                         hurray_error *err) {
+  const auto *s = static_cast<const State *>(state);
+  const Device *d = nullptr;
+  if (const hurray_status st = get_device(s, device, &d, err)) return st;
+  if (event == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, "opencl: event_wait: the event is NULL");
+  if (value != 0)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT,
+                "opencl: event_wait: OpenCL events are binary, the value must be 0 (not %llu)",
+                static_cast<unsigned long long>(value));
+  const Api &cl = s->cl;
+  auto *ev = static_cast<cl_event>(event);
+  if (stream == nullptr) {
+    const cl_int e = cl.clWaitForEvents(1, &ev);
+    if (e != CL_SUCCESS)
+      return cl_fail(err, HURRAY_OK, "clWaitForEvents", e, "'%s'%s", d->name.c_str(),
+                     e == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
+                         ? " (the work before the event failed)"
+                         : "");
+    return HURRAY_OK;
+  }
+  const cl_int e = cl.clEnqueueBarrierWithWaitList(static_cast<cl_command_queue>(stream), 1, &ev,
+                                                   nullptr);
+  if (e != CL_SUCCESS)
+    return cl_fail(err, HURRAY_OK, "clEnqueueBarrierWithWaitList", e, "'%s'%s", d->name.c_str(),
+                   e == CL_INVALID_CONTEXT ? " (the event and the queue are of different contexts)"
+                                           : "");
+  return HURRAY_OK;
+}
+
+void event_release(void *state, int32_t device, void *event) {
+  (void)device;
+  const auto *s = static_cast<const State *>(state);
+  if (s != nullptr && event != nullptr) s->cl.clReleaseEvent(static_cast<cl_event>(event));
+}
+
+}  // namespace hurray::opencl

@@ -7,6 +7,7 @@ from typing import Any, List
 from dataclasses import dataclass
 
 from . import _lib
+from ._closing import Closeable
 from ._constants import (DEVICE_CPU, HANDLE_SIZE, MEMORY_STANDARD, SYNC_PRODUCER_SYNCED,
                          TRANSPORTS, U8_MAX, U32_MAX, U64_MAX, E_SIZE, check_int)
 from ._errors import HurrayError, check, error
@@ -91,7 +92,7 @@ def decode_table(data: bytes) -> List[Handle]:
     return [Handle.decode(data[i:i + HANDLE_SIZE]) for i in range(0, len(data), HANDLE_SIZE)]
 
 
-class Policy:
+class Policy(Closeable):
     """Which rules apply: transport ("in-process", "ipc", "rdma",
     "cross-machine"), agreed private device tags, SHOULDs as errors."""
 
@@ -120,18 +121,6 @@ class Policy:
         p, self._p = self._p, ctypes.c_void_p()
         if p:
             _destroy(p)
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # __init__ never ran
-            pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 def policy_of(policy, kwargs):
@@ -193,7 +182,7 @@ def inspect(data: bytes, policy: Any = None, **kwargs: Any) -> str:
     return "\n".join(lines)
 
 
-class Context:
+class Context(Closeable):
     """A hurray_context: the policy producers are held to, guard mode."""
 
     def __init__(self, policy=None, guard=False, **kwargs):
@@ -211,18 +200,6 @@ class Context:
         c, self._c = self._c, ctypes.c_void_p()
         if c:
             _destroy(c)
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # __init__ never ran
-            pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 def ctx_of(ctx):

@@ -252,7 +252,8 @@ class IPCDeviceCaps(ctypes.Structure):
 
 class IPCPeerInfo(ctypes.Structure):
     _fields_ = [("size", c_u32), ("protocol_version", c_u32), ("pid", c_i32),
-                ("device_count", c_u32), ("devices", IPCDeviceCaps * 16)]
+                ("device_count", c_u32), ("devices", IPCDeviceCaps * 16),
+                ("uid", c_u32), ("gid", c_u32)]
 
 
 class IPCStats(ctypes.Structure):

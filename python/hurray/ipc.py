@@ -25,6 +25,7 @@ from typing import Any, Optional
 from dataclasses import dataclass
 
 from . import _lib
+from ._closing import Closeable
 from ._constants import HANDOFF_READ_ONLY, I32_MAX, I32_MIN, check_int
 from ._dtypes import dl_dtype
 from ._errors import HurrayError, check, error
@@ -66,13 +67,16 @@ class Stats:
 
 @dataclass
 class PeerInfo:
-    """What the other side announced: its pid and devices (tag, memory class bits)."""
+    """The other side: what it announced (protocol version, devices as (tag, memory
+    class bits)) and what the kernel says of it (pid, effective uid and gid)."""
     protocol_version: int
     pid: int
     devices: list
+    uid: int
+    gid: int
 
 
-class Channel:
+class Channel(Closeable):
     """One connected channel: send() buffers, receive() handoffs."""
 
     def __init__(self, pointer):
@@ -152,7 +156,8 @@ class Channel:
         p.size = ctypes.sizeof(p)
         check(_lib_ipc().hurray_ipc_peer(self._live(), ctypes.byref(p), ctypes.byref(err)), err)
         return PeerInfo(p.protocol_version, p.pid,
-                        [(d.device_tag, d.memory_classes) for d in p.devices[:p.device_count]])
+                        [(d.device_tag, d.memory_classes) for d in p.devices[:p.device_count]],
+                        p.uid, p.gid)
 
     def close(self, _close=getattr(_lib.lib, "hurray_ipc_close", None)):
         """Close the channel (sent buffers not yet released are reclaimed)."""
@@ -160,20 +165,8 @@ class Channel:
         if c and _close is not None:
             _close(c)
 
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # __init__ never ran
-            pass
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-
-class Listener:
+class Listener(Closeable):
     """A listening Unix socket; accept() gives a Channel per connection."""
 
     def __init__(self, path, hello_timeout_ms=0):
@@ -197,18 +190,6 @@ class Listener:
         l, self._l = self._l, ctypes.c_void_p()
         if l and _destroy is not None:
             _destroy(l)
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 def listen(path: Any, hello_timeout_ms: int = 0) -> Listener:

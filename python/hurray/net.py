@@ -20,6 +20,7 @@ import os
 from typing import Any, Optional
 
 from . import _lib
+from ._closing import Closeable
 from ._buffer import Buffer
 from ._constants import (DEVICE_CPU, I32_MAX, I32_MIN, MEMORY_STANDARD, TRANSPORTS, U8_MAX,
                          U64_MAX, check_int)
@@ -133,7 +134,7 @@ def _desc(buffer_id, device_tag, memory_class, device_ordinal):
     return d
 
 
-class Server:
+class Server(Closeable):
     """A hurray_net server: receives PUTs, serves GETs of registered buffers."""
 
     def __init__(self, address: Optional[str] = "127.0.0.1", port: int = 0,
@@ -195,20 +196,8 @@ class Server:
         if s:
             self._destroy(s)
 
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # __init__ failed
-            pass
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-
-class Client:
+class Client(Closeable):
     """A hurray_net client connected to one server."""
 
     def __init__(self, address: str, port: int, transport: str = "cross-machine",
@@ -280,14 +269,3 @@ class Client:
         if c:
             self._destroy(c)
 
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()

@@ -1,7 +1,6 @@
 // UCX plumbing shared by the server and the client (see ucx.h).
 #include "ucx.h"
 
-#include <netdb.h>
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -258,40 +257,6 @@ ucs_status_t Worker::wait_request(ucs_status_ptr_t request, const Deadline &dead
   }
   ucp_request_free(request);
   return st;
-}
-
-hurray_status connect(Worker &w, const char *host, uint16_t port, ucp_err_handler_cb_t cb,
-                      void *arg, ucp_ep_h *out, hurray_error *err) noexcept {
-  if (host == nullptr || host[0] == '\0')
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray-net: the server address is empty");
-  addrinfo hints;
-  std::memset(&hints, 0, sizeof hints);
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  char service[8];
-  std::snprintf(service, sizeof service, "%u", static_cast<unsigned>(port));
-  addrinfo *res = nullptr;
-  const int rc = ::getaddrinfo(host, service, &hints, &res);
-  if (rc != 0 || res == nullptr)
-    return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray-net: cannot resolve %s: %s", host,
-                gai_strerror(rc));
-  ucp_ep_params_t ep;
-  std::memset(&ep, 0, sizeof ep);
-  ep.field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR |
-                  UCP_EP_PARAM_FIELD_ERR_HANDLER | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
-  ep.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
-  ep.sockaddr.addr = res->ai_addr;
-  ep.sockaddr.addrlen = res->ai_addrlen;
-  ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-  ep.err_handler.cb = cb;
-  ep.err_handler.arg = arg;
-  const ucs_status_t st = ucp_ep_create(w.worker, &ep, out);
-  ::freeaddrinfo(res);
-  if (st != UCS_OK)
-    return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray-net: cannot connect to %s:%u: %s",
-                host, static_cast<unsigned>(port), ucs_status_string(st));
-  return HURRAY_OK;
 }
 
 void close_ep(Worker &w, ucp_ep_h ep, bool graceful, int ms) noexcept {

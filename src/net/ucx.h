@@ -89,10 +89,6 @@ struct Worker {
   ucs_status_t wait_request(ucs_status_ptr_t request, const Deadline &deadline) noexcept;
 };
 
-// A client endpoint to host:port with peer-failure handling: cb(arg, ep,
-// status) is called when the connection fails.
-hurray_status connect(Worker &w, const char *host, uint16_t port, ucp_err_handler_cb_t cb,
-                      void *arg, ucp_ep_h *out, hurray_error *err) noexcept;
 // Close an endpoint (flush when `graceful`, else force) and wait at most
 // ms milliseconds for the close to finish.
 void close_ep(Worker &w, ucp_ep_h ep, bool graceful, int ms) noexcept;

@@ -47,7 +47,9 @@ class CrossProcess(unittest.TestCase):
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             try:
                 with server.accept(timeout_ms=20000) as ch:
-                    self.assertEqual(ch.peer().pid, child.pid)
+                    peer = ch.peer()
+                    self.assertEqual(peer.pid, child.pid)
+                    self.assertEqual((peer.uid, peer.gid), (os.geteuid(), os.getegid()))
                     ch.send(buf)
                     stats = ch.wait_released(timeout_ms=20000)
                 out, err = child.communicate(timeout=60)

@@ -1,15 +1,26 @@
 // What the files of the IPC layer share (internal to libhurray): a channel's
-// options as read from hurray_ipc_options, making a channel of a connected
-// socket, the peer-credential policy and the memfd rules.
+// options as read from hurray_ipc_options, the channel object itself and
+// its lifecycle (channel.cpp), reading the socket (read.cpp), sending a
+// message (send.cpp), making a channel of a connected socket, the
+// peer-credential policy and the memfd rules.
 #pragma once
 
 #include <hurray_ipc.h>
 
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <mutex>
+#include <unordered_map>
 #include <vector>
 
+#include "../core/internal.h"
 #include "wire.h"
 
 namespace hurray::ipc {
@@ -66,5 +77,180 @@ int64_t now_ms();
 // Milliseconds left of a timeout that started at `start` (negative: forever).
 int left_ms(int32_t timeout_ms, int64_t start);
 hurray_status io_fail(hurray_error *err, const char *what, int e);
+
+// ---- the channel (channel.cpp) ----
+
+// A consumer's mapping of a memfd the producer sent, kept after its release
+// so that the same memory sent again is not mapped again (the common case:
+// a producer cycling through a pool of buffers). At most kCacheEntries
+// mappings and kCacheBytes per channel, least recently released first out;
+// emptied when the channel closes. The key is the file's identity: a mapped
+// file stays alive, so its inode number cannot be reused meanwhile.
+struct CachedMap {
+  dev_t dev;
+  ino_t ino;
+  uint64_t offset;
+  size_t len;
+  bool writable;
+  void *base;
+};
+constexpr size_t kCacheEntries = 16;
+constexpr size_t kCacheBytes = size_t{256} << 20;
+
+// A message that arrived with its descriptors, waiting for hurray_ipc_receive.
+struct Pending {
+  Message m;
+  int fds[kMaxFds];
+  uint8_t nfds;
+};
+
+void close_fds(Pending &p);  // closes p's descriptors
+
+// Work to do once the channel's mutex is released.
+struct Deferred {
+  struct Back {
+    hurray_handoff handoff;
+    uint64_t id;
+    hurray_ipc_release_reason reason;
+  };
+  std::vector<Back> back;
+  hurray_ipc_release_fn fn = nullptr;
+  void *user = nullptr;
+};
+
+// The policy of the IPC rules (BP-ALIGN-IPC, BP-SYNC-IPC), checked on both sides.
+const hurray_policy &ipc_policy();
+
+}  // namespace hurray::ipc
+
+// The channel (hurray_ipc.h): a connected AF_UNIX SOCK_SEQPACKET socket
+// carrying the messages of wire.h, one datagram per message, descriptors
+// attached with SCM_RIGHTS.
+//
+// Producer side: every sent buffer is an ordinary in-process export
+// (hurray_buffer_export) kept in `out` under its ID; that export is the
+// reference that keeps the memory alive (BP-REFCOUNT). A RELEASE message, the
+// peer's death or closing the channel releases it (BP-IPC-RELEASE).
+//
+// Consumer side: a received buffer is mapped and wrapped with
+// hurray_handoff_wrap(); the wrap's free function unmaps and sends RELEASE,
+// so release-exactly-once (BP-REL-ONCE) is the handoff layer's own.
+//
+// Locking: one mutex per channel. Work that may call user code (dropping a
+// producer reference can run a free function; the release callback) is
+// collected in a Deferred list and done after the mutex is released.
+struct hurray_ipc_channel {
+  std::mutex rd;  // the one thread reading the socket (taken before mu)
+  std::mutex mu;        // everything below
+  bool got_hello = false;
+  std::atomic<int64_t> refs{1};
+  int sock = -1;  // closed when the last reference goes, so a waiter's fd stays valid
+  std::atomic<bool> open{true};  // false once closed (hurray_ipc_fd says -1)
+  bool closed = false;         // under mu
+  const char *why_closed = "";  // static string, under mu
+  int32_t peer_pid = 0;
+  uint32_t peer_uid = 0, peer_gid = 0;
+  size_t queued_fds = 0;  // descriptors held by the inbox (BP-IPC-LIMIT)
+  hurray::ipc::Message peer{};  // the peer's HELLO
+  hurray::ipc::Options opts;
+  uint64_t next_id = 1;
+  std::unordered_map<uint64_t, hurray_handoff> out;  // sent, not yet back
+  std::deque<hurray::ipc::Pending> inbox;              // received, not yet taken
+  hurray_ipc_release_fn fn = nullptr;
+  void *user = nullptr;
+  hurray_ipc_stats stats{};
+  std::deque<hurray::ipc::CachedMap> maps;  // the consumer's mapping cache (oldest first)
+  size_t map_bytes = 0;
+
+  void drop_maps() {  // under mu, or when the last reference goes
+    for (const hurray::ipc::CachedMap &c : maps) munmap(c.base, c.len);
+    maps.clear();
+    map_bytes = 0;
+  }
+};
+
+namespace hurray::ipc {
+
+void channel_ref(hurray_ipc_channel *ch);
+void channel_unref(hurray_ipc_channel *ch);  // the last one closes the socket, frees ch
+// Run what was deferred (without the channel's locks).
+void finish(Deferred &d);
+// The channel is done (under mu); see channel.cpp.
+void shut(hurray_ipc_channel *ch, hurray_ipc_release_reason reason, const char *why,
+          bool drop_inbox, Deferred &d);
+
+// ---- sending (send.cpp) ----
+
+// Send one message (under mu), reading what the peer sent while the socket
+// is full, for at most the channel's io_timeout_ms.
+hurray_status send_msg(hurray_ipc_channel *ch, const uint8_t *bytes, size_t n, const int *fds,
+                       size_t nfds, Deferred &d, hurray_error *err);
+
+// ---- reading the socket (read.cpp) ----
+//
+// One thread at a time reads (the channel's `rd` lock, taken before `mu` and
+// never while holding it, except with try_lock), in batches with recvmmsg:
+// one system call waits for the first message and takes what else is there.
+// What was read is then handled under `mu`.
+
+constexpr unsigned kBatch = 8;
+
+struct Datagram {
+  uint8_t buf[kMaxMessage + 1];
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];
+};
+
+struct Batch {
+  Datagram dg[kBatch];
+  mmsghdr hdr[kBatch];
+  iovec iov[kBatch];
+  unsigned n = 0;      // datagrams read
+  int error = 0;       // errno of a failed read (not EAGAIN)
+};
+
+// How long to wait for the first message: -1 forever, 0 not at all.
+bool poll_in(int sock, int ms);
+// Read up to kBatch datagrams (rd held, not mu).
+void recv_batch(int sock, bool block, Batch *b);
+
+enum class Read { Message, Nothing, Closed, Error };
+
+// Handle what recv_batch read (under mu); see read.cpp.
+Read handle_batch(hurray_ipc_channel *ch, Batch &b, Deferred &d, uint32_t *handled,
+                  hurray_error *err);
+
+// Take the reader lock within `ms` (-1: forever).
+bool lock_reader(hurray_ipc_channel *ch, int ms);
+
+// One round of reading for progress/receive/HELLO: take the reader lock
+// within the time left, read a batch (waiting for the first message as the
+// timeout says), handle it under mu. Returns what handle_batch says, or
+// Nothing on a timeout. `stop_when` (under mu) ends the wait early when
+// another reader already did the work (e.g. queued a handoff).
+template <class Stop>
+Read read_round(hurray_ipc_channel *ch, int32_t timeout_ms, int64_t start, Deferred &d,
+                uint32_t *handled, hurray_error *err, Stop stop_when) {
+  if (!lock_reader(ch, left_ms(timeout_ms, start))) return Read::Nothing;
+  std::unique_lock<std::mutex> rlock(ch->rd, std::adopt_lock);
+  {
+    std::lock_guard<std::mutex> lock(ch->mu);
+    if (stop_when()) return Read::Message;
+    if (ch->closed) {
+      detail::fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray_ipc: the channel is closed (%s)",
+                   ch->why_closed);
+      return Read::Closed;
+    }
+  }
+  Batch batch;  // on the stack (2.3 KiB): no allocation, no thread-local storage
+  Batch *b = &batch;
+  if (timeout_ms > 0) {
+    if (!poll_in(ch->sock, left_ms(timeout_ms, start))) return Read::Nothing;
+    recv_batch(ch->sock, false, b);
+  } else {
+    recv_batch(ch->sock, timeout_ms < 0, b);
+  }
+  std::lock_guard<std::mutex> lock(ch->mu);
+  return handle_batch(ch, *b, d, handled, err);
+}
 
 }  // namespace hurray::ipc

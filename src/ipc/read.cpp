@@ -1,0 +1,251 @@
+// Reading the channel's socket: one thread at a time takes a batch of
+// datagrams (recvmmsg) and handles them under the channel's mutex: the
+// peer's HELLO, its RELEASEs of what this side sent (BP-IPC-RELEASE,
+// BP-REL-ONCE), its HANDOFFs queued in the inbox when this side announced
+// their memory and the inbox has room (BP-IPC-ANNOUNCED, BP-IPC-LIMIT);
+// a malformed message closes the channel. Plus hurray_ipc_progress, which
+// reads until nothing more is there or its timeout passes.
+#include <hurray_ipc.h>
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "../core/internal.h"
+#include "internal.h"
+#include "wire.h"
+
+using namespace hurray::detail;
+using namespace hurray::ipc;
+namespace wire = hurray::ipc;
+
+namespace {
+
+// A RELEASE from the peer (under mu).
+void on_release(hurray_ipc_channel *ch, uint64_t id, Deferred &d) {
+  const auto it = ch->out.find(id);
+  if (it == ch->out.end()) {  // never sent, or already back (BP-REL-ONCE)
+    ++ch->stats.releases_refused;
+    return;
+  }
+  d.fn = ch->fn;
+  d.user = ch->user;
+  d.back.push_back({it->second, id, HURRAY_IPC_RELEASED});
+  ch->out.erase(it);
+  ++ch->stats.released;
+  --ch->stats.outstanding;
+}
+
+// The descriptors that came with a datagram: up to kMaxFds into p, the rest
+// closed (then *too_many).
+void take_fds(msghdr &mh, Pending *p, bool *too_many) {
+  for (cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < k; ++i) {
+      int f;
+      std::memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof f);
+      if (p->nfds < wire::kMaxFds)
+        p->fds[p->nfds++] = f;
+      else {
+        close(f);
+        *too_many = true;
+      }
+    }
+  }
+}
+
+bool announced(const std::vector<wire::DeviceCaps> &devs, uint8_t tag, uint8_t mc) {
+  for (const wire::DeviceCaps &dc : devs)
+    if (dc.tag == tag) return mc < 32 && ((dc.classes >> mc) & 1u);
+  return false;
+}
+
+// May this HANDOFF be queued (under mu)? Only memory this side announced in
+// its HELLO (BP-IPC-ANNOUNCED: no backend is touched for anything else), and
+// within the inbox's limits (BP-IPC-LIMIT).
+hurray_status admit(const hurray_ipc_channel *ch, const Pending &p, hurray_error *err) {
+  const uint8_t tag = p.m.handle[12], mc = p.m.handle[14];
+  if (!announced(ch->opts.devices, tag, mc))
+    return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
+                "BP-IPC-ANNOUNCED: a HANDOFF of %s memory of class %s, which this side did not "
+                "announce in its HELLO%s",
+                hurray_device_tag_name(tag), hurray_memory_class_name(mc),
+                (ch->opts.flags & HURRAY_IPC_SEND_ONLY) ? " (it is send-only)" : "");
+  if (ch->inbox.size() >= ch->opts.max_queued ||
+      ch->queued_fds + p.nfds > ch->opts.max_queued_fds)
+    return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
+                "BP-IPC-LIMIT: %zu handoffs with %zu descriptors are queued unreceived (at most "
+                "%u and %u)",
+                ch->inbox.size(), ch->queued_fds, ch->opts.max_queued, ch->opts.max_queued_fds);
+  return HURRAY_OK;
+}
+
+}  // namespace
+
+namespace hurray::ipc {
+
+// How long to wait for the first message: -1 forever, 0 not at all.
+bool poll_in(int sock, int ms) {
+  pollfd pfd{sock, POLLIN, 0};
+  int r;
+  do r = poll(&pfd, 1, ms);
+  while (r < 0 && errno == EINTR);
+  return r != 0;
+}
+
+// Read up to kBatch datagrams (rd held, not mu), waiting for the first
+// when `block`. b->n == 0 and b->error == 0: nothing there.
+void recv_batch(int sock, bool block, Batch *b) {
+  for (unsigned i = 0; i < kBatch; ++i) {
+    b->iov[i] = {b->dg[i].buf, sizeof b->dg[i].buf};
+    std::memset(&b->hdr[i], 0, sizeof b->hdr[i]);
+    b->hdr[i].msg_hdr.msg_iov = &b->iov[i];
+    b->hdr[i].msg_hdr.msg_iovlen = 1;
+    b->hdr[i].msg_hdr.msg_control = b->dg[i].control;
+    b->hdr[i].msg_hdr.msg_controllen = sizeof b->dg[i].control;
+  }
+  int r;
+  do r = recvmmsg(sock, b->hdr, kBatch,
+                  MSG_CMSG_CLOEXEC | (block ? MSG_WAITFORONE : MSG_DONTWAIT), nullptr);
+  while (r < 0 && errno == EINTR);
+  b->n = r > 0 ? static_cast<unsigned>(r) : 0;
+  b->error = r < 0 && errno != EAGAIN && errno != EWOULDBLOCK ? errno : 0;
+}
+
+// Handle what recv_batch read (under mu). Returns Message when at least one
+// message was handled and the channel is still open, Nothing when nothing
+// was read, Closed when the peer is gone, Error for a malformed message.
+// *handled counts the messages handled.
+Read handle_batch(hurray_ipc_channel *ch, Batch &b, Deferred &d, uint32_t *handled,
+                  hurray_error *err) {
+  Read result = Read::Nothing;
+  for (unsigned i = 0; i < b.n; ++i) {
+    msghdr &mh = b.hdr[i].msg_hdr;
+    Pending p{};
+    bool too_many = false;
+    take_fds(mh, &p, &too_many);
+    if (result == Read::Closed || result == Read::Error || ch->closed) {
+      close_fds(p);  // after the end: only descriptors to close
+      continue;
+    }
+    const size_t len = b.hdr[i].msg_len;
+    if (len == 0) {  // end of file: the peer is gone
+      shut(ch, HURRAY_IPC_PEER_GONE, "the peer hung up or died", false, d);
+      fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray_ipc: the peer hung up or died");
+      result = Read::Closed;
+      continue;
+    }
+    hurray_status st;
+    if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
+      st = fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
+                "ipc message: longer than %zu bytes or with too many descriptors",
+                wire::kMaxMessage);
+    else if (too_many)
+      st = fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
+                "ipc message: more than %zu descriptors", wire::kMaxFds);
+    else
+      st = wire::parse(b.dg[i].buf, len, p.nfds, &p.m, err);
+    if (st == HURRAY_OK && (p.m.type == Type::Hello) == ch->got_hello)
+      st = fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
+                ch->got_hello ? "BP-IPC-HELLO: HELLO after the handshake"
+                              : "BP-IPC-HELLO: the first message is not HELLO");
+    if (st == HURRAY_OK && p.m.type == Type::Handoff) st = admit(ch, p, err);
+    if (st != HURRAY_OK) {
+      close_fds(p);
+      ++ch->stats.messages_rejected;
+      // misbehaviour: nothing the peer sent is kept (every descriptor closed)
+      shut(ch, HURRAY_IPC_PEER_GONE, "the peer sent a malformed message", true, d);
+      result = Read::Error;
+      continue;
+    }
+    switch (p.m.type) {
+      case Type::Hello:
+        ch->peer = p.m;
+        ch->got_hello = true;
+        break;
+      case Type::Release:
+        on_release(ch, p.m.id, d);
+        break;
+      case Type::Handoff:
+        ch->inbox.push_back(p);
+        ch->queued_fds += p.nfds;
+        break;
+    }
+    ++*handled;
+    result = Read::Message;
+  }
+  if (b.n == 0 && b.error && !ch->closed) {
+    shut(ch, HURRAY_IPC_PEER_GONE, "the peer hung up or died", false, d);
+    fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray_ipc: the peer is gone (%s)",
+         std::strerror(b.error));
+    result = Read::Closed;
+  }
+  return result;
+}
+
+bool lock_reader(hurray_ipc_channel *ch, int ms) {
+  if (ms < 0) {
+    ch->rd.lock();
+    return true;
+  }
+  // Another thread reading the same channel is rare: poll for the lock
+  // (std::timed_mutex's timed lock is invisible to ThreadSanitizer).
+  const int64_t deadline = now_ms() + ms;
+  for (;;) {
+    if (ch->rd.try_lock()) return true;
+    if (ms == 0 || now_ms() >= deadline) return false;
+    const timespec pause{0, 200 * 1000};
+    nanosleep(&pause, nullptr);
+  }
+}
+
+}  // namespace hurray::ipc
+
+extern "C" {
+
+HURRAY_API hurray_status hurray_ipc_progress(hurray_ipc_channel *ch, int32_t timeout_ms,
+                                             uint32_t *count, hurray_error *err) {
+  if (count) *count = 0;
+  if (!ch)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_ipc_progress: channel is NULL");
+  hurray_status st = HURRAY_OK;
+  uint32_t handled = 0;
+  const int64_t start = now_ms();
+  channel_ref(ch);  // keeps the socket open while this thread reads without mu
+  for (;;) {
+    Deferred d;
+    const uint32_t before = handled;
+    Read r;
+    try {
+      r = read_round(ch, timeout_ms, start, d, &handled, err, [] { return false; });
+    } catch (...) {
+      r = Read::Error;
+      st = fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc_progress: out of memory");
+    }
+    finish(d);  // callbacks run without the locks
+    if (st != HURRAY_OK) break;
+    if (r == Read::Closed || r == Read::Error) {
+      st = r == Read::Error ? HURRAY_E_PROTOCOL : HURRAY_E_IO;
+      break;
+    }
+    if (r == Read::Message) {
+      if (handled - before < kBatch) break;
+      timeout_ms = 0;  // a full batch: take what else is there, without waiting
+      continue;
+    }
+    if (timeout_ms == 0 || (timeout_ms > 0 && left_ms(timeout_ms, start) == 0)) break;
+  }
+  channel_unref(ch);
+  if (count) *count = handled;
+  return st;
+}
+
+}  // extern "C"

@@ -1,0 +1,308 @@
+// Sending: writing one message to the channel's socket (send_msg: when the
+// socket is full it reads what the peer sent meanwhile, and a peer that
+// reads nothing for io_timeout_ms gets its channel closed), and
+// hurray_ipc_send, which checks a buffer under the IPC rules and the peer's
+// devices before a byte is sent, describes its memory (a memfd, or the
+// backend's IPC handle) and its event, and keeps the export that holds it
+// alive until the peer's RELEASE (BP-REFCOUNT, BP-IPC-RELEASE).
+#include <hurray_ipc.h>
+#include <hurray_backend.h>
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <mutex>
+
+#include "../core/internal.h"
+#include "../runtime/backends.h"
+#include "internal.h"
+#include "wire.h"
+
+namespace hurray::detail {
+// src/handoff/handoff.cpp: the backend allocation behind a buffer made by
+// hurray_buffer_alloc (false for wrapped memory).
+bool buffer_allocation(const hurray_buffer *b, Backend *be,
+                       hurray_backend_allocation *a) noexcept;
+}  // namespace hurray::detail
+
+using namespace hurray::detail;
+using namespace hurray::ipc;
+namespace wire = hurray::ipc;
+
+namespace hurray::ipc {
+
+// Send one message (under mu). When the socket is full, read what the peer
+// sent meanwhile (so two sides sending at each other cannot deadlock), for
+// at most the channel's io_timeout_ms: a peer that stops reading gets its
+// channel closed, the caller is not blocked for ever.
+hurray_status send_msg(hurray_ipc_channel *ch, const uint8_t *bytes, size_t n, const int *fds,
+                       size_t nfds, Deferred &d, hurray_error *err) {
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * wire::kMaxFds)];
+  int64_t start = -1;  // of the wait for room, once the socket was full
+  for (;;) {
+    const int fd = ch->sock;
+    if (ch->closed)
+      return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray_ipc: the channel is closed (%s)",
+                  ch->why_closed);
+    iovec iov{const_cast<uint8_t *>(bytes), n};
+    msghdr mh{};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    if (nfds) {
+      std::memset(control, 0, sizeof control);
+      mh.msg_control = control;
+      mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+      cmsghdr *c = CMSG_FIRSTHDR(&mh);
+      c->cmsg_level = SOL_SOCKET;
+      c->cmsg_type = SCM_RIGHTS;
+      c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+      std::memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+    }
+    const ssize_t r = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (r == static_cast<ssize_t>(n)) return HURRAY_OK;
+    if (r >= 0) return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "[sendmsg] short write");
+    const int e = errno;
+    if (e == EINTR) continue;
+    if (e == EAGAIN || e == EWOULDBLOCK) {
+      if (start < 0) start = now_ms();
+      const int32_t limit = ch->opts.io_timeout_ms;
+      if (limit >= 0 && left_ms(limit, start) == 0) {
+        shut(ch, HURRAY_IPC_PEER_GONE, "the peer stopped reading", false, d);
+        return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE,
+                    "hurray_ipc: the peer read nothing for %d ms (io_timeout_ms); the channel "
+                    "is closed",
+                    limit);
+      }
+      pollfd pfd{fd, POLLOUT | POLLIN, 0};
+      int pr;
+      do pr = poll(&pfd, 1, left_ms(limit, start));
+      while (pr < 0 && errno == EINTR);
+      if ((pfd.revents & POLLIN) && ch->rd.try_lock()) {
+        Batch batch;  // on the stack (2.3 KiB): no allocation, no thread-local storage
+        Batch *b = &batch;
+        recv_batch(fd, false, b);
+        uint32_t handled = 0;
+        const Read rd = handle_batch(ch, *b, d, &handled, err);
+        ch->rd.unlock();
+        if (rd == Read::Closed || rd == Read::Error)
+          return rd == Read::Error ? HURRAY_E_PROTOCOL : HURRAY_E_IO;
+      } else if (!(pfd.revents & POLLOUT)) {
+        // the reader is busy elsewhere: give it a moment
+        poll(nullptr, 0, 1);
+      }
+      continue;
+    }
+    if (e == EPIPE || e == ECONNRESET || e == ENOTCONN) {
+      shut(ch, HURRAY_IPC_PEER_GONE, "the peer hung up or died", false, d);
+      return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray_ipc: the peer is gone (%s)",
+                  std::strerror(e));
+    }
+    return io_fail(err, "sendmsg", e);
+  }
+}
+
+}  // namespace hurray::ipc
+
+namespace {
+
+// Build the memory part of a HANDOFF for `buffer`. *fd is the descriptor to
+// pass, -1 if none; *own_fd says whether it is ours to close once sent.
+hurray_status describe_memory(hurray_buffer *buffer, const hurray_buffer_handle &h,
+                              WireHandle *mem, int *fd, bool *own_fd, hurray_error *err) {
+  *fd = -1;
+  *own_fd = false;
+  std::memset(mem, 0, sizeof *mem);
+  if (!h.byte_size) return HURRAY_OK;
+  if (h.device_tag == HURRAY_DEVICE_CPU) {
+    const int f = hurray_buffer_fd(buffer);
+    if (f < 0)
+      return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
+                  "hurray_ipc_send: this CPU buffer cannot be shared with another process; "
+                  "allocate it with hurray_buffer_alloc() and HURRAY_ALLOC_SHAREABLE");
+    // the CPU backend sizes its memfd to whole pages (src/backends/cpu)
+    const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    mem->kind = wire::kKindMemfd;
+    mem->has_fd = 1;
+    mem->byte_size = (h.byte_size + page - 1) / page * page;
+    mem->offset = 0;
+    *fd = f;
+    return HURRAY_OK;
+  }
+  // Device memory: the backend's own IPC handle (Vulkan: an OPAQUE_FD;
+  // CUDA, HIP, Level Zero: a vendor handle in `bytes`).
+  Backend be;
+  hurray_backend_allocation a;
+  if (!buffer_allocation(buffer, &be, &a))
+    return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
+                "hurray_ipc_send: wrapped %s memory cannot be shared by libhurray; allocate it "
+                "with hurray_buffer_alloc() and HURRAY_ALLOC_SHAREABLE",
+                hurray_device_tag_name(h.device_tag));
+  if (!be.table->ipc_export_memory)
+    return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
+                "hurray_ipc_send: the %s backend cannot export memory to another process",
+                be.table->name);
+  hurray_backend_ipc_handle ih;
+  std::memset(&ih, 0, sizeof ih);
+  ih.fd = -1;
+  HURRAY_RETURN_NOT_OK(be.table->ipc_export_memory(be.state, &a, &ih, err));
+  if (ih.kind == 0 || ih.byte_size < h.byte_size) {
+    if (ih.fd >= 0) close(ih.fd);
+    return fail(err, HURRAY_E_BACKEND, HURRAY_RULE_NONE,
+                "hurray_ipc_send: the %s backend exported kind %u, %llu bytes, for a "
+                "%llu-byte buffer",
+                be.table->name, ih.kind, static_cast<unsigned long long>(ih.byte_size),
+                static_cast<unsigned long long>(h.byte_size));
+  }
+  mem->kind = ih.kind;
+  mem->has_fd = ih.fd >= 0 ? 1 : 0;
+  mem->byte_size = ih.byte_size;
+  mem->offset = ih.offset;
+  std::memcpy(mem->bytes, ih.bytes, sizeof mem->bytes);
+  *fd = ih.fd;
+  *own_fd = ih.fd >= 0;
+  return HURRAY_OK;
+}
+
+bool peer_supports(const Message &peer, uint8_t tag, uint8_t mc) {
+  for (uint16_t i = 0; i < peer.device_count; ++i)
+    if (peer.devices[i].tag == tag) return mc < 32 && ((peer.devices[i].classes >> mc) & 1u);
+  return false;
+}
+
+}  // namespace
+
+extern "C" {
+
+HURRAY_API hurray_status hurray_ipc_send(hurray_ipc_channel *ch, hurray_buffer *buffer,
+                                         const hurray_export_desc *desc, uint64_t *id,
+                                         hurray_error *err) {
+  if (!ch || !buffer)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc_send: %s is NULL",
+                ch ? "buffer" : "channel");
+  // Everything is checked before a byte is sent: the handle under the IPC
+  // rules (BP-ALIGN-IPC, BP-SYNC-IPC), the peer's devices, shareability.
+  hurray_buffer_handle h;
+  HURRAY_RETURN_NOT_OK(hurray_buffer_get_handle(buffer, &h, err));
+  if (desc && desc->size >= offsetof(hurray_export_desc, reserved0)) {
+    if (desc->sync_mode > 0xFF)
+      return fail(err, HURRAY_E_SYNC, HURRAY_RULE_SYNC_VALUE,
+                  "BP-SYNC-VALUE: sync_mode %u is not defined", desc->sync_mode);
+    h.sync_mode = static_cast<uint8_t>(desc->sync_mode);
+  }
+  HURRAY_RETURN_NOT_OK(hurray_handle_validate(&h, &ipc_policy(), err));
+  if (h.sync_mode == HURRAY_SYNC_CONSUMER_STREAM)
+    return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_SYNC_IPC,
+                "BP-SYNC-IPC: sending %s buffers for a consumer stream is not implemented yet "
+                "(PRODUCER_SYNCED and EVENT are)",
+                hurray_device_tag_name(h.device_tag));
+  if (!peer_supports(ch->peer, h.device_tag, h.memory_class))
+    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, HURRAY_RULE_PUT_DEVICE,
+                "BP-PUT-DEVICE: the peer (pid %d) did not announce %s memory of class %s",
+                ch->peer_pid, hurray_device_tag_name(h.device_tag),
+                hurray_memory_class_name(h.memory_class));
+  // an untrusted consumer gets memory of its own (HURRAY_IPC_COPY_PER_SEND)
+  hurray_buffer *copy = nullptr;
+  if ((ch->opts.flags & HURRAY_IPC_COPY_PER_SEND) && h.device_tag == HURRAY_DEVICE_CPU &&
+      h.byte_size) {
+    HURRAY_RETURN_NOT_OK(hurray::ipc::fresh_copy(buffer, h, &copy, err));
+    buffer = copy;
+  }
+  struct Drop {  // the export holds its own reference to the copy
+    hurray_buffer *b;
+    ~Drop() {
+      if (b) hurray_buffer_unref(b);
+    }
+  } drop{copy};
+  Message m{};
+  m.type = Type::Handoff;
+  int fds[2] = {-1, -1};
+  bool own_fd;
+  HURRAY_RETURN_NOT_OK(describe_memory(buffer, h, &m.memory, &fds[0], &own_fd, err));
+  int nfds = fds[0] >= 0 ? 1 : 0;
+  int event_fd = -1;  // ours to close
+  if (h.sync_mode == HURRAY_SYNC_EVENT) {
+    // the event travels as the backend's IPC handle (BP-SYNC-IPC allowed it)
+    Backend be;
+    hurray_backend_allocation a;
+    hurray_backend_ipc_handle eh;
+    std::memset(&eh, 0, sizeof eh);
+    eh.fd = -1;
+    hurray_status est = HURRAY_OK;
+    if (!buffer_allocation(buffer, &be, &a))  // device memory that crosses is always ours
+      est = fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_SYNC_IPC,
+                 "BP-SYNC-IPC: no backend allocation behind this %s buffer",
+                 hurray_device_tag_name(h.device_tag));
+    if (est == HURRAY_OK && !be.table->ipc_export_event)
+      est = fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_SYNC_IPC,
+                 "BP-SYNC-IPC: the %s backend cannot export events", be.table->name);
+    if (est == HURRAY_OK && !desc->sync_object)
+      est = fail(err, HURRAY_E_SYNC, HURRAY_RULE_SYNC_PAYLOAD, "BP-SYNC-PAYLOAD: EVENT needs an event");
+    if (est == HURRAY_OK)
+      est = be.table->ipc_export_event(be.state, a.device, desc->sync_object, &eh, err);
+    if (est == HURRAY_OK && eh.kind == 0)
+      est = fail(err, HURRAY_E_BACKEND, HURRAY_RULE_NONE,
+                 "hurray_ipc_send: the %s backend exported an event of kind 0", be.table->name);
+    if (est != HURRAY_OK) {
+      if (eh.fd >= 0) close(eh.fd);
+      if (own_fd) close(fds[0]);
+      return est;
+    }
+    m.event.kind = eh.kind;
+    m.event.has_fd = eh.fd >= 0 ? 1 : 0;
+    m.event.byte_size = eh.byte_size;
+    m.event.offset = eh.offset;
+    std::memcpy(m.event.bytes, eh.bytes, sizeof m.event.bytes);
+    m.sync_value = desc->sync_value;
+    if (eh.fd >= 0) fds[nfds++] = event_fd = eh.fd;
+  }
+  hurray_handoff local;
+  if (const hurray_status est = hurray_buffer_export(buffer, desc, &local, err); est != HURRAY_OK) {
+    if (own_fd) close(fds[0]);
+    if (event_fd >= 0) close(event_fd);
+    return est;
+  }
+  hurray_handle_encode(&h, m.handle, sizeof m.handle, nullptr);
+  m.flags = local.flags & wire::kHandoffFlags;
+  m.device_ordinal = local.device_ordinal;
+  if ((m.flags & HURRAY_HANDOFF_READ_ONLY) && h.device_tag == HURRAY_DEVICE_CPU && fds[0] >= 0) {
+    // BP-IPC-RO: the consumer gets a descriptor it cannot map writable
+    const int ro = hurray::ipc::reopen_read_only(fds[0], err);
+    if (ro < 0) {
+      if (own_fd) close(fds[0]);
+      if (event_fd >= 0) close(event_fd);
+      (void)hurray_handoff_release(&local, nullptr);
+      return err ? static_cast<hurray_status>(err->status) : HURRAY_E_UNSUPPORTED;
+    }
+    if (own_fd) close(fds[0]);
+    fds[0] = ro;
+    own_fd = true;
+  }
+  Deferred d;
+  hurray_status st;
+  try {
+    std::lock_guard<std::mutex> lock(ch->mu);
+    m.id = ch->next_id++;
+    uint8_t buf[wire::kMaxMessage];
+    const size_t n = wire::encode(m, buf, sizeof buf);
+    st = send_msg(ch, buf, n, fds, static_cast<size_t>(nfds), d, err);
+    if (st == HURRAY_OK) {
+      ch->out.emplace(m.id, local);
+      ++ch->stats.sent;
+      ++ch->stats.outstanding;
+    }
+  } catch (...) {
+    st = fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc_send: out of memory");
+  }
+  if (own_fd) close(fds[0]);  // the peer has its own copies now (or nothing was sent)
+  if (event_fd >= 0) close(event_fd);
+  if (st != HURRAY_OK) (void)hurray_handoff_release(&local, nullptr);
+  finish(d);
+  if (st == HURRAY_OK && id) *id = m.id;
+  return st;
+}
+
+}  // extern "C"

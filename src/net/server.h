@@ -1,4 +1,5 @@
-// The server's state (hurray_net_server), shared by net.cpp (the protocol)
+// The server's state (hurray_net_server), shared by server.cpp,
+// server_put.cpp and server_get.cpp (the protocol), bootstrap_server.cpp
 // and guard.cpp (admission, limits and timeouts, docs/spec/network.md
 // section 4).
 #pragma once

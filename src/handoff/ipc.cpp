@@ -1,4 +1,4 @@
-// What the IPC layer (src/ipc/channel.cpp, issue 6) reads of a buffer: the
+// What the IPC layer (src/ipc/send.cpp, issue 6) reads of a buffer: the
 // backend and allocation behind memory made by hurray_buffer_alloc, so that
 // it can be exported to another process. src/ipc declares it itself (it does
 // not include this folder's internal.h).

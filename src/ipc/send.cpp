@@ -23,7 +23,7 @@
 #include "wire.h"
 
 namespace hurray::detail {
-// src/handoff/handoff.cpp: the backend allocation behind a buffer made by
+// src/handoff/ipc.cpp: the backend allocation behind a buffer made by
 // hurray_buffer_alloc (false for wrapped memory).
 bool buffer_allocation(const hurray_buffer *b, Backend *be,
                        hurray_backend_allocation *a) noexcept;

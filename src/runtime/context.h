@@ -13,7 +13,7 @@
 
 namespace hurray::detail {
 
-// A live handoff as the guard sees it (intrusive list node; see handoff.cpp).
+// A live handoff as the guard sees it (intrusive list node; see src/handoff/guard.cpp).
 struct GuardNode {
   GuardNode *prev = nullptr, *next = nullptr;
   const void *created_at = nullptr;  // return address of the exporting call

@@ -38,13 +38,15 @@ class ServerConfig(ctypes.Structure):
     _fields_ = [("size", c_u32), ("transport", c_u32), ("address", ctypes.c_char_p),
                 ("port", c_u16), ("reserved0", c_u16), ("n_devices", c_u32),
                 ("devices", _P(c_u8)), ("context", c_vp), ("alloc", c_vp),
-                ("alloc_user", c_vp)]
+                ("alloc_user", c_vp), ("limits", c_vp), ("allow", ctypes.c_char_p),
+                ("key", ctypes.c_char_p), ("key_file", ctypes.c_char_p), ("flags", c_u32),
+                ("reserved1", c_u32)]
 
 
 class ClientConfig(ctypes.Structure):
     _fields_ = [("size", c_u32), ("transport", c_u32), ("address", ctypes.c_char_p),
                 ("port", c_u16), ("reserved0", c_u16), ("timeout_ms", c_i32),
-                ("context", c_vp)]
+                ("context", c_vp), ("key", ctypes.c_char_p), ("key_file", ctypes.c_char_p)]
 
 
 class TransferDesc(ctypes.Structure):
@@ -66,7 +68,9 @@ class Stats(ctypes.Structure):
     _fields_ = [(n, c_u64) for n in _STATS]
 
 
-for _t, _n in ((ServerConfig, 56), (ClientConfig, 32), (TransferDesc, 24), (Received, 48),
+SERVER_NO_AUTH = 0x1  # HURRAY_NET_SERVER_NO_AUTH
+
+for _t, _n in ((ServerConfig, 96), (ClientConfig, 48), (TransferDesc, 24), (Received, 48),
                (Stats, 80)):
     assert ctypes.sizeof(_t) == _n, (_t.__name__, ctypes.sizeof(_t))
 
@@ -134,11 +138,37 @@ def _desc(buffer_id, device_tag, memory_class, device_ordinal):
     return d
 
 
+def _text(what, value):
+    """A str for a C string field (no NUL inside); None stays NULL."""
+    if value is None:
+        return None
+    b = os.fsencode(value) if what == "key_file" else str(value).encode()
+    if b"\0" in b:
+        raise ValueError("hurray.net: %s holds a NUL byte" % what)
+    return b
+
+
+def _key(key):
+    """The shared key as the bytes of a C string (str is UTF-8 encoded)."""
+    if key is None:
+        return None
+    b = key.encode() if isinstance(key, str) else bytes(key)
+    if b"\0" in b:
+        raise ValueError("hurray.net: the key holds a NUL byte (a C string carries it)")
+    return b
+
+
 class Server(Closeable):
     """A hurray_net server: receives PUTs, serves GETs of registered buffers."""
 
     def __init__(self, address: Optional[str] = "127.0.0.1", port: int = 0,
-                 transport: str = "cross-machine"):
+                 transport: str = "cross-machine", *, key: Optional[Any] = None,
+                 key_file: Optional[str] = None, allow: Optional[str] = None,
+                 no_auth: bool = False):
+        """Listen on address:port (127.0.0.1 unless another address is named).
+        key / key_file: the shared key every client must prove it holds (16 to
+        4096 bytes; needed beyond loopback unless no_auth=True); allow: the
+        admitted peers, a comma-separated list of addresses and CIDR blocks."""
         lib = library()
         cfg = ServerConfig()
         cfg.size = ctypes.sizeof(cfg)
@@ -146,6 +176,9 @@ class Server(Closeable):
         self._address = address.encode() if address else None  # lives as long as the call
         cfg.address = self._address
         cfg.port = check_int("port", port, 0, 0xFFFF)
+        cfg.key, cfg.key_file = _key(key), _text("key_file", key_file)
+        cfg.allow = _text("allow", allow)
+        cfg.flags = SERVER_NO_AUTH if no_auth else 0
         self._s, err = c_vp(), _lib.Error()
         check(lib.hurray_net_server_create(ctypes.byref(cfg), ctypes.byref(self._s),
                                            ctypes.byref(err)), err)
@@ -201,7 +234,10 @@ class Client(Closeable):
     """A hurray_net client connected to one server."""
 
     def __init__(self, address: str, port: int, transport: str = "cross-machine",
-                 timeout_ms: int = 0):
+                 timeout_ms: int = 0, *, key: Optional[Any] = None,
+                 key_file: Optional[str] = None):
+        """Connect to the server at address:port; key / key_file: the server's
+        shared key, proved in the handshake and never sent."""
         lib = library()
         cfg = ClientConfig()
         cfg.size = ctypes.sizeof(cfg)
@@ -210,6 +246,7 @@ class Client(Closeable):
         cfg.address = self._address
         cfg.port = check_int("port", port, 0, 0xFFFF)
         cfg.timeout_ms = check_int("timeout_ms", timeout_ms, I32_MIN, I32_MAX)
+        cfg.key, cfg.key_file = _key(key), _text("key_file", key_file)
         self._c, err = c_vp(), _lib.Error()
         check(lib.hurray_net_client_connect(ctypes.byref(cfg), ctypes.byref(self._c),
                                             ctypes.byref(err)), err)

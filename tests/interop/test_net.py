@@ -101,5 +101,42 @@ class PutAndGet(unittest.TestCase):
             self.server.unregister(12345)  # never registered
 
 
+class SharedKey(unittest.TestCase):
+    """NET-AUTH from Python: a keyed server serves the client that holds its
+    key and refuses one without it or with another, naming the rule."""
+    KEY = "a key of at least sixteen bytes"
+
+    def setUp(self):
+        self.server = net.Server("127.0.0.1", key=self.KEY, allow="127.0.0.1")
+
+    def tearDown(self):
+        self.server.close()
+
+    def test_the_key_admits_a_client(self):
+        src = filled(4096, 13)
+
+        def work():
+            with net.Client("127.0.0.1", self.server.port, timeout_ms=20000,
+                            key=self.KEY.encode()) as c:
+                c.put(src, buffer_id=3)
+        _, landed = drive(self.server, work)
+        self.assertEqual([bid for bid, _ in landed], [3])
+        np.testing.assert_array_equal(landed[0][1].numpy(), src.numpy())
+
+    def test_no_key_or_another_key_is_refused(self):
+        for key in (None, "another key of sixteen bytes or more"):
+            with self.assertRaises(hurray.HurrayError) as cm:
+                drive(self.server, lambda: net.Client("127.0.0.1", self.server.port,
+                                                      timeout_ms=20000, key=key))
+            self.assertIn("NET-AUTH", str(cm.exception))
+        self.assertEqual(self.server.stats()["puts_landed"], 0)
+
+    def test_bad_arguments(self):
+        with self.assertRaises(ValueError):
+            net.Client("127.0.0.1", self.server.port, key=b"nul\0inside-the-key")
+        with self.assertRaises(hurray.HurrayError):  # shorter than 16 bytes
+            net.Server("127.0.0.1", key="short")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -37,7 +37,7 @@ from ._lifetime import pending_count as _pending_frees  # noqa: F401 (tests)
 __all__ = [
     "HurrayError", "DLPackError", "DTypeError", "Handle", "Diagnostic", "Policy", "Context",
     "Buffer", "Tensor", "Handoff", "decode", "decode_table", "validate", "diagnose", "inspect",
-    "from_dlpack", "aligned_empty", "version", "library_path", "devices", "device_info",
+    "from_dlpack", "aligned_empty", "version", "library_path", "devices", "device_info", "device_native",
     "ipc",
 ]
 
@@ -61,6 +61,20 @@ def devices(ctx=None):
                 and n.value > 0:
             out[_lib.lib.hurray_device_tag_name(tag).decode()] = n.value
     return out
+
+
+def device_native(device_tag, ordinal=0, ctx=None):
+    """The backend's native handles of one device, 8 ints (0: unused slot),
+    for callers that submit their own work on it; docs/backends/<name>.md
+    says what each slot holds (Vulkan: slot 3 is the plugin's VkQueue, the
+    kind of stream its __dlpack__(stream=) and acquire(stream) take)."""
+    import ctypes
+    from ._errors import check
+    from ._handles import ctx_of
+    out, err = (ctypes.c_void_p * 8)(), _lib.Error()
+    check(_lib.lib.hurray_device_native(ctx_of(ctx), device_tag, ordinal, ctypes.byref(out),
+                                        ctypes.byref(err)), err)
+    return tuple(h or 0 for h in out)
 
 
 def device_info(device_tag, ordinal=0, ctx=None):

@@ -8,7 +8,7 @@ from typing import Any, Optional
 from . import _capsules, _lib
 from ._constants import (DL_CPU, DLPACK_VERSION, E_ALREADY_RELEASED, E_INVALID_ARGUMENT,
                          E_SYNC, HANDOFF_OPAQUE_DATA, HANDOFF_QPARAM, HANDOFF_READ_ONLY,
-                         SYNC_CONSUMER_STREAM, U64_MAX)
+                         SYNC_CONSUMER_STREAM, SYNC_EVENT, U64_MAX)
 from ._dtypes import describe, itemsize
 from ._errors import DLPackError, check, error
 from ._export import check_stream, refuse_device, to_capsule, wants_versioned
@@ -127,7 +127,11 @@ class Handoff:
     def __dlpack__(self, stream: Optional[int] = None, max_version: Any = None,
                    dl_device: Any = None, copy: Optional[bool] = None) -> Any:
         """Move the handoff into a DLPack tensor of its own layout (zero-copy
-        only: copy=True and other devices are refused)."""
+        only: copy=True and other devices are refused). An EVENT handoff on a
+        device is first acquired on the consumer's `stream` (that stream is
+        made to wait on the event through the backend, and the event is
+        released once), since DLPack carries no event; with stream=-1 (no
+        synchronisation) it is refused (BP-SYNC-WAIT) until acquired."""
         if self.released:
             raise DLPackError(E_ALREADY_RELEASED, "BP-REL-ONCE", "BP-REL-ONCE: the handoff "
                               "was released (or handed on) already")
@@ -138,6 +142,9 @@ class Handoff:
         if copy:
             raise DLPackError(E_INVALID_ARGUMENT, "BP-ZC-NOCOPY", "BP-ZC-NOCOPY: a handoff is "
                               "handed on without a copy only (copy=True)")
+        if (device[0] != DL_CPU and stream != -1 and self.handle.sync_mode == SYNC_EVENT
+                and self.struct.release_event):
+            self.acquire(stream)  # the consumer's stream waits through the backend
         shape, strides = self._layout()
         return to_capsule(self.struct, self.dtype, shape, strides, self.element_offset,
                           wants_versioned(max_version))

@@ -214,6 +214,7 @@ _optional = {
     "hurray_dlpack_import_legacy_opts": (status, [c_vp, c_vp, c_vp, _P(Handoff), _P(Error)]),
     "hurray_device_count": (status, [c_vp, c_u8, _P(c_i32), _P(Error)]),
     "hurray_device_info": (status, [c_vp, c_u8, c_i32, c_vp, _P(Error)]),
+    "hurray_device_native": (status, [c_vp, c_u8, c_i32, _P(c_vp * 8), _P(Error)]),
     "hurray_event_record": (status, [c_vp, c_u8, c_i32, c_vp, _P(ExportDesc), _P(Error)]),
     "hurray_handoff_acquire": (status, [c_vp, _P(Handoff), c_vp, _P(Error)]),
     "hurray_handoff_release_event": (status, [_P(Handoff), _P(Error)]),

@@ -1,8 +1,9 @@
 """Devices and events from Python (issue 22, point 6), on the Vulkan
 backend (Mesa's lavapipe in CI, scripts/deps.sh vulkan): device listing and
 info, an EVENT export recorded through the backend, refused by DLPack until
-acquired (BP-SYNC-WAIT), then handed on; events released exactly once; an
-EVENT handoff alive at interpreter exit."""
+acquired (BP-SYNC-WAIT) or handed on with a stream that is made to wait on
+it; events released exactly once; an EVENT handoff alive at interpreter
+exit."""
 import subprocess
 import sys
 import unittest
@@ -31,7 +32,7 @@ class Events(unittest.TestCase):
         self.assertEqual(h.handle.sync_mode, hurray.SYNC_EVENT)
         h.check()
         with self.assertRaises(BufferError) as cm:
-            h.__dlpack__(stream=1)
+            h.__dlpack__(stream=-1)  # no synchronisation asked: DLPack carries no event
         self.assertEqual(cm.exception.rule_id, "BP-SYNC-WAIT")
         h.acquire()  # the host waits on the event, which is released once
         with self.assertRaises(hurray.HurrayError) as cm:
@@ -65,6 +66,29 @@ h = buf.export(event=True)
 cap = buf.__dlpack__(stream=1, max_version=(1, 1))
 """], capture_output=True, text=True, timeout=120)
         self.assertEqual((p.returncode, p.stderr, p.stdout), (0, "", ""))
+
+
+class StreamWaits(unittest.TestCase):
+    """__dlpack__(stream=) of an EVENT handoff on a device: the consumer's
+    stream (on Vulkan a VkQueue) is made to wait on the event through the
+    backend before the capsule is returned, and the event is released once."""
+
+    def test_the_consumers_queue_waits_then_the_capsule_comes(self):
+        queue = hurray.device_native(VK)[3]  # the plugin's VkQueue
+        self.assertNotEqual(queue, 0)
+        buf = hurray.Buffer.alloc(1 << 16, alignment=4096, device_tag=VK)
+        h = buf.export(event=True, stream=queue)
+        self.assertEqual(h.handle.sync_mode, hurray.SYNC_EVENT)
+        cap = h.__dlpack__(stream=queue, max_version=(1, 1))
+        self.assertTrue(h.released)
+        with self.assertRaises(hurray.HurrayError) as cm:
+            h.release_event()  # acquire released it already
+        self.assertEqual(cm.exception.status_name, "HURRAY_E_ALREADY_RELEASED")
+        back = hurray.from_dlpack(cap, stream=queue)
+        self.assertEqual(back.__dlpack_device__(), (hurray.DL_VULKAN, 0))
+        self.assertEqual(back.handle.sync_mode, hurray.SYNC_CONSUMER_STREAM)
+        back.release()
+        buf.close()
 
 
 if __name__ == "__main__":

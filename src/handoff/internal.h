@@ -98,10 +98,12 @@ struct ThreadCache {
   // Small: initial-exec TLS comes from the static TLS reserve that a
   // dlopen()ed libhurray (Python ctypes, say) shares with other libraries.
   static constexpr int kSlots = 12, kBuffers = 4;
-  Slot *slots[kSlots];
-  hurray_buffer *buffers[kBuffers];
-  int nslots, nbuffers;
-  bool registered;
+  // Zero-initialised members: constinit needs a constant initialiser (clang
+  // refuses one that leaves them indeterminate; thread_local storage is zero anyway).
+  Slot *slots[kSlots] = {};
+  hurray_buffer *buffers[kBuffers] = {};
+  int nslots = 0, nbuffers = 0;
+  bool registered = false;
 };
 extern constinit thread_local ThreadCache t_cache __attribute__((tls_model("initial-exec")));
 

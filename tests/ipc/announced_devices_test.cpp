@@ -17,17 +17,9 @@
 
 #include <catch2/catch.hpp>
 
-#ifndef HURRAY_IPCFAKE_DIR
-#error "HURRAY_IPCFAKE_DIR (the folder of the stand-in plugin) is not defined"
-#endif
+#include "ipcfake_env.h"
 
 namespace {
-
-const bool g_env = [] {
-  setenv("HURRAY_BACKEND_PATH", HURRAY_IPCFAKE_DIR, 1);
-  setenv("HURRAY_BACKENDS", "cpu,ipcfake", 1);
-  return true;
-}();
 
 // Two channels of this process over a socket pair, each announcing `tags`
 // besides the CPU (HELLO needs both sides at once: one is made on a thread).
@@ -79,7 +71,7 @@ uint64_t sent(hurray_ipc_channel *ch) {
 TEST_CASE("a device buffer is not sent to a peer that did not announce its device "
           "(BP-PUT-DEVICE, stand-in plugin)",
           "[ipc][BP-PUT-DEVICE]") {
-  REQUIRE(g_env);
+  REQUIRE(hurray_test::g_ipcfake_env);
   hurray_ipc_channel *x = nullptr, *y = nullptr;
   pair({HURRAY_DEVICE_CUDA}, {}, &x, &y);  // y announces the CPU only
   hurray_ipc_peer_info info;
@@ -101,7 +93,7 @@ TEST_CASE("a device buffer is not sent to a peer that did not announce its devic
 TEST_CASE("a device buffer crosses to a peer that announced its device, and lands on it "
           "(stand-in plugin)",
           "[ipc][BP-PUT-DEVICE]") {
-  REQUIRE(g_env);
+  REQUIRE(hurray_test::g_ipcfake_env);
   hurray_ipc_channel *x = nullptr, *y = nullptr;
   pair({HURRAY_DEVICE_CUDA}, {HURRAY_DEVICE_CUDA}, &x, &y);
   hurray_ipc_peer_info info;

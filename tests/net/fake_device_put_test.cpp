@@ -16,17 +16,9 @@
 #include <thread>
 #include <vector>
 
-#ifndef HURRAY_IPCFAKE_DIR
-#error "HURRAY_IPCFAKE_DIR (the folder of the stand-in plugin) is not defined"
-#endif
+#include "../ipc/ipcfake_env.h"
 
 namespace {
-
-const bool g_env = [] {
-  setenv("HURRAY_BACKEND_PATH", HURRAY_IPCFAKE_DIR, 1);
-  setenv("HURRAY_BACKENDS", "cpu,ipcfake", 1);
-  return true;
-}();
 
 unsigned char pattern(uint64_t i) { return static_cast<unsigned char>((i * 131 + 17) % 251); }
 
@@ -35,7 +27,7 @@ unsigned char pattern(uint64_t i) { return static_cast<unsigned char>((i * 131 +
 TEST_CASE("a PUT declared for a device lands on that device, not on the CPU "
           "(BP-PUT-DEVICE, stand-in plugin)",
           "[net][BP-PUT-DEVICE]") {
-  REQUIRE(g_env);
+  REQUIRE(hurray_test::g_ipcfake_env);
   hurray_error err{};
   hurray_context *ctx = nullptr;
   REQUIRE(hurray_context_create(&ctx, nullptr) == HURRAY_OK);

@@ -6,7 +6,8 @@
 #      scripts/mutate.sh --ci, each of which must be caught;
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer: the whole suite again
 #      (less the ABI checks, which need the plain build);
-#   3. ThreadSanitizer: the concurrency tests (ctest -L concurrency);
+#   3. ThreadSanitizer: the concurrency tests (ctest -L concurrency), building
+#      only what they run (target hurray_concurrency_checks);
 #   4. valgrind memcheck over the unit-test programs of stage 1: no error,
 #      no definite or indirect leak;
 #   5. libFuzzer (clang-14): each fuzz target for HURRAY_FUZZ_SECONDS (default
@@ -30,10 +31,11 @@ scripts/build-ze-null.sh "$ze_null_dir" ||
   echo "test.sh: no Level Zero null driver: its stand-in tests are not registered"
 
 stage() {  # stage PRESET CTEST_ARGS...   (presets: CMakePresets.json)
+  # $stage_target: build only that target (default: everything).
   local name=$1 dir=$prefix/$1; shift
   echo "=== [$name] configure, build, test"
   cmake --preset "$name" -B "$dir" "-DHURRAY_ZE_NULL_DIR=$ze_null_dir" >/dev/null
-  cmake --build "$dir" -j "$jobs"
+  cmake --build "$dir" -j "$jobs" ${stage_target:+--target "$stage_target"}
   ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 600 "$@"
 }
 
@@ -68,7 +70,7 @@ if [[ ${HURRAY_SANITIZERS:-1} != 0 ]]; then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
   stage asan-ubsan
   export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
-  stage tsan -L concurrency
+  stage_target=hurray_concurrency_checks stage tsan -L concurrency
   memcheck
   echo "=== [fuzz] libFuzzer, ${HURRAY_FUZZ_SECONDS:-60} s per target"
   HURRAY_FUZZ_BUILD=$prefix/fuzz scripts/fuzz.sh "${HURRAY_FUZZ_SECONDS:-60}"

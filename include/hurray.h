@@ -467,6 +467,12 @@ HURRAY_API uint64_t hurray_context_guard_count(const hurray_context *ctx);
                                              not a numeric address */
 #define HURRAY_HANDOFF_QPARAM 0x4u      /**< a quantization-parameter buffer:
                                              never modified (BP-ZC-QPARAM) */
+/** With OPAQUE_DATA only: the buffer starts `reserved[0]` bytes into the
+ *  device object that `data` names (a view, hurray_buffer_view(), of an
+ *  opaque-handle buffer such as a cl_mem or a Vulkan buffer); a consumer adds
+ *  that offset to every access. Set only when the offset is not zero; a
+ *  library older than this flag refuses such a handoff (unknown flag). */
+#define HURRAY_HANDOFF_OPAQUE_OFFSET 0x8u
 
 typedef struct hurray_handoff hurray_handoff;
 
@@ -505,7 +511,8 @@ typedef struct hurray_handoff hurray_handoff;
  *  release_event  EVENT: releases the event; else NULL.
  *  release        releases the buffer; NULL once released.
  *  private_data   the producer's; consumers leave it alone.
- *  reserved       zero. */
+ *  reserved       zero, except reserved[0] with HURRAY_HANDOFF_OPAQUE_OFFSET:
+ *                 the offset of the buffer in the object data names. */
 struct hurray_handoff {
   uint32_t version;                   /**< HURRAY_HANDOFF_VERSION */
   uint32_t flags;                     /**< HURRAY_HANDOFF_* bits */
@@ -518,7 +525,7 @@ struct hurray_handoff {
   void (*release_event)(hurray_handoff *self); /**< EVENT: release the event once */
   void (*release)(hurray_handoff *self);       /**< release the buffer once */
   void *private_data;   /**< the producer's */
-  uint64_t reserved[4]; /**< zero */
+  uint64_t reserved[4]; /**< zero; [0]: the offset with OPAQUE_OFFSET */
 };
 
 typedef char hurray_check_handoff_size_[sizeof(void *) != 8 ||
@@ -613,6 +620,31 @@ HURRAY_API hurray_status hurray_buffer_export(hurray_buffer *buffer,
                                               const hurray_export_desc *desc,
                                               hurray_handoff *out,
                                               hurray_error *err);
+/** \brief A view: `length` bytes of `parent` starting at `offset`, as a
+ *  buffer of its own with its own handle (BP-VIEW-BOUNDS, docs/spec/views.md).
+ *
+ *  The view's handle has the parent's device tag, memory class and ordinal,
+ *  byte_size `length`, and the largest power-of-two alignment that divides
+ *  both `offset` and the parent's alignment (the parent's own when offset is
+ *  0). Refused: NULL arguments (HURRAY_E_INVALID_ARGUMENT); a range outside
+ *  the parent (HURRAY_E_INVALID_ARGUMENT naming BP-VIEW-BOUNDS); a non-empty
+ *  view whose derived alignment is below 64 (HURRAY_E_ALIGNMENT,
+ *  BP-ALIGN-MIN); a handle the parent's context policy refuses. An empty
+ *  view (length 0, any offset up to the parent's size) is allowed.
+ *
+ *  A view of a view is a view of the first parent at the summed offset.
+ *  *out holds the owner's reference (hurray_buffer_unref()). The view holds
+ *  a reference to its parent: the parent's memory lives while the view or
+ *  any handoff of it lives (BP-REFCOUNT), so the parent may be unreffed
+ *  first. A view is used like any buffer: hurray_buffer_export(), copies
+ *  (offsets count from the view's start), hurray_ipc_send(), network PUTs,
+ *  DLPack. hurray_buffer_data() is the parent's address plus the offset,
+ *  or, for an opaque-handle parent, the parent's handle (its handoffs carry
+ *  the offset: HURRAY_HANDOFF_OPAQUE_OFFSET). hurray_buffer_fd() of a view
+ *  is -1. Thread-safe. */
+HURRAY_API hurray_status hurray_buffer_view(hurray_buffer *parent, uint64_t offset,
+                                            uint64_t length, hurray_buffer **out,
+                                            hurray_error *err);
 /** \brief Drop the owner's reference. NULL is a no-op. */
 HURRAY_API void hurray_buffer_unref(hurray_buffer *buffer);
 /** \brief The buffer's data pointer (NULL for an empty buffer). */

@@ -216,10 +216,10 @@ hurray_status export_tensor(const char *who, bool versioned, hurray_handoff *h,
   t.dtype = dtype;
   t.shape = dims ? sh : nullptr;
   t.strides = dims ? st : nullptr;
+  t.byte_offset = opaque_data ? byte_offset : 0;
   // A view of an opaque-handle buffer starts reserved[0] bytes into the object
-  // (HURRAY_HANDOFF_OPAQUE_OFFSET): DLPack's byte_offset says so too.
-  const uint64_t view_at = (h->flags & HURRAY_HANDOFF_OPAQUE_OFFSET) ? h->reserved[0] : 0;
-  t.byte_offset = opaque_data ? view_at + byte_offset : 0;
+  // (HURRAY_HANDOFF_OPAQUE_OFFSET, docs/spec/views.md): byte_offset says so too.
+  if (opaque_data && (h->flags & HURRAY_HANDOFF_OPAQUE_OFFSET)) t.byte_offset += h->reserved[0];
   b->tensor.manager_ctx = b;
   b->tensor.deleter = &block_deleter<M>;
   if constexpr (std::is_same_v<M, hurray_dl_managed_tensor_versioned>) {

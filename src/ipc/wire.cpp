@@ -127,7 +127,9 @@ hurray_status parse(const uint8_t *p, size_t n, size_t nfds, Message *out,
     }
     case static_cast<uint16_t>(Type::Handoff): {
       out->type = Type::Handoff;
-      if (length != kHandoffBody && length != kHandoffViewBody)
+      if (length == kHandoffViewBody) {
+        // protocol version 2: a device view (its offset is read below)
+      } else if (length != kHandoffBody)
         return bad(err, 8, "HANDOFF body of %u bytes (expected %zu, or %zu for a view)", length,
                    kHandoffBody, kHandoffViewBody);
       out->id = get64(b);

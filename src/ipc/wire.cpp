@@ -160,10 +160,13 @@ hurray_status parse(const uint8_t *p, size_t n, size_t nfds, Message *out,
         if (out->memory.kind == kKindNone)
           return bad(err, 232, "HANDOFF view offset without memory");
       }
-      if (out->memory.kind != kKindNone &&
-          (size > out->memory.byte_size ||
-           out->view_offset > out->memory.byte_size - size))
-        return bad(err, 64, "HANDOFF of %llu bytes at view offset %llu in %llu bytes of memory",
+      if (out->memory.kind != kKindNone && size > out->memory.byte_size)
+        return bad(err, 64, "HANDOFF of %llu bytes in %llu bytes of memory",
+                   static_cast<unsigned long long>(size),
+                   static_cast<unsigned long long>(out->memory.byte_size));
+      // (a view offset comes with memory, so size <= byte_size here: no wrap)
+      if (out->view_offset > out->memory.byte_size - size)
+        return bad(err, 232, "HANDOFF view of %llu bytes at offset %llu beyond %llu bytes of memory",
                    static_cast<unsigned long long>(size),
                    static_cast<unsigned long long>(out->view_offset),
                    static_cast<unsigned long long>(out->memory.byte_size));

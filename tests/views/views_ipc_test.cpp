@@ -299,3 +299,58 @@ TEST_CASE("ipc: wire: a HANDOFF with a view offset round-trips, and its offset i
   buf[8] = static_cast<uint8_t>(w::kHandoffBody + 4);
   CHECK(w::parse(buf, w::kHeaderSize + w::kHandoffBody + 4, 0, &back, &err) == HURRAY_E_PROTOCOL);
 }
+
+TEST_CASE("ipc: a device view at an offset goes only to a peer of protocol version 2",
+          "[vulkan]") {
+  namespace w = hurray::ipc;
+  int32_t n = 0;
+  REQUIRE(hurray_device_count(nullptr, HURRAY_DEVICE_VULKAN, &n, nullptr) == HURRAY_OK);
+  for (uint32_t version : {1u, 2u}) {
+    INFO("peer protocol version " << version);
+    int sv[2];
+    REQUIRE(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
+    // the peer's HELLO, waiting in the socket: CPU and Vulkan (every class)
+    w::Message hello{};
+    hello.type = w::Type::Hello;
+    hello.protocol_version = version;
+    hello.device_count = 2;
+    hello.devices[0] = {HURRAY_DEVICE_CPU, 1u};
+    hello.devices[1] = {HURRAY_DEVICE_VULKAN, 0x7u};
+    uint8_t buf[w::kMaxMessage];
+    size_t len = w::encode(hello, buf, sizeof buf);
+    REQUIRE(write(sv[1], buf, len) == static_cast<ssize_t>(len));
+    const uint8_t tags[1] = {HURRAY_DEVICE_VULKAN};
+    hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
+    o.device_count = 1;
+    o.device_tags = tags;
+    hurray_ipc_channel *ch = nullptr;
+    hurray_error err{};
+    REQUIRE(hurray_ipc_channel_from_fd(sv[0], &o, &ch, &err) == HURRAY_OK);
+    REQUIRE(read(sv[1], buf, sizeof buf) > 0);  // this side's HELLO
+    hurray_buffer *p = alloc(HURRAY_DEVICE_VULKAN, HURRAY_MEMORY_STANDARD, 65536);
+    hurray_buffer *at0 = view(p, 0, 4096), *at8k = view(p, 8192, 4096);
+    // offset 0: the 216-byte form, which every version reads
+    REQUIRE(hurray_ipc_send(ch, at0, nullptr, nullptr, &err) == HURRAY_OK);
+    ssize_t got = recv(sv[1], buf, sizeof buf, 0);  // its descriptor is dropped with the socket
+    CHECK(got == static_cast<ssize_t>(w::kHeaderSize + w::kHandoffBody));
+    const hurray_status st = hurray_ipc_send(ch, at8k, nullptr, nullptr, &err);
+    if (version == 1) {
+      CHECK(st == HURRAY_E_UNSUPPORTED);
+      CHECK(std::string(err.message).find("protocol version 1") != std::string::npos);
+      CHECK(sent_count(ch) == 1);
+    } else {
+      REQUIRE(st == HURRAY_OK);
+      got = recv(sv[1], buf, sizeof buf, 0);
+      REQUIRE(got == static_cast<ssize_t>(w::kHeaderSize + w::kHandoffViewBody));
+      w::Message m{};
+      REQUIRE(w::parse(buf, static_cast<size_t>(got), 1, &m, &err) == HURRAY_OK);
+      CHECK(m.view_offset == 8192);
+      CHECK(m.memory.offset == 0);  // the backend's export of the parent, unchanged
+    }
+    hurray_buffer_unref(at0);
+    hurray_buffer_unref(at8k);
+    hurray_buffer_unref(p);
+    hurray_ipc_close(ch);
+    close(sv[1]);
+  }
+}

@@ -620,28 +620,19 @@ HURRAY_API hurray_status hurray_buffer_export(hurray_buffer *buffer,
                                               const hurray_export_desc *desc,
                                               hurray_handoff *out,
                                               hurray_error *err);
-/** \brief A view: `length` bytes of `parent` starting at `offset`, as a
- *  buffer of its own with its own handle (BP-VIEW-BOUNDS, docs/spec/views.md).
- *
- *  The view's handle has the parent's device tag, memory class and ordinal,
- *  byte_size `length`, and the largest power-of-two alignment that divides
- *  both `offset` and the parent's alignment (the parent's own when offset is
- *  0). Refused: NULL arguments (HURRAY_E_INVALID_ARGUMENT); a range outside
- *  the parent (HURRAY_E_INVALID_ARGUMENT naming BP-VIEW-BOUNDS); a non-empty
- *  view whose derived alignment is below 64 (HURRAY_E_ALIGNMENT,
- *  BP-ALIGN-MIN); a handle the parent's context policy refuses. An empty
- *  view (length 0, any offset up to the parent's size) is allowed.
- *
- *  A view of a view is a view of the first parent at the summed offset.
- *  *out holds the owner's reference (hurray_buffer_unref()). The view holds
- *  a reference to its parent: the parent's memory lives while the view or
- *  any handoff of it lives (BP-REFCOUNT), so the parent may be unreffed
- *  first. A view is used like any buffer: hurray_buffer_export(), copies
- *  (offsets count from the view's start), hurray_ipc_send(), network PUTs,
- *  DLPack. hurray_buffer_data() is the parent's address plus the offset,
- *  or, for an opaque-handle parent, the parent's handle (its handoffs carry
- *  the offset: HURRAY_HANDOFF_OPAQUE_OFFSET). hurray_buffer_fd() of a view
- *  is -1. Thread-safe. */
+/** \brief A view: `length` bytes of `parent` at `offset` as a buffer of its
+ *  own (docs/spec/views.md). Its handle: the parent's device, class and
+ *  ordinal, byte_size `length`, and the largest power-of-two alignment
+ *  dividing both `offset` and the parent's alignment. Refused: a range
+ *  outside the parent (HURRAY_E_INVALID_ARGUMENT, BP-VIEW-BOUNDS); a
+ *  non-empty view below 64-aligned (HURRAY_E_ALIGNMENT, BP-ALIGN-MIN); a
+ *  handle the context's policy refuses. Empty views are allowed. A view of
+ *  a view views the first parent. *out holds the owner's reference; the
+ *  view keeps the parent's memory alive (so the parent may go first), and
+ *  is used like any buffer (export, copies from its start, IPC, network,
+ *  DLPack). hurray_buffer_data(): the parent's address plus the offset, or
+ *  an opaque parent's handle (its handoffs then carry the offset,
+ *  HURRAY_HANDOFF_OPAQUE_OFFSET); hurray_buffer_fd() is -1. Thread-safe. */
 HURRAY_API hurray_status hurray_buffer_view(hurray_buffer *parent, uint64_t offset,
                                             uint64_t length, hurray_buffer **out,
                                             hurray_error *err);

@@ -213,8 +213,8 @@ hurray_status import(hurray_ipc_channel *ch, Pending &p, hurray_handoff *out, hu
         data = r->alloc.data;
         flags = r->alloc.flags & HURRAY_HANDOFF_OPAQUE_DATA;
         // a view: the buffer starts view_offset bytes into what was imported
-        if (m.view_offset % h.alignment || m.view_offset > r->alloc.byte_size ||
-            h.byte_size > r->alloc.byte_size - m.view_offset)
+        if (m.view_offset && (m.view_offset % h.alignment || m.view_offset > r->alloc.byte_size ||
+                              h.byte_size > r->alloc.byte_size - m.view_offset))
           st = fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
                     "ipc message: a %llu-byte view at offset %llu (alignment %u) of %llu "
                     "imported bytes (BP-VIEW-BOUNDS)",

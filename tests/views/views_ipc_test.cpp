@@ -354,3 +354,100 @@ TEST_CASE("ipc: a device view at an offset goes only to a peer of protocol versi
     close(sv[1]);
   }
 }
+
+namespace {
+
+// recvmsg one datagram and the descriptor that came with it (-1 if none).
+ssize_t recv_with_fd(int sock, uint8_t *buf, size_t cap, int *fd) {
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 2)] = {};
+  iovec iov{buf, cap};
+  msghdr mh{};
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  mh.msg_control = control;
+  mh.msg_controllen = sizeof control;
+  const ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+  *fd = -1;
+  for (cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) std::memcpy(fd, CMSG_DATA(c), sizeof(int));
+  return n;
+}
+
+void send_with_fd(int sock, const uint8_t *buf, size_t n, int fd) {
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  iovec iov{const_cast<uint8_t *>(buf), n};
+  msghdr mh{};
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  mh.msg_control = control;
+  mh.msg_controllen = sizeof control;
+  cmsghdr *c = CMSG_FIRSTHDR(&mh);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  REQUIRE(sendmsg(sock, &mh, 0) == static_cast<ssize_t>(n));
+}
+
+}  // namespace
+
+TEST_CASE("ipc: a received view offset is checked against the view's alignment (hostile peer)",
+          "[vulkan]") {
+  namespace w = hurray::ipc;
+  int32_t count = 0;
+  REQUIRE(hurray_device_count(nullptr, HURRAY_DEVICE_VULKAN, &count, nullptr) == HURRAY_OK);
+  int sv[2];
+  REQUIRE(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
+  w::Message hello{};
+  hello.type = w::Type::Hello;
+  hello.protocol_version = 2;
+  hello.device_count = 2;
+  hello.devices[0] = {HURRAY_DEVICE_CPU, 1u};
+  hello.devices[1] = {HURRAY_DEVICE_VULKAN, 0x7u};
+  uint8_t buf[w::kMaxMessage];
+  size_t len = w::encode(hello, buf, sizeof buf);
+  REQUIRE(write(sv[1], buf, len) == static_cast<ssize_t>(len));
+  const uint8_t tags[1] = {HURRAY_DEVICE_VULKAN};
+  hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
+  o.device_count = 1;
+  o.device_tags = tags;
+  hurray_ipc_channel *ch = nullptr;
+  hurray_error err{};
+  REQUIRE(hurray_ipc_channel_from_fd(sv[0], &o, &ch, &err) == HURRAY_OK);
+  REQUIRE(read(sv[1], buf, sizeof buf) > 0);  // its HELLO
+  // a real Vulkan export of a view, as this side's peer receives it
+  hurray_buffer *p = alloc(HURRAY_DEVICE_VULKAN, HURRAY_MEMORY_STANDARD, 65536);
+  hurray_buffer *v = view(p, 8192, 4096);
+  REQUIRE(hurray_ipc_send(ch, v, nullptr, nullptr, &err) == HURRAY_OK);
+  hurray_buffer_unref(v);
+  int fd = -1;
+  const ssize_t got = recv_with_fd(sv[1], buf, sizeof buf, &fd);
+  REQUIRE(got == static_cast<ssize_t>(w::kHeaderSize + w::kHandoffViewBody));
+  REQUIRE(fd >= 0);
+  w::Message m{};
+  REQUIRE(w::parse(buf, static_cast<size_t>(got), 1, &m, &err) == HURRAY_OK);
+  // sent back as it came: the consumer's handoff is the opaque handle and the offset
+  m.id = 1;
+  len = w::encode(m, buf, sizeof buf);
+  send_with_fd(sv[1], buf, len, fd);
+  hurray_handoff h;
+  const hurray_status st = hurray_ipc_receive(ch, 5000, &h, nullptr, &err);
+  INFO(err.message);
+  REQUIRE(st == HURRAY_OK);
+  CHECK((h.flags & HURRAY_HANDOFF_OPAQUE_DATA));
+  CHECK((h.flags & HURRAY_HANDOFF_OPAQUE_OFFSET));
+  CHECK(h.reserved[0] == 8192);
+  CHECK(hurray_handoff_check(&h, nullptr, &err) == HURRAY_OK);
+  CHECK(hurray_handoff_release(&h, &err) == HURRAY_OK);
+  // a view offset that breaks the handle's 4096 alignment: malformed, the channel closes
+  m.id = 2;
+  m.view_offset = 8192 + 64;
+  len = w::encode(m, buf, sizeof buf);
+  send_with_fd(sv[1], buf, len, fd);
+  CHECK(hurray_ipc_receive(ch, 5000, &h, nullptr, &err) == HURRAY_E_PROTOCOL);
+  CHECK(std::string(err.message).find("BP-VIEW-BOUNDS") != std::string::npos);
+  close(fd);
+  hurray_buffer_unref(p);
+  hurray_ipc_close(ch);
+  close(sv[1]);
+}

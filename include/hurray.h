@@ -467,6 +467,12 @@ HURRAY_API uint64_t hurray_context_guard_count(const hurray_context *ctx);
                                              not a numeric address */
 #define HURRAY_HANDOFF_QPARAM 0x4u      /**< a quantization-parameter buffer:
                                              never modified (BP-ZC-QPARAM) */
+/** With OPAQUE_DATA only: the buffer starts `reserved[0]` bytes into the
+ *  device object that `data` names (a view, hurray_buffer_view(), of an
+ *  opaque-handle buffer such as a cl_mem or a Vulkan buffer); a consumer adds
+ *  that offset to every access. Set only when the offset is not zero; a
+ *  library older than this flag refuses such a handoff (unknown flag). */
+#define HURRAY_HANDOFF_OPAQUE_OFFSET 0x8u
 
 typedef struct hurray_handoff hurray_handoff;
 
@@ -505,7 +511,8 @@ typedef struct hurray_handoff hurray_handoff;
  *  release_event  EVENT: releases the event; else NULL.
  *  release        releases the buffer; NULL once released.
  *  private_data   the producer's; consumers leave it alone.
- *  reserved       zero. */
+ *  reserved       zero, except reserved[0] with HURRAY_HANDOFF_OPAQUE_OFFSET:
+ *                 the offset of the buffer in the object data names. */
 struct hurray_handoff {
   uint32_t version;                   /**< HURRAY_HANDOFF_VERSION */
   uint32_t flags;                     /**< HURRAY_HANDOFF_* bits */
@@ -518,7 +525,7 @@ struct hurray_handoff {
   void (*release_event)(hurray_handoff *self); /**< EVENT: release the event once */
   void (*release)(hurray_handoff *self);       /**< release the buffer once */
   void *private_data;   /**< the producer's */
-  uint64_t reserved[4]; /**< zero */
+  uint64_t reserved[4]; /**< zero; [0]: the offset with OPAQUE_OFFSET */
 };
 
 typedef char hurray_check_handoff_size_[sizeof(void *) != 8 ||
@@ -613,6 +620,22 @@ HURRAY_API hurray_status hurray_buffer_export(hurray_buffer *buffer,
                                               const hurray_export_desc *desc,
                                               hurray_handoff *out,
                                               hurray_error *err);
+/** \brief A view: `length` bytes of `parent` at `offset` as a buffer of its
+ *  own (docs/spec/views.md). Its handle: the parent's device, class and
+ *  ordinal, byte_size `length`, and the largest power-of-two alignment
+ *  dividing both `offset` and the parent's alignment. Refused: a range
+ *  outside the parent (HURRAY_E_INVALID_ARGUMENT, BP-VIEW-BOUNDS); a
+ *  non-empty view below 64-aligned (HURRAY_E_ALIGNMENT, BP-ALIGN-MIN); a
+ *  handle the context's policy refuses. Empty views are allowed. A view of
+ *  a view views the first parent. *out holds the owner's reference; the
+ *  view keeps the parent's memory alive (so the parent may go first), and
+ *  is used like any buffer (export, copies from its start, IPC, network,
+ *  DLPack). hurray_buffer_data(): the parent's address plus the offset, or
+ *  an opaque parent's handle (its handoffs then carry the offset,
+ *  HURRAY_HANDOFF_OPAQUE_OFFSET); hurray_buffer_fd() is -1. Thread-safe. */
+HURRAY_API hurray_status hurray_buffer_view(hurray_buffer *parent, uint64_t offset,
+                                            uint64_t length, hurray_buffer **out,
+                                            hurray_error *err);
 /** \brief Drop the owner's reference. NULL is a no-op. */
 HURRAY_API void hurray_buffer_unref(hurray_buffer *buffer);
 /** \brief The buffer's data pointer (NULL for an empty buffer). */

@@ -48,8 +48,10 @@ extern "C" {
  *  @{ */
 
 /** The version of the channel's wire format this library speaks
- *  (docs/spec/ipc.md). Both sides announce theirs in HELLO. */
-#define HURRAY_IPC_PROTOCOL_VERSION 1u
+ *  (docs/spec/ipc.md). Both sides announce theirs in HELLO. Version 2 adds
+ *  the view offset of a HANDOFF (a device view, hurray_buffer_view()),
+ *  sent only to a peer that announced 2 or more. */
+#define HURRAY_IPC_PROTOCOL_VERSION 2u
 /** At most this many devices are announced in a HELLO message. */
 #define HURRAY_IPC_MAX_DEVICES 16
 

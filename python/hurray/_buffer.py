@@ -11,7 +11,7 @@ from ._constants import (DEVICE_CPU, DL_CPU, E_INVALID_ARGUMENT, E_UNSUPPORTED,
                          MEMORY_STANDARD, SYNC_PRODUCER_SYNCED, U32_MAX, U64_MAX, U8_MAX,
                          check_int)
 from ._dtypes import dl_dtype, itemsize
-from ._errors import DLPackError, check, error
+from ._errors import DLPackError, HurrayError, check, error
 from ._export import check_stream, layout, refuse_device, to_capsule, wants_versioned
 from ._handles import Handle, ctx_of
 from ._handoff import Handoff
@@ -176,6 +176,22 @@ class Buffer:
                 _lib.EVENT_FREE_FN(e.event_free_fn)(e.event_user, e.sync_object)
             raise error(err)
         return h
+
+    def view(self, offset: int, length: int) -> "Buffer":
+        """A Buffer of `length` bytes of this one at `offset`
+        (hurray_buffer_view): its own handle (alignment derived from the offset
+        and this buffer's; refused outside it, BP-VIEW-BOUNDS), zero-copy,
+        keeping this buffer's memory alive past close()."""
+        ref = self._live()
+        fn = getattr(_lib.lib, "hurray_buffer_view", None)
+        if fn is None:
+            raise HurrayError(E_UNSUPPORTED, "", "hurray: this libhurray has no "
+                              "hurray_buffer_view (older than issue 26)")
+        out, err = ctypes.c_void_p(), _lib.Error()
+        check(fn(ref.ptr, check_int("offset", offset, 0, U64_MAX),
+                 check_int("length", length, 0, U64_MAX), ctypes.byref(out),
+                 ctypes.byref(err)), err)
+        return Buffer(out.value, self.read_only)
 
     def tensor(self, dtype: Any = "uint8", shape: Optional[Sequence[int]] = None,
                strides: Optional[Sequence[int]] = None, byte_offset: int = 0) -> "Tensor":

@@ -218,6 +218,7 @@ _optional = {
     "hurray_event_record": (status, [c_vp, c_u8, c_i32, c_vp, _P(ExportDesc), _P(Error)]),
     "hurray_handoff_acquire": (status, [c_vp, _P(Handoff), c_vp, _P(Error)]),
     "hurray_handoff_release_event": (status, [_P(Handoff), _P(Error)]),
+    "hurray_buffer_view": (status, [c_vp, c_u64, c_u64, _P(c_vp), _P(Error)]),  # issue 26
 }
 for _name, (_res, _args) in _optional.items():
     _f = getattr(lib, _name, None)

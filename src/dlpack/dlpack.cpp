@@ -217,6 +217,9 @@ hurray_status export_tensor(const char *who, bool versioned, hurray_handoff *h,
   t.shape = dims ? sh : nullptr;
   t.strides = dims ? st : nullptr;
   t.byte_offset = opaque_data ? byte_offset : 0;
+  // A view of an opaque-handle buffer starts reserved[0] bytes into the object
+  // (HURRAY_HANDOFF_OPAQUE_OFFSET, docs/spec/views.md): byte_offset says so too.
+  if (opaque_data && (h->flags & HURRAY_HANDOFF_OPAQUE_OFFSET)) t.byte_offset += h->reserved[0];
   b->tensor.manager_ctx = b;
   b->tensor.deleter = &block_deleter<M>;
   if constexpr (std::is_same_v<M, hurray_dl_managed_tensor_versioned>) {

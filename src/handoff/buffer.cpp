@@ -30,8 +30,12 @@ void buffer_destroy(hurray_buffer *b) {
   b->ctx = nullptr;
   b->free_fn = nullptr;
   b->backend_owned = false;
+  hurray_buffer *const parent = b->parent;  // a view: the memory is its parent's
+  b->parent = nullptr;
+  b->view_offset = 0;
   b->refs.store(0, std::memory_order_relaxed);  // a stray unref then destroys nothing
   buffer_push(b);
+  if (parent) buffer_unref(parent);
 }
 
 }  // namespace
@@ -223,8 +227,8 @@ HURRAY_API int hurray_buffer_fd(const hurray_buffer *buffer) {
 namespace {
 
 // The allocation to copy through: the buffer's own, or a host view of
-// wrapped host memory.
-hurray_status copy_target(const hurray_buffer *b, uint64_t offset, uint64_t n,
+// wrapped host memory; a view's offset becomes one in its parent's memory.
+hurray_status copy_target(const hurray_buffer *b, uint64_t &offset, uint64_t n,
                           Backend *be, hurray_backend_allocation *view, const char *what,
                           hurray_error *err) {
   if (!b)
@@ -234,6 +238,10 @@ hurray_status copy_target(const hurray_buffer *b, uint64_t offset, uint64_t n,
                 "%s: %llu bytes at offset %llu do not fit in %llu", what,
                 static_cast<unsigned long long>(n), static_cast<unsigned long long>(offset),
                 static_cast<unsigned long long>(b->handle.byte_size));
+  if (b->parent) {  // a view copies through its parent's memory, from where it starts
+    offset += b->view_offset;
+    b = b->parent;
+  }
   if (b->backend_owned) {
     *be = b->backend;
     *view = b->alloc;

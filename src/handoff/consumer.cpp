@@ -13,6 +13,8 @@ namespace {
 
 constexpr uint32_t kKnownHandoffFlags =
     HURRAY_HANDOFF_READ_ONLY | HURRAY_HANDOFF_OPAQUE_DATA | HURRAY_HANDOFF_QPARAM;
+// A view's (view.cpp): checked on the checked path only.
+constexpr uint32_t kViewFlags = kKnownHandoffFlags | HURRAY_HANDOFF_OPAQUE_OFFSET;
 
 // hurray_handoff_check's checked path: the reference for every answer.
 [[gnu::noinline]] hurray_status check_handoff(const hurray_handoff *h, const hurray_policy *policy,
@@ -27,10 +29,16 @@ constexpr uint32_t kKnownHandoffFlags =
   if (!h->release)
     return fail(err, HURRAY_E_ALREADY_RELEASED, HURRAY_RULE_REL_ONCE,
                 "BP-REL-ONCE: the handoff is released (release is NULL)");
-  if (h->reserved0 != 0 || (h->flags & ~kKnownHandoffFlags) ||
-      (h->reserved[0] | h->reserved[1] | h->reserved[2] | h->reserved[3]) != 0)
+  // OPAQUE_OFFSET (a view of an opaque-handle buffer): its offset in reserved[0]
+  const bool offset = h->flags & HURRAY_HANDOFF_OPAQUE_OFFSET;
+  if (h->reserved0 != 0 || (h->flags & ~kViewFlags) ||
+      ((offset ? 0 : h->reserved[0]) | h->reserved[1] | h->reserved[2] | h->reserved[3]) != 0)
     return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
                 "hurray_handoff: unknown flags or non-zero reserved words (a newer producer?)");
+  if (offset && (!(h->flags & HURRAY_HANDOFF_OPAQUE_DATA) || h->reserved[0] == 0))
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_handoff: OPAQUE_OFFSET needs OPAQUE_DATA and a non-zero offset in "
+                "reserved[0] (BP-VIEW-BOUNDS)");
   HURRAY_RETURN_NOT_OK(hurray_table_validate(h->handle, sizeof h->handle, policy, err));
   hurray_buffer_handle hd;
   decode16(h->handle, &hd);

@@ -90,6 +90,7 @@ hurray_status export_buffer(hurray_buffer *b, const hurray_export_desc *in, cons
   s->buf = b;
   s->free_fn = nullptr;
   publish(s, Origin{ctx, h, b->data, b->ordinal, d.flags | b->flags, caller}, d, out);
+  if (b->flags & HURRAY_HANDOFF_OPAQUE_OFFSET) out->reserved[0] = b->view_offset;  // view.cpp
   return HURRAY_OK;
 }
 

@@ -48,6 +48,10 @@ struct hurray_buffer {
   bool qparam_guarded = false;
   uint64_t qparam_sum = 0;
   const void *created_at = nullptr;
+  // a view (view.cpp): the buffer whose memory it shows (a reference; never
+  // itself a view) and where the view starts in it; nullptr for a buffer
+  hurray_buffer *parent = nullptr;
+  uint64_t view_offset = 0;
 };
 
 namespace hurray::detail::handoff {
@@ -215,6 +219,8 @@ struct Origin {
 // ---- buffers (buffer.cpp) ----
 
 void buffer_unref(hurray_buffer *b);
+// A buffer's own memory: a view's parent, else the buffer (view.cpp).
+inline const hurray_buffer *buffer_root(const hurray_buffer *b) { return b->parent ? b->parent : b; }
 // Read and check a buffer descriptor (what is checked: see buffer.cpp).
 hurray_status read_buffer_desc(const hurray_buffer_desc *in, hurray_buffer_desc *copy,
                                const hurray_buffer_desc **d, const hurray_policy *policy,

@@ -10,6 +10,7 @@ namespace hurray::detail {
 // the caller wrapped.
 bool buffer_allocation(const hurray_buffer *b, Backend *be,
                        hurray_backend_allocation *a) noexcept {
+  if (b) b = handoff::buffer_root(b);  // a view: its parent's allocation
   if (!b || !b->backend_owned) return false;
   *be = b->backend;
   *a = b->alloc;

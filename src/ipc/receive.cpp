@@ -212,6 +212,17 @@ hurray_status import(hurray_ipc_channel *ch, Pending &p, hurray_handoff *out, hu
         r->backend = be;
         data = r->alloc.data;
         flags = r->alloc.flags & HURRAY_HANDOFF_OPAQUE_DATA;
+        // a view: the buffer starts view_offset bytes into what was imported
+        if (m.view_offset && (m.view_offset % h.alignment || m.view_offset > r->alloc.byte_size ||
+                              h.byte_size > r->alloc.byte_size - m.view_offset))
+          st = fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
+                    "ipc message: a %llu-byte view at offset %llu (alignment %u) of %llu "
+                    "imported bytes (BP-VIEW-BOUNDS)",
+                    static_cast<unsigned long long>(h.byte_size),
+                    static_cast<unsigned long long>(m.view_offset), h.alignment,
+                    static_cast<unsigned long long>(r->alloc.byte_size));
+        else if (m.view_offset && !flags)
+          data = static_cast<unsigned char *>(data) + m.view_offset;
       }
     }
   }
@@ -236,6 +247,10 @@ hurray_status import(hurray_ipc_channel *ch, Pending &p, hurray_handoff *out, hu
     }
     channel_ref(ch);  // the record's, dropped by free_imported
     st = hurray_handoff_wrap(nullptr, &bd, &ed, out, err);
+    if (st == HURRAY_OK && m.view_offset && (flags & HURRAY_HANDOFF_OPAQUE_DATA)) {
+      out->flags |= HURRAY_HANDOFF_OPAQUE_OFFSET;  // a view of an opaque object
+      out->reserved[0] = m.view_offset;
+    }
     if (st == HURRAY_OK) return HURRAY_OK;
     channel_unref(ch);
   }

@@ -27,6 +27,10 @@ namespace hurray::detail {
 // hurray_buffer_alloc (false for wrapped memory).
 bool buffer_allocation(const hurray_buffer *b, Backend *be,
                        hurray_backend_allocation *a) noexcept;
+// src/handoff/view.cpp: where a view starts in its parent's memory (0 for a
+// buffer), and the buffer that owns the memory (the parent of a view).
+uint64_t buffer_view_offset(const hurray_buffer *b) noexcept;
+const hurray_buffer *buffer_memory_owner(const hurray_buffer *b) noexcept;
 }  // namespace hurray::detail
 
 using namespace hurray::detail;
@@ -118,17 +122,27 @@ hurray_status describe_memory(hurray_buffer *buffer, const hurray_buffer_handle 
   std::memset(mem, 0, sizeof *mem);
   if (!h.byte_size) return HURRAY_OK;
   if (h.device_tag == HURRAY_DEVICE_CPU) {
-    const int f = hurray_buffer_fd(buffer);
+    // a view travels as its parent's memfd at the view's offset
+    const hurray_buffer *owner = buffer_memory_owner(buffer);
+    const uint64_t at = buffer_view_offset(buffer);
+    const int f = hurray_buffer_fd(owner);
     if (f < 0)
       return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
                   "hurray_ipc_send: this CPU buffer cannot be shared with another process; "
                   "allocate it with hurray_buffer_alloc() and HURRAY_ALLOC_SHAREABLE");
     // the CPU backend sizes its memfd to whole pages (src/backends/cpu)
     const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    hurray_buffer_handle oh;
+    hurray_buffer_get_handle(owner, &oh, nullptr);
+    if (at % page)
+      return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
+                  "hurray_ipc_send: a CPU view at offset %llu is not page-aligned (%llu); a "
+                  "memfd is mapped by pages",
+                  static_cast<unsigned long long>(at), static_cast<unsigned long long>(page));
     mem->kind = wire::kKindMemfd;
     mem->has_fd = 1;
-    mem->byte_size = (h.byte_size + page - 1) / page * page;
-    mem->offset = 0;
+    mem->byte_size = (oh.byte_size + page - 1) / page * page;
+    mem->offset = at;
     *fd = f;
     return HURRAY_OK;
   }
@@ -223,6 +237,15 @@ HURRAY_API hurray_status hurray_ipc_send(hurray_ipc_channel *ch, hurray_buffer *
   bool own_fd;
   HURRAY_RETURN_NOT_OK(describe_memory(buffer, h, &m.memory, &fds[0], &own_fd, err));
   int nfds = fds[0] >= 0 ? 1 : 0;
+  // a view of device memory: the backend exported its parent's, the offset rides beside
+  if (h.device_tag != HURRAY_DEVICE_CPU && h.byte_size) m.view_offset = buffer_view_offset(buffer);
+  if (m.view_offset && ch->peer.protocol_version < wire::kViewProtocol) {
+    if (own_fd) close(fds[0]);
+    return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
+                "hurray_ipc_send: the peer speaks IPC protocol version %u, which cannot carry "
+                "a view's offset (version %u can)",
+                ch->peer.protocol_version, wire::kViewProtocol);
+  }
   int event_fd = -1;  // ours to close
   if (h.sync_mode == HURRAY_SYNC_EVENT) {
     // the event travels as the backend's IPC handle (BP-SYNC-IPC allowed it)

@@ -127,8 +127,11 @@ hurray_status parse(const uint8_t *p, size_t n, size_t nfds, Message *out,
     }
     case static_cast<uint16_t>(Type::Handoff): {
       out->type = Type::Handoff;
-      if (length != kHandoffBody)
-        return bad(err, 8, "HANDOFF body of %u bytes (expected %zu)", length, kHandoffBody);
+      if (length == kHandoffViewBody) {
+        // protocol version 2: a device view (its offset is read below)
+      } else if (length != kHandoffBody)
+        return bad(err, 8, "HANDOFF body of %u bytes (expected %zu, or %zu for a view)", length,
+                   kHandoffBody, kHandoffViewBody);
       out->id = get64(b);
       std::memcpy(out->handle, b + 8, HURRAY_HANDLE_SIZE);
       out->device_ordinal = static_cast<int32_t>(get32(b + 24));
@@ -148,9 +151,24 @@ hurray_status parse(const uint8_t *p, size_t n, size_t nfds, Message *out,
       if (size && out->memory.kind == kKindNone)
         return bad(err, 56, "HANDOFF of %llu bytes without memory",
                    static_cast<unsigned long long>(size));
+      if (length == kHandoffViewBody) {  // a view of device memory (views.md)
+        out->view_offset = get64(b + kHandoffBody);
+        if (out->view_offset == 0)
+          return bad(err, 232, "HANDOFF view offset 0 (the 216-byte form says that)");
+        if (out->handle[12] == HURRAY_DEVICE_CPU)
+          return bad(err, 232, "HANDOFF view offset on CPU memory (a memfd's offset says it)");
+        if (out->memory.kind == kKindNone)
+          return bad(err, 232, "HANDOFF view offset without memory");
+      }
       if (out->memory.kind != kKindNone && size > out->memory.byte_size)
         return bad(err, 64, "HANDOFF of %llu bytes in %llu bytes of memory",
                    static_cast<unsigned long long>(size),
+                   static_cast<unsigned long long>(out->memory.byte_size));
+      // (a view offset comes with memory, so size <= byte_size here: no wrap)
+      if (out->view_offset > out->memory.byte_size - size)
+        return bad(err, 232, "HANDOFF view of %llu bytes at offset %llu beyond %llu bytes of memory",
+                   static_cast<unsigned long long>(size),
+                   static_cast<unsigned long long>(out->view_offset),
                    static_cast<unsigned long long>(out->memory.byte_size));
       const bool event = out->handle[13] == HURRAY_SYNC_EVENT;
       if (!event && (out->event.kind != kKindNone || out->sync_value))
@@ -185,7 +203,7 @@ size_t encode(const Message &m, uint8_t *out, size_t cap) noexcept {
       body = kHelloFixed + kDeviceEntry * m.device_count;
       break;
     case Type::Handoff:
-      body = kHandoffBody;
+      body = m.view_offset ? kHandoffViewBody : kHandoffBody;
       fds = handoff_fds(m);
       break;
     case Type::Release:
@@ -220,6 +238,7 @@ size_t encode(const Message &m, uint8_t *out, size_t cap) noexcept {
       put64(b + 32, m.sync_value);
       encode_handle(m.memory, b + 40);
       encode_handle(m.event, b + 40 + kIpcHandleSize);
+      if (m.view_offset) put64(b + kHandoffBody, m.view_offset);
       break;
     case Type::Release:
       put64(b, m.id);

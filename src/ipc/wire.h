@@ -21,8 +21,11 @@ constexpr size_t kMaxFds = 2;
 constexpr size_t kIpcHandleSize = 88;
 constexpr size_t kHelloFixed = 8, kDeviceEntry = 8;
 constexpr size_t kHandoffBody = 8 + 16 + 4 + 4 + 8 + 2 * kIpcHandleSize;  // 216
+// protocol version 2: a HANDOFF of a device view ends with its view offset
+constexpr size_t kHandoffViewBody = kHandoffBody + 8;  // 224
+constexpr uint32_t kViewProtocol = 2;  // the peer's HELLO version that reads it
 constexpr size_t kReleaseBody = 8;
-constexpr size_t kMaxMessage = kHeaderSize + kHandoffBody;  // the largest: 232
+constexpr size_t kMaxMessage = kHeaderSize + kHandoffViewBody;  // the largest: 240
 constexpr uint32_t kHandoffFlags = HURRAY_HANDOFF_READ_ONLY | HURRAY_HANDOFF_QPARAM;
 
 // Memory and event kinds for CPU buffers (device tag 0); other devices use
@@ -63,6 +66,9 @@ struct Message {
   uint64_t sync_value;
   WireHandle memory;
   WireHandle event;
+  // where the buffer starts in the memory `memory` exports (a view of device
+  // memory, hurray_buffer_view); non-zero exactly in the 224-byte form
+  uint64_t view_offset;
 };
 
 // Parse one message of n bytes that arrived with nfds descriptors. Every

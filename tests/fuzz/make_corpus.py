@@ -252,12 +252,14 @@ def ipc_hello(devices=((CPU, 1),), version=1):
 
 
 def ipc_handoff(id_=1, h=None, ordinal=0, flags=0, sync_value=0, memory=None, event=None,
-                fds=None):
+                fds=None, view_offset=0):
     h = h if h is not None else handle(size=8192, align=4096)
     memory = memory if memory is not None else ipc_wire_handle(1, 1, 8192)
     event = event if event is not None else ipc_wire_handle()
     body = struct.pack("<Q", id_) + h + struct.pack("<iIQ", ordinal, flags, sync_value)
     body += memory + event
+    if view_offset:  # protocol version 2: a device view's 224-byte form (issue 26)
+        body += struct.pack("<Q", view_offset)
     nfds = fds if fds is not None else memory[4] + event[4]
     return ipc_header(HANDOFF, len(body), nfds) + body
 
@@ -323,6 +325,19 @@ def fuzz_ipc_message_seeds():
                     memory=ipc_wire_handle(2, 0, 8192)))
     add("bad-handoff-none-kind-with-fields", ipc_handoff(
         h=handle(size=0, align=4096), memory=ipc_wire_handle(0, 0, 5)))
+    # issue 26: a HANDOFF of a device view (docs/spec/views.md)
+    vk = handle(size=8192, align=4096, tag=VULKAN)
+    add("ok-handoff-vulkan-view", ipc_handoff(h=vk, memory=ipc_wire_handle(1, 1, 65536),
+                                              view_offset=12288), fds=1)
+    add("ok-handoff-vulkan-view-last-page", ipc_handoff(
+        h=vk, memory=ipc_wire_handle(1, 1, 65536), view_offset=65536 - 8192), fds=1)
+    add("bad-handoff-view-beyond-memory", ipc_handoff(
+        h=vk, memory=ipc_wire_handle(1, 1, 65536), view_offset=65536 - 4096), fds=1)
+    add("bad-handoff-view-offset-wraps", ipc_handoff(
+        h=vk, memory=ipc_wire_handle(1, 1, 65536), view_offset=2**64 - 4096), fds=1)
+    add("bad-handoff-view-cpu", ipc_handoff(view_offset=4096), fds=1)
+    view0 = ipc_handoff(h=vk, memory=ipc_wire_handle(1, 1, 65536), view_offset=1)
+    add("bad-handoff-view-offset-0", view0[:-8] + bytes(8), fds=1)
     return seeds
 
 

@@ -100,6 +100,9 @@ hurray_status patch_word(State *s, const Device &d, WGPUBuffer b, uint64_t word,
 
 }  // namespace
 
+hurray_status write_buffer(State *s, const Device *d, WGPUBuffer b, uint64_t offset,
+                           const void *src, uint64_t n, hurray_error *err);
+
 hurray_status read_buffer(State *s, const Device &d, WGPUBuffer b, uint64_t offset, void *dst,
                           uint64_t n, hurray_error *err) {
   auto *out = static_cast<unsigned char *>(dst);
@@ -125,7 +128,7 @@ hurray_status copy_to_host(void *state, const hurray_backend_allocation *src, ui
     return st;
   if (b == nullptr) return HURRAY_OK;
   std::lock_guard<std::mutex> lock(s->mu);
-  return read_buffer(s, *d, b, offset, dst, n, err);
+  return on_worker(s, [&] { return read_buffer(s, *d, b, offset, dst, n, err); });
 }
 
 hurray_status copy_from_host(void *state, hurray_backend_allocation *dst, uint64_t offset,
@@ -136,8 +139,13 @@ hurray_status copy_from_host(void *state, hurray_backend_allocation *dst, uint64
   if (const hurray_status st = copy_check(s, dst, offset, src, n, "copy_from_host", &b, &d, err))
     return st;
   if (b == nullptr) return HURRAY_OK;
-  const auto *in = static_cast<const unsigned char *>(src);
   std::lock_guard<std::mutex> lock(s->mu);
+  return on_worker(s, [&] { return write_buffer(s, d, b, offset, src, n, err); });
+}
+
+hurray_status write_buffer(State *s, const Device *d, WGPUBuffer b, uint64_t offset,
+                           const void *src, uint64_t n, hurray_error *err) {
+  const auto *in = static_cast<const unsigned char *>(src);
   push_errors(s, *d);
   hurray_status st = HURRAY_OK;
   if (offset % kWord != 0) {  // the head: part of one word

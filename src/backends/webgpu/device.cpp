@@ -228,9 +228,13 @@ hurray_status probe(void **state, hurray_error *err) {
       &State::wgpu, load_api,
       [](State *s, hurray_error *e) {
         s->devices.reserve(1);
-        return open_devices(s, e);
+        s->worker.start();
+        return on_worker(s, [&] { return open_devices(s, e); });
       },
-      close_devices);
+      [](State *s) {
+        on_worker(s, [&] { close_devices(s); });
+        s->worker.stop();
+      });
 }
 
 void shutdown(void *state) {
@@ -238,10 +242,13 @@ void shutdown(void *state) {
   if (s == nullptr) return;
   {
     std::lock_guard<std::mutex> lock(s->mu);
-    for (WGPUBuffer b : s->live) release_buffer(s, b);
+    on_worker(s, [&] {
+      for (WGPUBuffer b : s->live) release_buffer(s, b);
+      close_devices(s);
+    });
     s->live.clear();
   }
-  close_devices(s);
+  s->worker.stop();
   delete s;
 }
 

@@ -52,13 +52,16 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
   desc.size = (byte_size + HWGPU_COPY_ALIGNMENT - 1) & ~uint64_t{HWGPU_COPY_ALIGNMENT - 1};
   std::lock_guard<std::mutex> lock(s->mu);
   s->live.reserve(s->live.size() + 1);  // may throw: before the buffer exists
-  push_errors(s, *d);
-  WGPUBuffer b = s->wgpu.wgpuDeviceCreateBuffer(d->device, &desc);
-  if (const hurray_status st =
-          pop_errors(s, *d, "wgpuDeviceCreateBuffer", err, HURRAY_E_OUT_OF_MEMORY)) {
-    if (b != nullptr) release_buffer(s, b);
-    return st;
-  }
+  WGPUBuffer b = nullptr;
+  const hurray_status st = on_worker(s, [&] {
+    push_errors(s, *d);
+    b = s->wgpu.wgpuDeviceCreateBuffer(d->device, &desc);
+    const hurray_status popped =
+        pop_errors(s, *d, "wgpuDeviceCreateBuffer", err, HURRAY_E_OUT_OF_MEMORY);
+    if (popped != HURRAY_OK && b != nullptr) release_buffer(s, b);
+    return popped;
+  });
+  if (st != HURRAY_OK) return st;
   if (b == nullptr)
     return fail(err, HURRAY_E_OUT_OF_MEMORY, "[wgpuDeviceCreateBuffer] NULL: %llu bytes on '%s'",
                 static_cast<unsigned long long>(byte_size), d->name.c_str());
@@ -73,7 +76,7 @@ void free_(void *state, hurray_backend_allocation *allocation) {
   if (s == nullptr || allocation == nullptr) return;
   if (auto *b = static_cast<WGPUBuffer>(allocation->plugin_data)) {
     std::lock_guard<std::mutex> lock(s->mu);
-    if (s->live.erase(b) != 0) release_buffer(s, b);
+    if (s->live.erase(b) != 0) on_worker(s, [&] { release_buffer(s, b); });
   }
   allocation->plugin_data = nullptr;
   allocation->data = nullptr;

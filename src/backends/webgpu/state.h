@@ -24,6 +24,7 @@
 #include "kit/errors.h"
 #include "kit/table.h"
 #include "wgpu_abi.h"
+#include "worker.h"
 
 namespace hurray::webgpu {
 
@@ -53,8 +54,10 @@ struct State {
   WGPUInstance instance = nullptr;
   std::vector<Device> devices;  // one at most; fixed after probe
 
-  // Guards every call into Dawn and what follows.
+  // Guards every call into Dawn and what follows; each series of Dawn calls
+  // runs on `worker` (worker.h: Dawn's GL context lives on one thread).
   std::mutex mu;
+  Worker worker;
   std::unordered_set<WGPUBuffer> live;  // the buffers alloc handed out
 };
 
@@ -79,9 +82,16 @@ std::string to_string(WGPUStringView v);
 // timeout (a timed wait needs an instance feature whose descriptor differs
 // between Dawn revisions), processing events between polls. With `lock`
 // given, it is released between polls (an event wait lets other threads
-// use the device meanwhile). INTERNAL when WaitAny reports an error.
+// use the device meanwhile) and each poll is run on the worker; without it
+// the caller is on the worker already. INTERNAL when WaitAny reports an error.
 hurray_status wait_future(State *s, WGPUFuture f, const char *what, hurray_error *err,
                           std::unique_lock<std::mutex> *lock = nullptr);
+
+// Run f (a series of Dawn calls) on the plugin's thread, s->mu held.
+template <class F>
+auto on_worker(State *s, F &&f) -> decltype(f()) {
+  return s->worker.run(static_cast<F &&>(f));
+}
 
 // Push a validation and an out-of-memory error scope (the order pop_errors
 // pops them in).

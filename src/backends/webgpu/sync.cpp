@@ -39,11 +39,14 @@ hurray_status event_record(void *state, int32_t device, void *stream, void **eve
   std::lock_guard<std::mutex> lock(s->mu);
   const WGPUQueueWorkDoneCallbackInfo info{nullptr, HWGPU_CALLBACK_MODE_ALLOW_PROCESS_EVENTS,
                                            on_work_done, nullptr, nullptr};
-  const WGPUFuture f = s->wgpu.wgpuQueueOnSubmittedWorkDone(d->queue, info);
+  const WGPUFuture f = on_worker(s, [&] {
+    const WGPUFuture got = s->wgpu.wgpuQueueOnSubmittedWorkDone(d->queue, info);
+    s->wgpu.wgpuInstanceProcessEvents(s->instance);  // reap the completed ones
+    return got;
+  });
   if (f.id == 0)
     return fail(err, HURRAY_E_BACKEND, "[wgpuQueueOnSubmittedWorkDone] no future on '%s'",
                 d->name.c_str());
-  s->wgpu.wgpuInstanceProcessEvents(s->instance);  // reap the completed ones
   *event = reinterpret_cast<void *>(static_cast<uintptr_t>(f.id));
   *value = 0;
   return HURRAY_OK;

@@ -9,15 +9,20 @@ namespace hurray::webgpu {
 hurray_status wait_future(State *s, WGPUFuture f, const char *what, hurray_error *err,
                           std::unique_lock<std::mutex> *lock) {
   const hwgpu_api &w = s->wgpu;
-  for (uint64_t polls = 0;; ++polls) {
+  const auto poll = [&]() -> uint32_t {  // 0: completed, else WaitAny's status
     WGPUFutureWaitInfo info{f, 0};
     const uint32_t r = w.wgpuInstanceWaitAny(s->instance, 1, &info, 0);
-    if (info.completed) return HURRAY_OK;
+    if (info.completed) return 0;
+    if (r == HWGPU_WAIT_TIMED_OUT) w.wgpuInstanceProcessEvents(s->instance);
+    return r;
+  };
+  for (uint64_t polls = 0;; ++polls) {
+    const uint32_t r = lock != nullptr ? on_worker(s, poll) : poll();
+    if (r == 0) return HURRAY_OK;
     if (r != HWGPU_WAIT_TIMED_OUT)
       return fail(err, HURRAY_E_INTERNAL,
                   "[wgpuInstanceWaitAny] WGPUWaitStatus %u: waiting for %s (future %llu)", r,
                   what, static_cast<unsigned long long>(f.id));
-    w.wgpuInstanceProcessEvents(s->instance);
     // Spin a little (most waits end within microseconds), then sleep: no
     // timed wait is portable across Dawn revisions (see state.h).
     if (lock != nullptr) lock->unlock();

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <dlfcn.h>
+#include <stdlib.h>
 
 #include <hurray_backend.h>
 
@@ -39,6 +40,11 @@ struct Probed {
   hwgpu_api w{};
 
   Probed() {
+    // OpenGL ES directly, the device CI has (unless the caller picks one):
+    // the default order (Vulkan first) is what the conformance suite and
+    // the hurray-inspect test probe. (Dawn's Vulkan probe on Debian 12 also
+    // leaves a block of the Vulkan ICD behind: dawn.lsan.supp.)
+    setenv("HURRAY_WEBGPU_BACKEND", "opengles", 0);
     hurray_error err{};
     const hurray_status st = b->probe(&state, &err);
     INFO("probe: " << err.message);

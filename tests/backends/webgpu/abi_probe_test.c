@@ -7,6 +7,7 @@
  * loudly and by name, before the plugin misbehaves.
  * Usage: webgpu_abi_probe (with HURRAY_WEBGPU_LIBRARY and EGL_PLATFORM set).
  */
+#define _GNU_SOURCE /* memmem */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,6 +143,13 @@ int main(void) {
   const WGPUAdapterInfo *info = &ai_out.info;
   CHECK(info->backendType == HWGPU_BACKEND_OPENGLES,
         "WGPUAdapterInfo.backendType is %u, not OpenGLES (8)", info->backendType);
+  /* ... and it is one: Dawn's description names the API (the enum's value
+   * is checked against what the adapter is, not against itself). */
+  CHECK(info->description.data != NULL &&
+            memmem(info->description.data, info->description.length, "OpenGL ES", 9) != NULL,
+        "backend %u (OpenGLES in wgpu_abi.h) gave an adapter described as '%.*s'",
+        HWGPU_BACKEND_OPENGLES, (int)info->description.length,
+        info->description.data != NULL ? info->description.data : "");
   CHECK(info->adapterType >= HWGPU_ADAPTER_DISCRETE_GPU && info->adapterType <= HWGPU_ADAPTER_UNKNOWN,
         "WGPUAdapterInfo.adapterType is %u", info->adapterType);
   CHECK(info->device.data != NULL && info->device.length > 0 && info->device.length < 256,
@@ -168,8 +176,11 @@ int main(void) {
   if (dev == NULL) return 1;
   WGPUQueue q = w.wgpuDeviceGetQueue(dev);
 
-  /* BufferDescriptor: size and usage where declared, usage bits numbered as
-   * declared (Dawn gives both back). */
+  /* BufferDescriptor: size and usage where declared (Dawn gives both back).
+   * The usage bits' values are checked by behaviour where the plugin relies
+   * on them: CopySrc and CopyDst by the copy below, MapRead by the map;
+   * Storage only by value (binding it needs a bind-group-layout entry, whose
+   * layout differs between Dawn revisions). */
   const WGPUFlags usage =
       HWGPU_BUFFER_USAGE_COPY_SRC | HWGPU_BUFFER_USAGE_COPY_DST | HWGPU_BUFFER_USAGE_STORAGE;
   WGPUBufferDescriptor bd = {NULL, {"abi probe", SIZE_MAX}, usage, 1028, 0};

@@ -216,13 +216,43 @@ hurray_status open_devices(State *s, hurray_error *err) {
   return HURRAY_OK;
 }
 
+// The library probe() opens: HURRAY_WEBGPU_LIBRARY alone when set, else
+// the first of library_names() that dlopen loads, held in *lib. On failure
+// *why says why for each name, shortly (four of dlopen's full messages
+// would not fit in hurray_error.message): "NAME: not found" for a missing
+// file, dlopen's text otherwise. (A compact variant of the kit's
+// open_library, kept here: see the note.)
+bool find_library(void **lib, std::string *path, std::string *why) {
+  const char *env = std::getenv("HURRAY_WEBGPU_LIBRARY");
+  const std::vector<std::string> names =
+      env != nullptr && *env != '\0' ? std::vector<std::string>{env} : library_names();
+  for (const std::string &n : names) {
+    dlerror();
+    if ((*lib = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL)) != nullptr) {
+      *path = n;
+      return true;
+    }
+    const char *e = dlerror();
+    std::string text = e != nullptr ? e : n + ": cannot be loaded";
+    const std::string missing = ": cannot open shared object file: No such file or directory";
+    if (names.size() > 1 && text == n + missing) text = n + ": not found";
+    hurray::kit::note(why, "%s", text.c_str());
+  }
+  return false;
+}
+
 hurray_status probe(void **state, hurray_error *err) {
-  const std::vector<std::string> names = library_names();
-  std::vector<const char *> sonames;
-  for (const std::string &n : names) sonames.push_back(n.c_str());
-  sonames.push_back(nullptr);
-  return hurray::kit::probe_state<State>(
-      state, err, "HURRAY_WEBGPU_LIBRARY", sonames.data(),
+  void *lib = nullptr;
+  std::string path, why;
+  if (state != nullptr && !find_library(&lib, &path, &why)) {
+    *state = nullptr;
+    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "%s (scripts/webgpu.sh installs Dawn)",
+                why.c_str());
+  }
+  // The kit opens it again (its own reference, kept by the state).
+  const char *const sonames[] = {path.c_str(), nullptr};
+  const hurray_status st = hurray::kit::probe_state<State>(
+      state, err, nullptr, sonames,
       "a Dawn build of mid-2025 is needed, e.g. npm's bun-webgpu-linux-x64 0.1.7: "
       "scripts/webgpu.sh",
       &State::wgpu, load_api,
@@ -235,6 +265,8 @@ hurray_status probe(void **state, hurray_error *err) {
         on_worker(s, [&] { close_devices(s); });
         s->worker.stop();
       });
+  if (lib != nullptr) dlclose(lib);
+  return st;
 }
 
 void shutdown(void *state) {

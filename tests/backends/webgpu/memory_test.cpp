@@ -88,6 +88,7 @@ TEST_CASE("webgpu: other classes, SHAREABLE and bad arguments are refused", "[we
   }
   CHECK(p.b->alloc(p.state, 0, HURRAY_MEMORY_STANDARD, 4096, 64, HURRAY_ALLOC_SHAREABLE, &a,
                    &err) == HURRAY_E_UNSUPPORTED);
+  CHECK(std::string(err.message).find("WebGPU defines no way to export") != std::string::npos);
   CHECK(p.b->alloc(p.state, 0, HURRAY_MEMORY_STANDARD, 4096, 96, 0, &a, &err) ==
         HURRAY_E_INVALID_ARGUMENT);
   CHECK(p.b->alloc(p.state, 1, HURRAY_MEMORY_STANDARD, 4096, 64, 0, &a, &err) ==
@@ -180,6 +181,21 @@ TEST_CASE("webgpu: without a library, probe says why", "[webgpu]") {
   CHECK(std::string(err.message).find("has no wgpuCreateInstance") != std::string::npos);
   unsetenv("HURRAY_WEBGPU_LIBRARY");
   CHECK(b->probe(nullptr, &err) == HURRAY_E_INVALID_ARGUMENT);
+  // Without the variable: the search list, each name with dlopen's reason,
+  // the npm package's file last, below HURRAY_WEBGPU_CACHE.
+  setenv("HURRAY_WEBGPU_CACHE", "/nonexistent/cache", 1);
+  CHECK(b->probe(&state, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
+  const std::string why = err.message;
+  INFO(why);
+  const size_t dawn = why.find("libwebgpu_dawn.so: not found");
+  const size_t wgpu = why.find("libwgpu_native.so: not found");
+  const size_t npm = why.find(
+      "/nonexistent/cache/0.1.7/node_modules/bun-webgpu-linux-x64/libwebgpu_wrapper.so: not found");
+  CHECK(dawn != std::string::npos);
+  CHECK(wgpu != std::string::npos);
+  CHECK(npm != std::string::npos);
+  CHECK((dawn < wgpu && wgpu < npm));
+  unsetenv("HURRAY_WEBGPU_CACHE");
 }
 
 TEST_CASE("webgpu: HURRAY_WEBGPU_BACKEND picks the backend", "[webgpu]") {

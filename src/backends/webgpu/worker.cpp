@@ -19,22 +19,32 @@ void Worker::stop() noexcept {
 }
 
 void Worker::submit(std::function<void()> *task) {
-  std::unique_lock<std::mutex> lock(mu_);
-  task_ = task;
-  done_ = false;
-  failure_ = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    task_ = task;
+    done_ = false;
+    failure_ = nullptr;
+    finished_.store(false, std::memory_order_relaxed);
+    pending_.store(true, std::memory_order_release);
+  }
   cv_.notify_all();
+  for (int i = 0; i < kSpin && !finished_.load(std::memory_order_acquire); ++i)
+    std::this_thread::yield();
+  std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [this] { return done_; });
   task_ = nullptr;
   if (failure_) std::rethrow_exception(failure_);
 }
 
 void Worker::loop() noexcept {
-  std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
+    for (int i = 0; i < kSpin && !pending_.load(std::memory_order_acquire); ++i)
+      std::this_thread::yield();
+    std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [this] { return stopping_ || (task_ != nullptr && !done_); });
     if (stopping_) return;
     std::function<void()> *task = task_;
+    pending_.store(false, std::memory_order_relaxed);
     lock.unlock();
     std::exception_ptr failure;
     try {
@@ -45,6 +55,8 @@ void Worker::loop() noexcept {
     lock.lock();
     failure_ = failure;
     done_ = true;
+    finished_.store(true, std::memory_order_release);
+    lock.unlock();
     cv_.notify_all();
   }
 }

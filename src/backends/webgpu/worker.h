@@ -3,9 +3,12 @@
 // used it, and a context current on one thread cannot be made current on
 // another (Dawn then loses the device), so calls from the caller's threads
 // are handed to this one thread and waited for. Callers are serialised by
-// the state's mutex first: one task at a time.
+// the state's mutex first: one task at a time. Both sides yield-spin a
+// little (kSpin yields) before sleeping on the condition variable, so that
+// a call that follows another soon pays no thread wake-up.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <exception>
 #include <functional>
@@ -45,7 +48,11 @@ class Worker {
   void submit(std::function<void()> *task);  // runs it on the worker, rethrows
   void loop() noexcept;
 
+  static constexpr int kSpin = 64;
+
   std::thread thread_;
+  std::atomic<bool> pending_{false};   // a task waits for the worker
+  std::atomic<bool> finished_{false};  // the task given has run
   std::mutex mu_;
   std::condition_variable cv_;
   std::function<void()> *task_ = nullptr;

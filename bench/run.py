@@ -40,6 +40,15 @@ PAIRS = [
      "timeline semaphore + vkWaitSemaphores"),
 ]
 
+# WebGPU (issue 25): bench/webgpu_bench.cpp, Dawn's OpenGL ES backend on llvmpipe.
+PAIRS += [
+    ("WebGPU: allocate + free 1 MiB", "BM_AllocFree_Hurray_WebGPU",
+     "BM_AllocFree_Raw_WebGPU", "wgpuDeviceCreateBuffer + wgpuBufferDestroy + wgpuBufferRelease "
+     "(no error scopes, on the calling thread)"),
+    ("WebGPU: event record + handoff + wait", "BM_EventWait_Hurray_WebGPU",
+     "BM_EventWait_Raw_WebGPU", "wgpuQueueOnSubmittedWorkDone + wgpuInstanceWaitAny polling"),
+]
+
 # ipc (issue 6): bench/ipc_bench.cpp, a consumer process forked per benchmark.
 PAIRS += [
     (f"hand {label} of CPU memory to another process", f"BM_Handover_Hurray/{n}/real_time",
@@ -507,7 +516,11 @@ def main():
     if o.net_only:
         return net_only(o)
     med, ctx = {}, {}
-    for name in ("hurray_bench", "hurray_backend_bench", "hurray_ipc_bench"):
+    # WebGPU (issue 25): Dawn on OpenGL ES through EGL, without a display.
+    os.environ.setdefault("EGL_PLATFORM", "surfaceless")
+    os.environ.setdefault("HURRAY_WEBGPU_BACKEND", "opengles")
+    for name in ("hurray_bench", "hurray_backend_bench", "hurray_ipc_bench",
+                 "hurray_webgpu_bench"):
         exe = os.path.join(o.build_dir, "bench", name)
         if not os.path.exists(exe):
             continue

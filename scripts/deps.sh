@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages a command needs, when they are missing.
 # Usage: scripts/deps.sh PROFILE...
-#   (profiles: build, test, vulkan, opencl, gpu, fuzz, interop, net)
+#   (profiles: build, test, vulkan, opencl, gpu, fuzz, interop, net, webgpu)
 # As root it runs apt-get itself; otherwise it prints the command to run.
 set -euo pipefail
 
@@ -17,6 +17,9 @@ declare -A PROFILE=(
   # UCX for hurray_net_*, ucx_perftest for its benchmark, iproute2 for the netns tests,
   # libssl-dev for the bootstrap's HMAC-SHA256 (libcrypto).
   [net]="libucx-dev ucx-utils iproute2 libssl-dev"
+  # The WebGPU plugin's tests: Dawn (from npm, scripts/webgpu.sh) opens the unversioned
+  # libEGL.so (libegl-dev) and runs OpenGL ES on Mesa's llvmpipe (EGL_PLATFORM=surfaceless).
+  [webgpu]="libegl-dev libegl-mesa0 libgl1-mesa-dri"
 )
 
 want=()

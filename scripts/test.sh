@@ -17,7 +17,11 @@
 # HURRAY_SANITIZERS=0 to run stage 1 only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh test vulkan opencl gpu fuzz interop net
+scripts/deps.sh test vulkan opencl gpu fuzz interop net webgpu
+# Dawn for the WebGPU tests (npm's bun-webgpu-linux-x64, pinned): installed
+# once here, into the cache the plugin looks in; a failed install fails the
+# run (the WebGPU tests would fail anyway: they are never skipped).
+scripts/webgpu.sh >/dev/null
 # PoCL and Mesa keep kernel and shader caches: somewhere private and temporary.
 export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$(mktemp -d)}
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$(mktemp -d)}

@@ -2,7 +2,8 @@
 # check_plugin_elf.sh needed|exports PLUGIN   (the ELF checks of every backend plugin)
 #   needed:  the plugin has NEEDED entries, and none of them is a vendor
 #            runtime (libvulkan, libOpenCL, libze_*, libcuda, libcudart,
-#            libnvidia-*, libamdhip64, libhsa-runtime64) or libhurray: a plugin
+#            libnvidia-*, libamdhip64, libhsa-runtime64, a WebGPU library:
+#            libwebgpu*, libwgpu*, libdawn*) or libhurray: a plugin
 #            dlopens its runtime in probe() and uses libhurray's headers only.
 #            (A machine whose LIBRARY_PATH holds the CUDA stubs would link a
 #            stray -lcuda silently; this catches it.)
@@ -16,7 +17,7 @@ case $mode in
     needed=$(printf '%s\n' "$dyn" | grep NEEDED) || { echo "no NEEDED entry in $plugin"; exit 1; }
     printf '%s\n' "$needed"
     if printf '%s\n' "$needed" |
-        grep -E -q 'libvulkan|libOpenCL|libze_|libcuda|libcudart|libnvidia|libamdhip64|libhsa-runtime|libhurray'; then
+        grep -E -q 'libvulkan|libOpenCL|libze_|libcuda|libcudart|libnvidia|libamdhip64|libhsa-runtime|libwebgpu|libwgpu|libdawn|libhurray'; then
       echo "FAIL: $plugin must not link a vendor runtime or libhurray"
       exit 1
     fi

@@ -1,0 +1,308 @@
+// The WebGPU plugin: finding the library, probe (instance, adapter, device),
+// shutdown and the description of the device.
+#include <cstdio>
+#include <cstdlib>
+
+#include "api.h"
+#include "kit/probe.h"
+#include "state.h"
+
+namespace hurray::webgpu {
+
+// Where scripts/webgpu.sh installs the npm package bun-webgpu-linux-x64
+// (Dawn as libwebgpu_wrapper.so), below its cache folder.
+constexpr const char *kPackageFile =
+    "/0.1.7/node_modules/bun-webgpu-linux-x64/libwebgpu_wrapper.so";
+
+// The names probe() tries when HURRAY_WEBGPU_LIBRARY is not set: Dawn's and
+// wgpu-native's usual sonames, the npm package's file by name (on the
+// library path), then the package where scripts/webgpu.sh installs it by
+// default ($HURRAY_WEBGPU_CACHE, else $HOME/.cache/hurray-webgpu).
+std::vector<std::string> library_names() {
+  std::vector<std::string> names{"libwebgpu_dawn.so", "libwgpu_native.so",
+                                 "libwebgpu_wrapper.so"};
+  const char *cache = std::getenv("HURRAY_WEBGPU_CACHE");
+  const char *home = std::getenv("HOME");
+  if (cache != nullptr && *cache != '\0') {
+    names.push_back(std::string(cache) + kPackageFile);
+  } else if (home != nullptr && *home != '\0') {
+    names.push_back(std::string(home) + "/.cache/hurray-webgpu" + kPackageFile);
+  }
+  return names;
+}
+
+namespace {
+
+struct AdapterResult {
+  uint32_t status = 0;
+  WGPUAdapter adapter = nullptr;
+  std::string message;
+};
+
+void on_adapter(uint32_t status, WGPUAdapter adapter, WGPUStringView message, void *userdata1,
+                void *) {
+  auto *r = static_cast<AdapterResult *>(userdata1);
+  r->status = status;
+  r->adapter = adapter;
+  try {
+    r->message = to_string(message);
+  } catch (...) {
+  }
+}
+
+struct DeviceResult {
+  uint32_t status = 0;
+  WGPUDevice device = nullptr;
+  std::string message;
+};
+
+void on_device(uint32_t status, WGPUDevice device, WGPUStringView message, void *userdata1,
+               void *) {
+  auto *r = static_cast<DeviceResult *>(userdata1);
+  r->status = status;
+  r->device = device;
+  try {
+    r->message = to_string(message);
+  } catch (...) {
+  }
+}
+
+struct Request {
+  uint32_t feature_level;
+  uint32_t backend;
+};
+
+// What to ask Dawn for, in order: HURRAY_WEBGPU_BACKEND names one backend
+// (vulkan, opengles, opengl, metal, d3d12, d3d11); by default Vulkan at the
+// Core feature level, then OpenGL ES at the Compatibility level (Mesa's
+// llvmpipe through EGL). An adapter of Dawn's Null backend (no device at
+// all) is never taken.
+bool requests(std::vector<Request> *out, std::string *why) {
+  const char *env = std::getenv("HURRAY_WEBGPU_BACKEND");
+  if (env == nullptr || *env == '\0') {
+    *out = {{HWGPU_FEATURE_LEVEL_CORE, HWGPU_BACKEND_VULKAN},
+            {HWGPU_FEATURE_LEVEL_COMPATIBILITY, HWGPU_BACKEND_OPENGLES}};
+    return true;
+  }
+  static constexpr struct {
+    const char *name;
+    Request r;
+  } kNamed[] = {
+      {"vulkan", {HWGPU_FEATURE_LEVEL_CORE, HWGPU_BACKEND_VULKAN}},
+      {"opengles", {HWGPU_FEATURE_LEVEL_COMPATIBILITY, HWGPU_BACKEND_OPENGLES}},
+      {"opengl", {HWGPU_FEATURE_LEVEL_COMPATIBILITY, HWGPU_BACKEND_OPENGL}},
+      {"metal", {HWGPU_FEATURE_LEVEL_CORE, HWGPU_BACKEND_METAL}},
+      {"d3d12", {HWGPU_FEATURE_LEVEL_CORE, HWGPU_BACKEND_D3D12}},
+      {"d3d11", {HWGPU_FEATURE_LEVEL_COMPATIBILITY, HWGPU_BACKEND_D3D11}},
+  };
+  for (const auto &n : kNamed) {
+    if (std::strcmp(env, n.name) == 0) {
+      *out = {n.r};
+      return true;
+    }
+  }
+  *why = std::string("HURRAY_WEBGPU_BACKEND='") + env +
+         "' is none of vulkan, opengles, opengl, metal, d3d12, d3d11";
+  return false;
+}
+
+const char *level_name(uint32_t level) noexcept {
+  return level == HWGPU_FEATURE_LEVEL_CORE ? "Core" : "Compatibility";
+}
+
+// One adapter request; on success d->adapter, name, description, backend.
+bool request_adapter(State *s, const Request &rq, Device *d, std::string *why) {
+  const hwgpu_api &w = s->wgpu;
+  WGPURequestAdapterOptions options{};
+  options.featureLevel = rq.feature_level;
+  options.backendType = rq.backend;
+  AdapterResult r;
+  const WGPURequestAdapterCallbackInfo info{nullptr, HWGPU_CALLBACK_MODE_WAIT_ANY_ONLY,
+                                            on_adapter, &r, nullptr};
+  hurray_error err{};
+  if (wait_future(s, w.wgpuInstanceRequestAdapter(s->instance, &options, info),
+                  "wgpuInstanceRequestAdapter", &err) != HURRAY_OK) {
+    hurray::kit::note(why, "%s", err.message);
+    return false;
+  }
+  if (r.status != HWGPU_STATUS_SUCCESS || r.adapter == nullptr) {
+    hurray::kit::note(why, "[wgpuInstanceRequestAdapter] WGPURequestAdapterStatus %u: %s (%s, %s)",
+                      r.status, r.message.empty() ? "no adapter" : r.message.c_str(),
+                      backend_name(rq.backend), level_name(rq.feature_level));
+    if (r.adapter != nullptr) w.wgpuAdapterRelease(r.adapter);
+    return false;
+  }
+  // Dawn writes the whole struct; the tail guards against a longer one.
+  struct {
+    WGPUAdapterInfo info;
+    unsigned char tail[64];
+  } out{};
+  if (w.wgpuAdapterGetInfo(r.adapter, &out.info) != HWGPU_STATUS_OK) {
+    hurray::kit::note(why, "[wgpuAdapterGetInfo] WGPUStatus_Error (%s)", backend_name(rq.backend));
+    w.wgpuAdapterRelease(r.adapter);
+    return false;
+  }
+  d->name = to_string(out.info.device);
+  d->description = to_string(out.info.description);
+  d->backend = out.info.backendType;
+  w.wgpuAdapterInfoFreeMembers(out.info);
+  if (d->backend == HWGPU_BACKEND_NULL || d->backend != rq.backend) {
+    hurray::kit::note(why, "asked for %s, Dawn gave its %s backend ('%s'): refused",
+                      backend_name(rq.backend), backend_name(d->backend), d->name.c_str());
+    w.wgpuAdapterRelease(r.adapter);
+    return false;
+  }
+  d->adapter = r.adapter;
+  d->feature_level = rq.feature_level;
+  return true;
+}
+
+}  // namespace
+
+void close_devices(State *s) noexcept {
+  const hwgpu_api &w = s->wgpu;
+  for (Device &d : s->devices) {
+    if (d.queue != nullptr) w.wgpuQueueRelease(d.queue);
+    if (d.device != nullptr) {
+      w.wgpuDeviceDestroy(d.device);
+      w.wgpuDeviceRelease(d.device);
+    }
+    if (d.adapter != nullptr) w.wgpuAdapterRelease(d.adapter);
+    d = Device{};
+  }
+  s->devices.clear();
+  if (s->instance != nullptr) {
+    w.wgpuInstanceProcessEvents(s->instance);  // callbacks of the destroyed device
+    w.wgpuInstanceRelease(s->instance);
+  }
+  s->instance = nullptr;
+}
+
+hurray_status open_devices(State *s, hurray_error *err) {
+  const hwgpu_api &w = s->wgpu;
+  std::vector<Request> tries;
+  std::string why;
+  if (!requests(&tries, &why))
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, "webgpu: %s", why.c_str());
+  s->instance = w.wgpuCreateInstance(nullptr);
+  if (s->instance == nullptr)
+    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "[wgpuCreateInstance] NULL (%s)",
+                s->lib_name.c_str());
+  Device d;
+  bool found = false;
+  for (const Request &rq : tries)
+    if ((found = request_adapter(s, rq, &d, &why))) break;
+  if (!found)
+    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
+                "webgpu: no WebGPU adapter from %s: %s (OpenGL ES through EGL needs "
+                "EGL_PLATFORM=surfaceless on a machine without a display, and libEGL.so)",
+                s->lib_name.c_str(), why.c_str());
+  DeviceResult r;
+  const WGPURequestDeviceCallbackInfo info{nullptr, HWGPU_CALLBACK_MODE_WAIT_ANY_ONLY, on_device,
+                                           &r, nullptr};
+  const hurray_status st = wait_future(
+      s, w.wgpuAdapterRequestDevice(d.adapter, nullptr, info), "wgpuAdapterRequestDevice", err);
+  if (st != HURRAY_OK || r.status != HWGPU_STATUS_SUCCESS || r.device == nullptr) {
+    if (r.device != nullptr) w.wgpuDeviceRelease(r.device);
+    w.wgpuAdapterRelease(d.adapter);
+    if (st != HURRAY_OK) return st;
+    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
+                "[wgpuAdapterRequestDevice] WGPURequestDeviceStatus %u: %s ('%s', %s)", r.status,
+                r.message.c_str(), d.name.c_str(), backend_name(d.backend));
+  }
+  d.device = r.device;
+  d.queue = w.wgpuDeviceGetQueue(d.device);
+  s->devices.push_back(d);  // (reserved below: no throw after the device exists)
+  return HURRAY_OK;
+}
+
+// The library probe() opens: HURRAY_WEBGPU_LIBRARY alone when set, else
+// the first of library_names() that dlopen loads, held in *lib. On failure
+// *why says why for each name, shortly (four of dlopen's full messages
+// would not fit in hurray_error.message): "NAME: not found" for a missing
+// file, dlopen's text otherwise. (A compact variant of the kit's
+// open_library, kept here: see the note.)
+bool find_library(void **lib, std::string *path, std::string *why) {
+  const char *env = std::getenv("HURRAY_WEBGPU_LIBRARY");
+  const std::vector<std::string> names =
+      env != nullptr && *env != '\0' ? std::vector<std::string>{env} : library_names();
+  for (const std::string &n : names) {
+    dlerror();
+    if ((*lib = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL)) != nullptr) {
+      *path = n;
+      return true;
+    }
+    const char *e = dlerror();
+    std::string text = e != nullptr ? e : n + ": cannot be loaded";
+    const std::string missing = ": cannot open shared object file: No such file or directory";
+    if (names.size() > 1 && text == n + missing) text = n + ": not found";
+    hurray::kit::note(why, "%s", text.c_str());
+  }
+  return false;
+}
+
+hurray_status probe(void **state, hurray_error *err) {
+  void *lib = nullptr;
+  std::string path, why;
+  if (state != nullptr && !find_library(&lib, &path, &why)) {
+    *state = nullptr;
+    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "%s (scripts/webgpu.sh installs Dawn)",
+                why.c_str());
+  }
+  // The kit opens it again (its own reference, kept by the state).
+  const char *const sonames[] = {path.c_str(), nullptr};
+  const hurray_status st = hurray::kit::probe_state<State>(
+      state, err, nullptr, sonames,
+      "a Dawn build of mid-2025 is needed, e.g. npm's bun-webgpu-linux-x64 0.1.7: "
+      "scripts/webgpu.sh",
+      &State::wgpu, load_api,
+      [](State *s, hurray_error *e) {
+        s->devices.reserve(1);
+        s->worker.start();
+        return on_worker(s, [&] { return open_devices(s, e); });
+      },
+      [](State *s) {
+        on_worker(s, [&] { close_devices(s); });
+        s->worker.stop();
+      });
+  if (lib != nullptr) dlclose(lib);
+  return st;
+}
+
+void shutdown(void *state) {
+  auto *s = static_cast<State *>(state);
+  if (s == nullptr) return;
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    on_worker(s, [&] {
+      for (WGPUBuffer b : s->live) release_buffer(s, b);
+      close_devices(s);
+    });
+    s->live.clear();
+  }
+  s->worker.stop();
+  delete s;
+}
+
+int32_t device_count(void *state) { return hurray::kit::count_devices<State>(state); }
+
+hurray_status device_info(void *state, int32_t device, hurray_backend_device_info *out,
+                          hurray_error *err) {
+  const auto *s = static_cast<const State *>(state);
+  const Device *d = nullptr;
+  if (const hurray_status st = get_device(s, device, &d, err)) return st;
+  if (out == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, "webgpu: device_info: out must not be NULL");
+  std::memset(out, 0, sizeof *out);
+  std::snprintf(out->name, sizeof out->name, "%s", d->name.c_str());
+  out->memory_classes = 1u << HURRAY_MEMORY_STANDARD;
+  out->ipc = 0;
+  out->min_alignment = HURRAY_MIN_ALIGNMENT;
+  std::snprintf(out->detail, sizeof out->detail,
+                "Dawn %s (%.40s), %s; STANDARD: a WGPUBuffer (opaque, CopySrc|CopyDst|"
+                "Storage); events: queue work-done futures; no IPC: WebGPU defines none",
+                backend_name(d->backend), d->description.c_str(), level_name(d->feature_level));
+  return HURRAY_OK;
+}
+
+}  // namespace hurray::webgpu

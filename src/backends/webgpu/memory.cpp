@@ -1,0 +1,105 @@
+// The WebGPU plugin: allocation (a WGPUBuffer per allocation), free and
+// classify.
+#include "class_name.h"
+#include "state.h"
+
+namespace hurray::webgpu {
+
+void release_buffer(State *s, WGPUBuffer b) noexcept {
+  s->wgpu.wgpuBufferDestroy(b);
+  s->wgpu.wgpuBufferRelease(b);
+}
+
+hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t byte_size,
+                    uint32_t alignment, uint32_t flags, hurray_backend_allocation *out,
+                    hurray_error *err) {
+  auto *s = static_cast<State *>(state);
+  const Device *d = nullptr;
+  if (const hurray_status st = get_device(s, device, &d, err)) return st;
+  if (out == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, "webgpu: alloc: out must not be NULL");
+  std::memset(out, 0, sizeof *out);
+  if (memory_class != HURRAY_MEMORY_STANDARD)
+    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
+                "webgpu: memory class %s (0x%02x) is not available on device %d '%s': a "
+                "WebGPU buffer is device memory behind an opaque handle, STANDARD only",
+                hurray::plugin::class_name(memory_class), memory_class, static_cast<int>(device),
+                d->name.c_str());
+  if ((flags & HURRAY_ALLOC_SHAREABLE) != 0)
+    return fail(err, HURRAY_E_UNSUPPORTED,
+                "webgpu: HURRAY_ALLOC_SHAREABLE: WebGPU defines no way to export a buffer to "
+                "another process");
+  if (flags != 0)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, "webgpu: alloc: unknown flags 0x%x", flags);
+  if (alignment == 0) alignment = HURRAY_MIN_ALIGNMENT;
+  if ((alignment & (alignment - 1)) != 0)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT,
+                "webgpu: alloc: alignment %u is not a power of two", alignment);
+  // The data is a handle: any alignment holds for the buffer's own offsets.
+  out->byte_size = byte_size;
+  out->alignment = alignment < HURRAY_MIN_ALIGNMENT ? HURRAY_MIN_ALIGNMENT : alignment;
+  out->flags = HURRAY_HANDOFF_OPAQUE_DATA;
+  out->device = device;
+  out->memory_class = memory_class;
+  if (byte_size == 0) return HURRAY_OK;  // an empty buffer has no memory
+  if (byte_size > UINT64_MAX - HWGPU_COPY_ALIGNMENT)
+    return fail(err, HURRAY_E_OUT_OF_MEMORY, "webgpu: %llu bytes cannot be allocated",
+                static_cast<unsigned long long>(byte_size));
+  // Copies move whole 4-byte words: the buffer is rounded up to one.
+  WGPUBufferDescriptor desc{};
+  desc.label = {"hurray", SIZE_MAX};
+  desc.usage = kBufferUsage;
+  desc.size = (byte_size + HWGPU_COPY_ALIGNMENT - 1) & ~uint64_t{HWGPU_COPY_ALIGNMENT - 1};
+  std::lock_guard<std::mutex> lock(s->mu);
+  s->live.reserve(s->live.size() + 1);  // may throw: before the buffer exists
+  WGPUBuffer b = nullptr;
+  const hurray_status st = on_worker(s, [&] {
+    push_errors(s, *d);
+    b = s->wgpu.wgpuDeviceCreateBuffer(d->device, &desc);
+    const hurray_status popped =
+        pop_errors(s, *d, "wgpuDeviceCreateBuffer", err, HURRAY_E_OUT_OF_MEMORY);
+    if (popped != HURRAY_OK && b != nullptr) release_buffer(s, b);
+    return popped;
+  });
+  if (st != HURRAY_OK) return st;
+  if (b == nullptr)
+    return fail(err, HURRAY_E_OUT_OF_MEMORY, "[wgpuDeviceCreateBuffer] NULL: %llu bytes on '%s'",
+                static_cast<unsigned long long>(byte_size), d->name.c_str());
+  s->live.insert(b);
+  out->data = b;
+  out->plugin_data = b;
+  return HURRAY_OK;
+}
+
+void free_(void *state, hurray_backend_allocation *allocation) {
+  auto *s = static_cast<State *>(state);
+  if (s == nullptr || allocation == nullptr) return;
+  if (auto *b = static_cast<WGPUBuffer>(allocation->plugin_data)) {
+    std::lock_guard<std::mutex> lock(s->mu);
+    if (s->live.erase(b) != 0) on_worker(s, [&] { release_buffer(s, b); });
+  }
+  allocation->plugin_data = nullptr;
+  allocation->data = nullptr;
+}
+
+hurray_status classify(void *state, const void *ptr, int32_t *device, uint8_t *memory_class,
+                       hurray_error *err) {
+  auto *s = static_cast<State *>(state);
+  if (s == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, "webgpu: the plugin state is NULL (probe first)");
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    auto *b = static_cast<WGPUBuffer>(const_cast<void *>(ptr));
+    if (ptr != nullptr && s->live.count(b) != 0) {
+      if (device != nullptr) *device = 0;
+      if (memory_class != nullptr) *memory_class = HURRAY_MEMORY_STANDARD;
+      return HURRAY_OK;
+    }
+  }
+  return fail(err, HURRAY_E_INVALID_ARGUMENT,
+              "webgpu: %p is not a WGPUBuffer this plugin allocated (a WebGPU handoff's data is "
+              "the buffer handle itself)",
+              ptr);
+}
+
+}  // namespace hurray::webgpu

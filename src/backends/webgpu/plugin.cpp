@@ -1,0 +1,26 @@
+// The WebGPU plugin: native handles and the table behind hurray_backend_entry.
+#include "state.h"
+
+namespace hurray::webgpu {
+
+hurray_status native(void *state, int32_t device, hurray_backend_native *out,
+                     hurray_error *err) {
+  const auto *s = static_cast<const State *>(state);
+  const Device *d = nullptr;
+  if (const hurray_status st = get_device(s, device, &d, err)) return st;
+  if (out == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, "webgpu: native: out must not be NULL");
+  std::memset(out, 0, sizeof *out);
+  out->handles[0] = s->instance;
+  out->handles[1] = d->adapter;
+  out->handles[2] = d->device;
+  out->handles[3] = d->queue;
+  out->handles[4] = s->lib;  // the dlopen handle: dlsym the same Dawn's functions
+  return HURRAY_OK;
+}
+
+HURRAY_KIT_TABLE(kTable, HURRAY_DEVICE_WEBGPU, HURRAY_KIT_NO_IPC_ENTRIES)
+
+}  // namespace hurray::webgpu
+
+HURRAY_KIT_EXPORT(hurray::webgpu::kTable)

@@ -1,0 +1,81 @@
+// The WebGPU plugin: events. An event is the future of
+// wgpuQueueOnSubmittedWorkDone (the completion of the work submitted to the
+// device's one queue so far), carried in the event pointer itself: nothing
+// is allocated, and releasing it is nothing (Dawn forgets the future once
+// it completed and events were processed).
+#include "state.h"
+
+namespace hurray::webgpu {
+
+namespace {
+
+// The future's callback reads nothing: the waits ask WaitAny about the
+// future itself. AllowProcessEvents lets wgpuInstanceProcessEvents reap
+// futures nobody waits on.
+void on_work_done(uint32_t, WGPUStringView, void *, void *) {}
+
+// stream must be NULL or the device's queue (its native slot 3): WebGPU has
+// one queue per device.
+hurray_status check_stream(const Device &d, void *stream, const char *what,
+                           hurray_error *err) noexcept {
+  if (stream == nullptr || stream == d.queue) return HURRAY_OK;
+  return fail(err, HURRAY_E_INVALID_ARGUMENT,
+              "webgpu: %s: stream %p is not the device's WGPUQueue %p (WebGPU has one queue "
+              "per device; pass NULL or native slot 3)",
+              what, stream, static_cast<void *>(d.queue));
+}
+
+}  // namespace
+
+hurray_status event_record(void *state, int32_t device, void *stream, void **event,
+                           uint64_t *value, hurray_error *err) {
+  auto *s = static_cast<State *>(state);
+  const Device *d = nullptr;
+  if (const hurray_status st = get_device(s, device, &d, err)) return st;
+  if (event == nullptr || value == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT,
+                "webgpu: event_record: event and value must not be NULL");
+  if (const hurray_status st = check_stream(*d, stream, "event_record", err)) return st;
+  std::lock_guard<std::mutex> lock(s->mu);
+  const WGPUQueueWorkDoneCallbackInfo info{nullptr, HWGPU_CALLBACK_MODE_ALLOW_PROCESS_EVENTS,
+                                           on_work_done, nullptr, nullptr};
+  const WGPUFuture f = on_worker(s, [&] {
+    const WGPUFuture got = s->wgpu.wgpuQueueOnSubmittedWorkDone(d->queue, info);
+    s->wgpu.wgpuInstanceProcessEvents(s->instance);  // reap the completed ones
+    return got;
+  });
+  if (f.id == 0)
+    return fail(err, HURRAY_E_BACKEND, "[wgpuQueueOnSubmittedWorkDone] no future on '%s'",
+                d->name.c_str());
+  *event = reinterpret_cast<void *>(static_cast<uintptr_t>(f.id));
+  *value = 0;
+  return HURRAY_OK;
+}
+
+hurray_status event_wait(void *state, int32_t device, void *event, uint64_t value, void *stream,
+                         hurray_error *err) {
+  auto *s = static_cast<State *>(state);
+  const Device *d = nullptr;
+  if (const hurray_status st = get_device(s, device, &d, err)) return st;
+  if (event == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, "webgpu: event_wait: the event is NULL");
+  if (value != 0)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT,
+                "webgpu: event_wait: WebGPU events are binary, the value must be 0 (not %llu)",
+                static_cast<unsigned long long>(value));
+  if (const hurray_status st = check_stream(*d, stream, "event_wait", err)) return st;
+  // On the queue: its work runs in submission order, after the work the
+  // event stands for: nothing to wait for.
+  if (stream != nullptr) return HURRAY_OK;
+  std::unique_lock<std::mutex> lock(s->mu);
+  const WGPUFuture f{static_cast<uint64_t>(reinterpret_cast<uintptr_t>(event))};
+  return wait_future(s, f, "wgpuQueueOnSubmittedWorkDone", err, &lock);
+}
+
+void event_release(void *state, int32_t device, void *event) {
+  (void)state;
+  (void)device;
+  (void)event;
+}
+
+}  // namespace hurray::webgpu

@@ -1,0 +1,99 @@
+// What the tests of libhurray-webgpu.so share: the plugin's table (dlopened
+// as libhurray's loader does it), a probed state, and Dawn itself reached
+// through dlsym on native slot 4 (the program links neither Dawn nor
+// libhurray). A WebGPU device is required: the tests run where CI installed
+// the package (scripts/webgpu.sh), so a failed probe fails the test, it is
+// never skipped.
+#pragma once
+
+#include <dlfcn.h>
+#include <stdlib.h>
+
+#include <hurray_backend.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "webgpu/wgpu_abi.h"
+
+namespace webgpu_test {
+
+inline const hurray_backend_v1 *plugin() {
+  static void *handle = dlopen(HURRAY_WEBGPU_PLUGIN, RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) FAIL("dlopen " HURRAY_WEBGPU_PLUGIN ": " << dlerror());
+  auto entry =
+      reinterpret_cast<hurray_backend_entry_fn>(dlsym(handle, HURRAY_BACKEND_ENTRY_SYMBOL));
+  REQUIRE(entry != nullptr);
+  const hurray_backend_v1 *table = entry();
+  REQUIRE(table != nullptr);
+  return table;
+}
+
+// A probed plugin and its device 0's native handles and Dawn functions.
+struct Probed {
+  const hurray_backend_v1 *b = plugin();
+  void *state = nullptr;
+  hurray_backend_native native{};
+  hwgpu_api w{};
+
+  Probed() {
+    // OpenGL ES directly, the device CI has (unless the caller picks one):
+    // the default order (Vulkan first) is what the conformance suite and
+    // the hurray-inspect test probe. (Dawn's Vulkan probe on Debian 12 also
+    // leaves a block of the Vulkan ICD behind: dawn.lsan.supp.)
+    setenv("HURRAY_WEBGPU_BACKEND", "opengles", 0);
+    hurray_error err{};
+    const hurray_status st = b->probe(&state, &err);
+    INFO("probe: " << err.message);
+    REQUIRE(st == HURRAY_OK);
+    REQUIRE(state != nullptr);
+    REQUIRE(b->device_count(state) == 1);
+    REQUIRE(b->native(state, 0, &native, &err) == HURRAY_OK);
+    void *lib = native.handles[4];
+    REQUIRE(lib != nullptr);
+#define WEBGPU_TEST_XX_(name, ret, params) \
+  w.name = reinterpret_cast<hwgpu_##name##_fn>(dlsym(lib, #name));
+    HWGPU_FUNCTIONS(WEBGPU_TEST_XX_)
+#undef WEBGPU_TEST_XX_
+  }
+  ~Probed() { b->shutdown(state); }
+  Probed(const Probed &) = delete;
+  Probed &operator=(const Probed &) = delete;
+
+  WGPUInstance instance() const { return static_cast<WGPUInstance>(native.handles[0]); }
+  WGPUDevice device() const { return static_cast<WGPUDevice>(native.handles[2]); }
+  WGPUQueue queue() const { return static_cast<WGPUQueue>(native.handles[3]); }
+
+  hurray_backend_allocation alloc(uint64_t size, uint32_t align = 64) const {
+    hurray_backend_allocation a{};
+    hurray_error err{};
+    const hurray_status st =
+        b->alloc(state, 0, HURRAY_MEMORY_STANDARD, size, align, 0, &a, &err);
+    INFO("alloc " << size << ": " << err.message);
+    REQUIRE(st == HURRAY_OK);
+    return a;
+  }
+  void write(hurray_backend_allocation &a, uint64_t off, const void *src, uint64_t n) const {
+    hurray_error err{};
+    const hurray_status st = b->copy_from_host(state, &a, off, src, n, &err);
+    INFO("copy_from_host " << off << "+" << n << ": " << err.message);
+    REQUIRE(st == HURRAY_OK);
+  }
+  void read(const hurray_backend_allocation &a, uint64_t off, void *dst, uint64_t n) const {
+    hurray_error err{};
+    const hurray_status st = b->copy_to_host(state, &a, off, dst, n, &err);
+    INFO("copy_to_host " << off << "+" << n << ": " << err.message);
+    REQUIRE(st == HURRAY_OK);
+  }
+};
+
+inline std::vector<unsigned char> pattern(size_t n, unsigned seed) {
+  std::vector<unsigned char> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<unsigned char>((i * 131 + seed) ^ (i >> 9));
+  return v;
+}
+
+}  // namespace webgpu_test

@@ -1,12 +1,12 @@
 // The CUDA driver entry points, resolved at run time, and what CUresult codes
 // are called and mean.
-#include <dlfcn.h>
 
 #include <cstdio>
 #include <iterator>
 #include <string_view>
 
 #include "api.h"
+#include "kit/library.h"
 
 namespace hurray::cuda {
 
@@ -156,17 +156,9 @@ constexpr Code kDescriptions[] = {
 
 }  // namespace
 
-const char *load_api(void *lib, Api *api) noexcept {
-  *api = Api{};
-  // dlsym returns void*; the cast to a function pointer type is what POSIX
-  // specifies for it.
-#define HURRAY_CUDA_XX_(name, symbol, required)                        \
-  api->name = reinterpret_cast<decltype(&::name)>(dlsym(lib, symbol)); \
-  if ((required) && api->name == nullptr) return symbol;
-  HURRAY_CUDA_FUNCTIONS(HURRAY_CUDA_XX_)
+#define HURRAY_CUDA_XX_(name, symbol, required) HURRAY_KIT_RESOLVE(api->name, symbol, required)
+HURRAY_KIT_DEFINE_LOAD_API(HURRAY_CUDA_FUNCTIONS, HURRAY_CUDA_XX_)
 #undef HURRAY_CUDA_XX_
-  return nullptr;
-}
 
 // (CUresult is 0x7ff... at most: every code fits an int.)
 HURRAY_GPU_DEFINE_ERROR_TABLES()

@@ -21,7 +21,7 @@ hurray_status copy_check(const State *s, const hurray_backend_allocation *alloc,
   if (const hurray_status st = hurray::kit::check_copy(alloc, offset, host, n, what, err)) return st;
   if (n == 0) return HURRAY_OK;
   const auto *rec = static_cast<const Allocation *>(alloc->plugin_data);
-  if (const hurray_status st = get_device(s, rec->device, d, err)) return st;
+  if (const hurray_status st = find_device(s, rec->device, d, err)) return st;
   *a = rec;
   return HURRAY_OK;
 }

@@ -77,12 +77,7 @@ hurray_status check_class(const Device &d, int32_t device, uint8_t mc, uint32_t 
 hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t byte_size,
                     uint32_t alignment, uint32_t flags, hurray_backend_allocation *out,
                     hurray_error *err) {
-  auto *s = static_cast<State *>(state);
-  Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (out == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: alloc: out must not be NULL", kPlugin);
-  std::memset(out, 0, sizeof *out);
+  HURRAY_KIT_ENTER_OUT(State, "alloc: out", out);
   if (const hurray_status st = check_class(*d, device, memory_class, flags, s->devices.size(), err))
     return st;
   if (alignment == 0) alignment = HURRAY_MIN_ALIGNMENT;
@@ -183,7 +178,7 @@ hurray_status classify(void *state, const void *ptr, int32_t *device, uint8_t *m
                        hurray_error *err) {
   const auto *s = static_cast<const State *>(state);
   Device *d0 = nullptr;
-  if (const hurray_status st = get_device(s, 0, &d0, err)) return st;
+  if (const hurray_status st = find_device(s, 0, &d0, err)) return st;
   if (ptr == nullptr)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: classify: ptr is NULL", kPlugin);
   uint8_t mc = 0;

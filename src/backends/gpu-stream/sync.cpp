@@ -9,12 +9,7 @@ using hurray::kit::kPlugin;
 
 hurray_status event_record(void *state, int32_t device, void *stream, void **event,
                            uint64_t *value, hurray_error *err) {
-  const auto *s = static_cast<const State *>(state);
-  Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (event == nullptr || value == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "%s: event_record: event and value must not be NULL", kPlugin);
+  HURRAY_KIT_ENTER(const State, "event_record: event and value", event, value);
   const Api &api = s->api;
   HURRAY_GPU_CURRENT_(s, d, err)
   rt::Event ev = nullptr;
@@ -35,11 +30,7 @@ hurray_status event_record(void *state, int32_t device, void *stream, void **eve
 
 hurray_status event_wait(void *state, int32_t device, void *event, uint64_t value, void *stream,
                          hurray_error *err) {
-  const auto *s = static_cast<const State *>(state);
-  Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (event == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: event_wait: the event is NULL", kPlugin);
+  HURRAY_KIT_ENTER(const State, "event_wait: event", event);
   if (value != 0)
     return fail(err, HURRAY_E_INVALID_ARGUMENT,
                 "%s: event_wait: %s events are binary, the value must be 0 (not %llu)", kPlugin,

@@ -1,6 +1,5 @@
 // The HIP runtime entry points, resolved at run time; what hipError_t codes
 // are called and mean; how hipPointerGetAttributes answers read.
-#include <dlfcn.h>
 
 #include <cstdio>
 #include <cstring>
@@ -8,6 +7,7 @@
 #include <type_traits>
 
 #include "api.h"
+#include "kit/library.h"
 
 namespace hurray::hip {
 
@@ -116,17 +116,9 @@ constexpr Code kDescriptions[] = {
 
 }  // namespace
 
-const char *load_api(void *lib, Api *api) noexcept {
-  *api = Api{};
-  // dlsym returns void*; the cast to a function pointer type is what POSIX
-  // specifies for it.
-#define HURRAY_HIP_XX_(name, required, ...)                                         \
-  api->name = reinterpret_cast<std::add_pointer_t<__VA_ARGS__>>(dlsym(lib, #name)); \
-  if ((required) && api->name == nullptr) return #name;
-  HURRAY_HIP_FUNCTIONS(HURRAY_HIP_XX_)
+#define HURRAY_HIP_XX_(name, required, ...) HURRAY_KIT_RESOLVE(api->name, #name, required)
+HURRAY_KIT_DEFINE_LOAD_API(HURRAY_HIP_FUNCTIONS, HURRAY_HIP_XX_)
 #undef HURRAY_HIP_XX_
-  return nullptr;
-}
 
 HURRAY_GPU_DEFINE_ERROR_TABLES()
 

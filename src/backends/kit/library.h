@@ -27,3 +27,17 @@ bool resolve(void *lib, const char *symbol, Fn *fn) noexcept {
 }
 
 }  // namespace hurray::kit
+
+// A plugin's load_api, written once: `const char *load_api(void *lib, Api *api)`
+// resolves every function of the plugin's X-macro list `functions` into
+// *api (zeroed first) and returns the symbol of the first required one
+// `lib` lacks, NULL when none is missing (kit::probe_state reports it).
+// `entry(...)` is the plugin's own macro for one element of its list: it
+// expands to HURRAY_KIT_RESOLVE(api->member, "symbol", required).
+#define HURRAY_KIT_RESOLVE(slot, symbol, required) \
+  if (!::hurray::kit::resolve(lib, symbol, &(slot)) && (required)) return symbol;
+#define HURRAY_KIT_DEFINE_LOAD_API(functions, entry)   \
+  const char *load_api(void *lib, Api *api) noexcept { \
+    *api = Api{};                                      \
+    functions(entry) return nullptr;                   \
+  }

@@ -303,11 +303,7 @@ int32_t device_count(void *state) { return hurray::kit::count_devices<State>(sta
 
 hurray_status device_info(void *state, int32_t device, hurray_backend_device_info *out,
                           hurray_error *err) {
-  Device *d = nullptr;
-  if (const hurray_status st = get_device(static_cast<State *>(state), device, &d, err)) return st;
-  if (out == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "level-zero: device_info: out must not be NULL");
-  std::memset(out, 0, sizeof *out);
+  HURRAY_KIT_ENTER_OUT(State, "device_info: out", out);
   std::snprintf(out->name, sizeof out->name, "%s", d->name.c_str());
   out->memory_classes = d->memory_classes();
   out->ipc = (d->driver->ipc_memory() ? HURRAY_BACKEND_IPC_MEMORY : 0u) |

@@ -141,12 +141,7 @@ hurray_status check_class(const Device &d, uint8_t mc, hurray_error *err) noexce
 hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t byte_size,
                     uint32_t alignment, uint32_t flags, hurray_backend_allocation *out,
                     hurray_error *err) {
-  auto *s = static_cast<State *>(state);
-  Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (out == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "level-zero: alloc: out must not be NULL");
-  std::memset(out, 0, sizeof *out);
+  HURRAY_KIT_ENTER_OUT(State, "alloc: out", out);
   if (const hurray_status st = check_class(*d, memory_class, err)) return st;
   if ((flags & HURRAY_ALLOC_SHAREABLE) != 0) {
     if (!is_device_class(memory_class))
@@ -226,7 +221,7 @@ hurray_status copy_check(State *s, const hurray_backend_allocation *alloc, uint6
   if (rec == nullptr || rec->ptr == nullptr)
     return fail(err, HURRAY_E_INVALID_ARGUMENT,
                 "level-zero: %s: the allocation was not made by this plugin (or was freed)", what);
-  if (const hurray_status st = get_device(s, rec->device, d, err)) return st;
+  if (const hurray_status st = find_device(s, rec->device, d, err)) return st;
   *a = rec;
   return HURRAY_OK;
 }

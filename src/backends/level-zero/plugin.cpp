@@ -7,12 +7,7 @@ namespace hurray::level_zero {
 
 hurray_status native(void *state, int32_t device, hurray_backend_native *out,
                      hurray_error *err) {
-  auto *s = static_cast<State *>(state);
-  Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (out == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "level-zero: native: out must not be NULL");
-  std::memset(out, 0, sizeof *out);
+  HURRAY_KIT_ENTER_OUT(State, "native: out", out);
   out->handles[0] = d->driver->handle;
   out->handles[1] = d->handle;
   out->handles[2] = d->driver->context;

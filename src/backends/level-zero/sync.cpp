@@ -57,12 +57,7 @@ hurray_status take_event(const Api &ze, Device &d, ze_event_handle_t *out, Slot 
 
 hurray_status event_record(void *state, int32_t device, void *stream, void **event,
                            uint64_t *value, hurray_error *err) {
-  auto *s = static_cast<State *>(state);
-  Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (event == nullptr || value == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "level-zero: event_record: event and value must not be NULL");
+  HURRAY_KIT_ENTER(State, "event_record: event and value", event, value);
   const Api &ze = s->ze;
   std::lock_guard<std::mutex> lock(d->mu);
   ze_event_handle_t ev = nullptr;
@@ -91,11 +86,7 @@ hurray_status event_record(void *state, int32_t device, void *stream, void **eve
 
 hurray_status event_wait(void *state, int32_t device, void *event, uint64_t value, void *stream,
                          hurray_error *err) {
-  auto *s = static_cast<State *>(state);
-  Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (event == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "level-zero: event_wait: the event is NULL");
+  HURRAY_KIT_ENTER(State, "event_wait: event", event);
   if (value != 0)
     return fail(err, HURRAY_E_INVALID_ARGUMENT,
                 "level-zero: event_wait: Level Zero events are binary, the value must be 0 (not "

@@ -172,12 +172,7 @@ void release_resources(const Api &cl, const Device &d, Allocation *a) noexcept {
 hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t byte_size,
                     uint32_t alignment, uint32_t flags, hurray_backend_allocation *out,
                     hurray_error *err) {
-  auto *s = static_cast<State *>(state);
-  const Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (out == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "opencl: alloc: out must not be NULL");
-  std::memset(out, 0, sizeof *out);
+  HURRAY_KIT_ENTER_OUT(State, "alloc: out", out);
 
   if (memory_class != HURRAY_MEMORY_STANDARD && memory_class != HURRAY_MEMORY_HOST_PINNED &&
       memory_class != HURRAY_MEMORY_UNIFIED)
@@ -291,7 +286,7 @@ hurray_status copy_check(const State *s, const hurray_backend_allocation *alloc,
   if (rec == nullptr)
     return fail(err, HURRAY_E_INVALID_ARGUMENT,
                 "opencl: %s: the allocation was not made by this plugin (or was freed)", what);
-  if (const hurray_status st = get_device(s, rec->device, d, err)) return st;
+  if (const hurray_status st = find_device(s, rec->device, d, err)) return st;
   *a = rec;
   return HURRAY_OK;
 }

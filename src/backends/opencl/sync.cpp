@@ -7,11 +7,7 @@ namespace hurray::opencl {
 
 hurray_status event_record(void *state, int32_t device, void *stream, void **event,
                            uint64_t *value, hurray_error *err) {
-  const auto *s = static_cast<const State *>(state);
-  const Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (event == nullptr || value == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "opencl: event_record: event and value must not be NULL");
+  HURRAY_KIT_ENTER(const State, "event_record: event and value", event, value);
   const Api &cl = s->cl;
   auto *queue = stream != nullptr ? static_cast<cl_command_queue>(stream) : d->queue;
   cl_event ev = nullptr;
@@ -32,11 +28,7 @@ hurray_status event_record(void *state, int32_t device, void *stream, void **eve
 
 hurray_status event_wait(void *state, int32_t device, void *event, uint64_t value, void *stream,
                          hurray_error *err) {
-  const auto *s = static_cast<const State *>(state);
-  const Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (event == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "opencl: event_wait: the event is NULL");
+  HURRAY_KIT_ENTER(const State, "event_wait: event", event);
   if (value != 0)
     return fail(err, HURRAY_E_INVALID_ARGUMENT,
                 "opencl: event_wait: OpenCL events are binary, the value must be 0 (not %llu)",

@@ -84,13 +84,10 @@ hurray_status check_ipc_handle(const Device &d, const hurray_backend_ipc_handle 
   return HURRAY_OK;
 }
 
-hurray_status ipc_import_memory_impl(State &s, int32_t device,
-                                     const hurray_backend_ipc_handle *h, uint8_t cls,
-                                     hurray_backend_allocation *out, hurray_error *err) {
+hurray_status ipc_import_memory_impl(State &s, Device *d, const hurray_backend_ipc_handle *h,
+                                     uint8_t cls, hurray_backend_allocation *out,
+                                     hurray_error *err) {
   const char *what = "ipc_import_memory";
-  if (!out) return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: out is NULL", what);
-  Device *d = s.device(device);
-  if (!d) return bad_device(err, &s, device);
   if (!d->ipc_memory)
     return fail(err, HURRAY_E_UNSUPPORTED, "%s: %s cannot import memory: %s", what,
                 d->label.c_str(), d->ipc_memory_why.c_str());
@@ -152,23 +149,19 @@ hurray_status ipc_import_memory_impl(State &s, int32_t device,
   } else {
     a->alignment = b.alignment ? b.alignment : HURRAY_MIN_ALIGNMENT;
   }
-  fill_out(*a, device, out);
+  fill_out(*a, d->ordinal, out);
   register_allocation(s, a.get(), *out);
   cleanup.a = nullptr;
   a.release();
   return HURRAY_OK;
 }
 
-hurray_status ipc_export_event_impl(State &s, int32_t device, void *event,
-                                    hurray_backend_ipc_handle *out, hurray_error *err) {
-  Device *d = s.device(device);
-  if (!d) return bad_device(err, &s, device);
+hurray_status ipc_export_event_impl(Device *d, void *event, hurray_backend_ipc_handle *out,
+                                    hurray_error *err) {
   if (!d->ipc_events)
     return fail(err, HURRAY_E_UNSUPPORTED,
                 "ipc_export_event: %s cannot share events with other processes: %s",
                 d->label.c_str(), d->ipc_events_why.c_str());
-  if (!event || !out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "ipc_export_event: NULL argument");
   const VkSemaphore sem = from_ptr<VkSemaphore>(event);
   {
     std::lock_guard<std::mutex> lock(d->mu);
@@ -198,16 +191,12 @@ hurray_status ipc_export_event_impl(State &s, int32_t device, void *event,
   return HURRAY_OK;
 }
 
-hurray_status ipc_import_event_impl(State &s, int32_t device,
-                                    const hurray_backend_ipc_handle *h, void **event,
+hurray_status ipc_import_event_impl(Device *d, const hurray_backend_ipc_handle *h, void **event,
                                     hurray_error *err) {
   const char *what = "ipc_import_event";
-  Device *d = s.device(device);
-  if (!d) return bad_device(err, &s, device);
   if (!d->ipc_events)
     return fail(err, HURRAY_E_UNSUPPORTED, "%s: %s cannot import events: %s", what,
                 d->label.c_str(), d->ipc_events_why.c_str());
-  if (!event) return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: event is NULL", what);
   IpcBytes b{};
   if (const hurray_status st = check_ipc_handle(*d, h, kIpcEventKind, &b, what, err);
       st != HURRAY_OK)

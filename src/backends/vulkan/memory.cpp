@@ -150,12 +150,8 @@ hurray_status check_class(const Device &d, uint8_t cls, hurray_error *err) {
   return HURRAY_OK;
 }
 
-hurray_status alloc_impl(State &s, int32_t device, uint8_t cls, uint64_t byte_size,
-                         uint32_t alignment, uint32_t flags, hurray_backend_allocation *out,
-                         hurray_error *err) {
-  if (!out) return fail(err, HURRAY_E_INVALID_ARGUMENT, "alloc: out is NULL");
-  Device *d = s.device(device);
-  if (!d) return bad_device(err, &s, device);
+hurray_status alloc_impl(State &s, Device *d, uint8_t cls, uint64_t byte_size, uint32_t alignment,
+                         uint32_t flags, hurray_backend_allocation *out, hurray_error *err) {
   if (const hurray_status st = check_class(*d, cls, err); st != HURRAY_OK) return st;
   if (alignment == 0) alignment = HURRAY_MIN_ALIGNMENT;
   if (!is_pow2(alignment))
@@ -182,7 +178,7 @@ hurray_status alloc_impl(State &s, int32_t device, uint8_t cls, uint64_t byte_si
   if (byte_size == 0) {  // an empty buffer: nothing to allocate
     std::memset(out, 0, sizeof *out);
     out->alignment = static_cast<uint32_t>(guaranteed);
-    out->device = device;
+    out->device = d->ordinal;
     out->memory_class = cls;
     out->flags = mapped ? 0u : HURRAY_HANDOFF_OPAQUE_DATA;
     return HURRAY_OK;
@@ -222,7 +218,7 @@ hurray_status alloc_impl(State &s, int32_t device, uint8_t cls, uint64_t byte_si
       return fail(err, HURRAY_E_INTERNAL, "vulkan backend: misaligned data %p",
                   reinterpret_cast<void *>(data));
   }
-  fill_out(*a, device, out);
+  fill_out(*a, d->ordinal, out);
   register_allocation(s, a.get(), *out);
   cleanup.a = nullptr;
   a.release();

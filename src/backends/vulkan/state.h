@@ -13,6 +13,7 @@
 #include <hurray_backend.h>
 
 #include "class_name.h"
+#include "kit/enter.h"
 #include "kit/entry.h"
 #include "kit/errors.h"
 #include <vulkan/vulkan.h>
@@ -428,10 +429,6 @@ struct State {
     if (lib) dlclose(lib);
   }
 
-  Device *device(int32_t ordinal) const noexcept {
-    if (ordinal < 0 || static_cast<size_t>(ordinal) >= devices.size()) return nullptr;
-    return devices[static_cast<size_t>(ordinal)].get();
-  }
   void add(Allocation *a, uintptr_t start, uintptr_t end) {
     std::lock_guard<std::mutex> lock(reg_mu);
     a->key = start;
@@ -450,11 +447,6 @@ struct State {
 
 inline State *state_of(void *s) noexcept { return static_cast<State *>(s); }
 
-inline hurray_status bad_device(hurray_error *err, const State *s, int32_t device) {
-  return hurray::kit::check_device(s, device, s ? s->devices.size() : size_t{0}, err);
-}
-
-
 // The usage of every buffer the plugin creates.
 constexpr VkBufferUsageFlags kBufferUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                                             VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
@@ -469,9 +461,8 @@ hurray_status make_memory(Device &d, Allocation &a, uint64_t size, bool external
 void fill_out(const Allocation &a, int32_t device, hurray_backend_allocation *out);
 void register_allocation(State &s, Allocation *a, const hurray_backend_allocation &out);
 hurray_status check_class(const Device &d, uint8_t cls, hurray_error *err);
-hurray_status alloc_impl(State &s, int32_t device, uint8_t cls, uint64_t byte_size,
-                         uint32_t alignment, uint32_t flags, hurray_backend_allocation *out,
-                         hurray_error *err);
+hurray_status alloc_impl(State &s, Device *d, uint8_t cls, uint64_t byte_size, uint32_t alignment,
+                         uint32_t flags, hurray_backend_allocation *out, hurray_error *err);
 void free_impl(State &s, hurray_backend_allocation *allocation) noexcept;
 hurray_status copy_impl(const hurray_backend_allocation *alloc, uint64_t offset, void *host,
                         uint64_t n, bool to_host, hurray_error *err);
@@ -483,20 +474,19 @@ hurray_status drain_plugin_queue(Device &d, hurray_error *err);
 hurray_status sync_mapping(Device &d, VkDeviceMemory memory, VkDeviceSize alloc_size,
                            uint64_t start, uint64_t n, bool flush,
                            hurray_error *err);
-hurray_status event_record_impl(State &s, int32_t device, void *stream, void **event,
-                                uint64_t *value, hurray_error *err);
-hurray_status event_wait_impl(State &s, int32_t device, void *event, uint64_t value,
-                              void *stream, hurray_error *err);
+hurray_status event_record_impl(Device *d, void *stream, void **event, uint64_t *value,
+                                hurray_error *err);
+hurray_status event_wait_impl(Device *d, void *event, uint64_t value, void *stream,
+                              hurray_error *err);
 void event_release_impl(State &s, int32_t device, void *event) noexcept;
 hurray_status ipc_export_memory_impl(State &, const hurray_backend_allocation *alloc,
                                      hurray_backend_ipc_handle *out, hurray_error *err);
-hurray_status ipc_import_memory_impl(State &s, int32_t device,
-                                     const hurray_backend_ipc_handle *h, uint8_t cls,
-                                     hurray_backend_allocation *out, hurray_error *err);
-hurray_status ipc_export_event_impl(State &s, int32_t device, void *event,
-                                    hurray_backend_ipc_handle *out, hurray_error *err);
-hurray_status ipc_import_event_impl(State &s, int32_t device,
-                                    const hurray_backend_ipc_handle *h, void **event,
+hurray_status ipc_import_memory_impl(State &s, Device *d, const hurray_backend_ipc_handle *h,
+                                     uint8_t cls, hurray_backend_allocation *out,
+                                     hurray_error *err);
+hurray_status ipc_export_event_impl(Device *d, void *event, hurray_backend_ipc_handle *out,
+                                    hurray_error *err);
+hurray_status ipc_import_event_impl(Device *d, const hurray_backend_ipc_handle *h, void **event,
                                     hurray_error *err);
 
 }  // namespace hurray::vulkan

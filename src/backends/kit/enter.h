@@ -1,0 +1,82 @@
+// The prologue of a plugin entry, written once: the state cast, the device
+// lookup and the NULL checks of the pointers the entry fills. Part of the
+// plugin kit; for plugins whose State holds its devices in `devices` (a
+// vector of Device or of std::unique_ptr<Device>).
+//
+//   State *s = nullptr;
+//   Device *d = nullptr;
+//   if (const hurray_status st = kit::enter(state, device, &s, &d, err,
+//                                                   "native: out", out))
+//     return st;
+//
+// The loader already guarantees a probed state, a valid ordinal and non-NULL
+// out pointers (include/hurray_backend.h, "Loader:" of each entry); these
+// are the plugin's one defensive check of them (kit::check_device), so that
+// a direct caller of the table gets an error and not a crash.
+#pragma once
+
+#include <hurray_backend.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "entry.h"
+#include "errors.h"
+
+namespace hurray::kit {
+
+// The device an element of State::devices is.
+template <class T>
+auto *element(T &device) noexcept {
+  if constexpr (requires { device.get(); })
+    return device.get();
+  else
+    return &device;
+}
+
+// *out = device `device` of s: s not NULL and the ordinal below
+// s->devices.size(), else check_device's error.
+template <class State, class Device>
+hurray_status find_device(State *s, int32_t device, Device **out, hurray_error *err) noexcept {
+  const size_t count = s != nullptr ? s->devices.size() : 0;
+  if (const hurray_status st = check_device(s, device, count, err)) return st;
+  *out = element(s->devices[static_cast<size_t>(device)]);
+  return HURRAY_OK;
+}
+
+// "<plugin>: <what> must not be NULL" (INVALID_ARGUMENT) when one of ptrs
+// is NULL, else OK. `what` names the entry and the pointers:
+// "event_record: event and value".
+template <class... Ptr>
+hurray_status check_not_null(hurray_error *err, const char *what, const Ptr *...ptrs) noexcept {
+  if (((ptrs == nullptr) || ...))
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: %s must not be NULL", kPlugin, what);
+  return HURRAY_OK;
+}
+
+// The prologue: *s = the state, *d = its device `device` (find_device), and
+// every one of ptrs not NULL (check_not_null(err, what, ptrs...)).
+template <class State, class Device, class... Ptr>
+hurray_status enter(void *state, int32_t device, State **s, Device **d, hurray_error *err,
+                    const char *what, const Ptr *...ptrs) noexcept {
+  *s = static_cast<State *>(state);
+  if (const hurray_status st = find_device(*s, device, d, err)) return st;
+  return check_not_null(err, what, ptrs...);
+}
+
+}  // namespace hurray::kit
+
+// The prologue as one statement, in an entry whose parameters are named
+// state, device and err: declares `s` (StateT *) and `d` (its device) and
+// returns the status when kit::enter refuses. HURRAY_KIT_ENTER_OUT also
+// zeroes *out, the struct the entry fills (which must be among the pointers).
+#define HURRAY_KIT_ENTER(StateT, what, ...)                                                 \
+  StateT *s = nullptr;                                                                      \
+  decltype(::hurray::kit::element(s->devices[0])) d = nullptr;                              \
+  if (const hurray_status kit_status_ =                                                     \
+          ::hurray::kit::enter(state, device, &s, &d, err, what, __VA_ARGS__))              \
+  return kit_status_
+#define HURRAY_KIT_ENTER_OUT(StateT, what, ...) \
+  HURRAY_KIT_ENTER(StateT, what, __VA_ARGS__);  \
+  std::memset(out, 0, sizeof *out)

@@ -64,15 +64,11 @@ hurray_status probe(void **state, hurray_error *err) {
 }
 
 void shutdown(void *state) {
-  auto *s = static_cast<State *>(state);
-  if (s == nullptr) return;
   // Allocations still alive are freed with the state (their records too).
-  while (Allocation *a = s->live.take_any()) free_allocation(s, a);
-  close_devices(s);
-  delete s;
+  hurray::kit::shutdown_state<State>(
+      state, [](State *s) { while (Allocation *a = s->live.take_any()) free_allocation(s, a); },
+      close_devices);
 }
-
-int32_t device_count(void *state) { return hurray::kit::count_devices<State>(state); }
 
 hurray_status device_info(void *state, int32_t device, hurray_backend_device_info *out,
                           hurray_error *err) {

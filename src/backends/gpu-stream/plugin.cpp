@@ -6,6 +6,8 @@ namespace hurray::gpu_stream {
 
 using hurray::kit::kPlugin;
 
+int32_t device_count(void *state) { return hurray::kit::count_devices<State>(state); }
+
 hurray_status native(void *state, int32_t device, hurray_backend_native *out,
                      hurray_error *err) {
   HURRAY_KIT_ENTER_OUT(const State, "native: out", out);

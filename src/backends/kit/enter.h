@@ -65,18 +65,37 @@ hurray_status enter(void *state, int32_t device, State **s, Device **d, hurray_e
   return check_not_null(err, what, ptrs...);
 }
 
+// The free entry, written once: with state and allocation not NULL,
+// release(s, record) for the allocation's record (plugin_data, when set),
+// then the handle's plugin_data, data and host cleared.
+template <class State, class Record, class Release>
+void free_record(void *state, hurray_backend_allocation *allocation, Release &&release) noexcept {
+  auto *s = static_cast<State *>(state);
+  if (s == nullptr || allocation == nullptr) return;
+  if (auto *a = static_cast<Record *>(allocation->plugin_data)) release(s, a);
+  allocation->plugin_data = nullptr;
+  allocation->data = nullptr;
+  allocation->host = nullptr;
+}
+
 }  // namespace hurray::kit
 
 // The prologue as one statement, in an entry whose parameters are named
 // state, device and err: declares `s` (StateT *) and `d` (its device) and
 // returns the status when kit::enter refuses. HURRAY_KIT_ENTER_OUT also
 // zeroes *out, the struct the entry fills (which must be among the pointers).
+// HURRAY_KIT_ENTER_BINARY_WAIT is event_wait's prologue in a plugin whose
+// events are binary: event not NULL, value 0 (kit::check_binary_value).
 #define HURRAY_KIT_ENTER(StateT, what, ...)                                                 \
   StateT *s = nullptr;                                                                      \
   decltype(::hurray::kit::element(s->devices[0])) d = nullptr;                              \
   if (const hurray_status kit_status_ =                                                     \
           ::hurray::kit::enter(state, device, &s, &d, err, what, __VA_ARGS__))              \
   return kit_status_
+#define HURRAY_KIT_ENTER_BINARY_WAIT(StateT, vendor)                                        \
+  HURRAY_KIT_ENTER(StateT, "event_wait: event", event);                                     \
+  if (const hurray_status kit_value_status_ = ::hurray::kit::check_binary_value(value, vendor, err)) \
+  return kit_value_status_
 #define HURRAY_KIT_ENTER_OUT(StateT, what, ...) \
   HURRAY_KIT_ENTER(StateT, what, __VA_ARGS__);  \
   std::memset(out, 0, sizeof *out)

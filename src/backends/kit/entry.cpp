@@ -53,4 +53,11 @@ hurray_status check_copy(const hurray_backend_allocation *alloc, uint64_t offset
   return HURRAY_OK;
 }
 
+hurray_status check_binary_value(uint64_t value, const char *vendor, hurray_error *err) noexcept {
+  if (value == 0) return HURRAY_OK;
+  return fail(err, HURRAY_E_INVALID_ARGUMENT,
+              "%s: event_wait: %s events are binary, the value must be 0 (not %llu)", kPlugin,
+              vendor, static_cast<unsigned long long>(value));
+}
+
 }  // namespace hurray::kit

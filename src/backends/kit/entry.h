@@ -96,6 +96,18 @@ hurray_status check_copy(const hurray_backend_allocation *alloc, uint64_t offset
                          const void *host, uint64_t n, const char *what,
                          hurray_error *err) noexcept;
 
+// The plugin's events are binary (no values): value must be 0, else
+// INVALID_ARGUMENT "<plugin>: event_wait: <vendor> events are binary, the
+// value must be 0 (not N)".
+hurray_status check_binary_value(uint64_t value, const char *vendor, hurray_error *err) noexcept;
+
+// event_record's result for a binary event: *event = ev, *value = 0; OK.
+inline hurray_status give_binary_event(void *ev, void **event, uint64_t *value) noexcept {
+  *event = ev;
+  *value = 0;
+  return HURRAY_OK;
+}
+
 }  // namespace hurray::kit
 
 // table.field = the barrier around fn (see above).

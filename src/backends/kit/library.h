@@ -14,6 +14,15 @@ namespace hurray::kit {
 // NULL-terminated list) that loads. On failure returns NULL and sets *why to
 // the dlerror() text (of each name tried, joined with "; "). *opened receives
 // the name that was loaded.
+// Where probe finds a plugin's vendor library: the environment variable
+// naming a file (NULL: none), the sonames tried in order (NULL-terminated),
+// and what the message says is needed when a function is missing.
+struct Library {
+  const char *env_var;
+  const char *const *sonames;
+  const char *needed;
+};
+
 void *open_library(const char *env_var, const char *const *sonames, std::string *opened,
                    std::string *why);
 

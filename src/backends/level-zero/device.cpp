@@ -265,24 +265,18 @@ hurray_status open_devices(State *s, hurray_error *err) {
   return HURRAY_OK;
 }
 
+// From open_devices on the loader holds process-wide state: it stays loaded.
 hurray_status probe(void **state, hurray_error *err) {
-  // From open_devices on the loader holds process-wide state: it stays loaded.
-  static constexpr const char *kSonames[] = {kLibrary, nullptr};
-  return hurray::kit::probe_state<State>(state, err, nullptr, kSonames,
-                                         "a Level Zero 1.0 or later loader is needed", &State::ze,
-                                         load_api, open_devices, close_all);
+  return kit::probe_state<State>(state, err, kLoader, &State::ze, load_api, open_devices, close_all);
 }
 
-void release_memory(State *s, Allocation *a) noexcept;
-
-void shutdown(void *state) {
-  auto *s = static_cast<State *>(state);
-  if (s == nullptr) return;
+// The lists drained, then the allocations still alive freed with the state
+// (their records too).
+static void free_left(State *s) {
   for (auto &d : s->devices) {
     std::lock_guard<std::mutex> lock(d->mu);
     drain(s->ze, *d);
   }
-  // Allocations still alive are freed with the state (their records too).
   std::vector<Allocation *> left;
   {
     std::lock_guard<std::mutex> lock(s->mu);
@@ -295,11 +289,9 @@ void shutdown(void *state) {
     release_memory(s, a);
     delete a;
   }
-  close_all(s);
-  delete s;
 }
 
-int32_t device_count(void *state) { return hurray::kit::count_devices<State>(state); }
+void shutdown(void *state) { hurray::kit::shutdown_state<State>(state, free_left, close_all); }
 
 hurray_status device_info(void *state, int32_t device, hurray_backend_device_info *out,
                           hurray_error *err) {

@@ -189,9 +189,7 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
 }
 
 void free_(void *state, hurray_backend_allocation *allocation) {
-  auto *s = static_cast<State *>(state);
-  if (s == nullptr || allocation == nullptr) return;
-  if (auto *a = static_cast<Allocation *>(allocation->plugin_data)) {
+  hurray::kit::free_record<State, Allocation>(state, allocation, [](State *s, Allocation *a) {
     {
       std::lock_guard<std::mutex> lock(s->mu);
       if (a->ptr != nullptr) {
@@ -202,10 +200,7 @@ void free_(void *state, hurray_backend_allocation *allocation) {
     }
     release_memory(s, a);
     delete a;
-  }
-  allocation->plugin_data = nullptr;
-  allocation->data = nullptr;
-  allocation->host = nullptr;
+  });
 }
 
 // Checks common to both copy directions; *a is null for an empty range.

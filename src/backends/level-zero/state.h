@@ -36,6 +36,7 @@
 #include "kit/entry.h"
 #include "kit/errors.h"
 #include "kit/ipc.h"
+#include "kit/library.h"
 #include "kit/table.h"
 
 namespace hurray::level_zero {
@@ -46,10 +47,11 @@ constexpr uint32_t kEventsPerPool = 64;
 constexpr uint32_t kIpcMemoryKind = 0x4c5a0001u;  // "LZ" 1
 constexpr uint32_t kIpcEventKind = 0x4c5a0002u;   // "LZ" 2
 constexpr uint64_t kMaxAlignment = 1ull << 31;    // a u32 alignment
+inline constexpr const char *kSonames[] = {kLibrary, nullptr};
+inline constexpr hurray::kit::Library kLoader{nullptr, kSonames,
+                                              "a Level Zero 1.0 or later loader is needed"};
 
 // ---- errors ---------------------------------------------------------------
-
-using hurray::kit::fail;
 
 inline hurray_status status_of(ze_result_t r) noexcept {
   switch (r) {
@@ -94,6 +96,7 @@ const char *result_text(ze_result_t r, char (&buf)[N]) noexcept {
 // ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY: <details>"; the status follows the
 // result unless `status` is given.
 HURRAY_KIT_DEFINE_CODE_FAIL(ze_fail, ze_result_t, result_text, status_of)
+using hurray::kit::fail;
 
 using hurray::plugin::class_name;
 

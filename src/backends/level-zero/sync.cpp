@@ -79,19 +79,12 @@ hurray_status event_record(void *state, int32_t device, void *stream, void **eve
                    stream != nullptr && list != d->list ? "the given" : "the plugin's",
                    static_cast<int>(device), d->name.c_str());
   }
-  *event = ev;
-  *value = 0;
-  return HURRAY_OK;
+  return hurray::kit::give_binary_event(ev, event, value);
 }
 
 hurray_status event_wait(void *state, int32_t device, void *event, uint64_t value, void *stream,
                          hurray_error *err) {
-  HURRAY_KIT_ENTER(State, "event_wait: event", event);
-  if (value != 0)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "level-zero: event_wait: Level Zero events are binary, the value must be 0 (not "
-                "%llu)",
-                static_cast<unsigned long long>(value));
+  HURRAY_KIT_ENTER_BINARY_WAIT(State, "Level Zero");
   const Api &ze = s->ze;
   auto *ev = static_cast<ze_event_handle_t>(event);
   if (stream == nullptr) {

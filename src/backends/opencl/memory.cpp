@@ -265,12 +265,7 @@ void free_allocation(State *s, Allocation *a) noexcept {
 }
 
 void free_(void *state, hurray_backend_allocation *allocation) {
-  auto *s = static_cast<State *>(state);
-  if (s == nullptr || allocation == nullptr) return;
-  if (auto *a = static_cast<Allocation *>(allocation->plugin_data)) free_allocation(s, a);
-  allocation->plugin_data = nullptr;
-  allocation->data = nullptr;
-  allocation->host = nullptr;
+  hurray::kit::free_record<State, Allocation>(state, allocation, free_allocation);
 }
 
 // Checks common to both copy directions; *a is null for an empty range.

@@ -1,7 +1,9 @@
-// The OpenCL plugin: native handles and the table behind hurray_backend_entry.
+// The OpenCL plugin: the device count, native handles and the table behind hurray_backend_entry.
 #include "state.h"
 
 namespace hurray::opencl {
+
+int32_t device_count(void *state) { return hurray::kit::count_devices<State>(state); }
 
 // ---- native handles -------------------------------------------------------
 

@@ -30,11 +30,10 @@
 #include "kit/entry.h"
 #include "kit/errors.h"
 #include "kit/ipc.h"
+#include "kit/library.h"
 #include "kit/table.h"
 
 namespace hurray::opencl {
-
-constexpr const char *kLibrary = "libOpenCL.so.1";
 
 // ---- errors ---------------------------------------------------------------
 

@@ -21,18 +21,12 @@ hurray_status event_record(void *state, int32_t device, void *stream, void **eve
     cl.clReleaseEvent(ev);
     return cl_fail(err, HURRAY_OK, "clFlush", e, "'%s'", d->name.c_str());
   }
-  *event = ev;
-  *value = 0;
-  return HURRAY_OK;
+  return hurray::kit::give_binary_event(ev, event, value);
 }
 
 hurray_status event_wait(void *state, int32_t device, void *event, uint64_t value, void *stream,
                          hurray_error *err) {
-  HURRAY_KIT_ENTER(const State, "event_wait: event", event);
-  if (value != 0)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "opencl: event_wait: OpenCL events are binary, the value must be 0 (not %llu)",
-                static_cast<unsigned long long>(value));
+  HURRAY_KIT_ENTER_BINARY_WAIT(const State, "OpenCL");
   const Api &cl = s->cl;
   auto *ev = static_cast<cl_event>(event);
   if (stream == nullptr) {

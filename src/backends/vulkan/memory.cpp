@@ -225,15 +225,12 @@ hurray_status alloc_impl(State &s, Device *d, uint8_t cls, uint64_t byte_size, u
   return HURRAY_OK;
 }
 
-void free_impl(State &s, hurray_backend_allocation *allocation) noexcept {
-  if (!allocation || !allocation->plugin_data) return;
-  auto *a = static_cast<Allocation *>(allocation->plugin_data);
-  s.remove(a);
-  a->destroy();
-  delete a;
-  allocation->plugin_data = nullptr;
-  allocation->data = nullptr;
-  allocation->host = nullptr;
+void free_(void *state, hurray_backend_allocation *allocation) {
+  hurray::kit::free_record<State, Allocation>(state, allocation, [](State *s, Allocation *a) {
+    s->remove(a);
+    a->destroy();
+    delete a;
+  });
 }
 
 }  // namespace hurray::vulkan

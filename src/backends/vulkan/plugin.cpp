@@ -36,10 +36,6 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
   return alloc_impl(*s, d, memory_class, byte_size, alignment, flags, out, err);
 }
 
-void free_(void *state, hurray_backend_allocation *allocation) {
-  if (State *s = state_of(state)) free_impl(*s, allocation);
-}
-
 hurray_status copy_to_host(void *, const hurray_backend_allocation *src, uint64_t offset,
                               void *dst, uint64_t n, hurray_error *err) {
   return copy_impl(src, offset, dst, n, true, err);

@@ -16,6 +16,7 @@
 #include "kit/enter.h"
 #include "kit/entry.h"
 #include "kit/errors.h"
+#include "kit/table.h"
 #include <vulkan/vulkan.h>
 
 #include <dlfcn.h>
@@ -463,7 +464,6 @@ void register_allocation(State &s, Allocation *a, const hurray_backend_allocatio
 hurray_status check_class(const Device &d, uint8_t cls, hurray_error *err);
 hurray_status alloc_impl(State &s, Device *d, uint8_t cls, uint64_t byte_size, uint32_t alignment,
                          uint32_t flags, hurray_backend_allocation *out, hurray_error *err);
-void free_impl(State &s, hurray_backend_allocation *allocation) noexcept;
 hurray_status copy_impl(const hurray_backend_allocation *alloc, uint64_t offset, void *host,
                         uint64_t n, bool to_host, hurray_error *err);
 VkResult submit_locked(Device &d, VkQueue queue, VkCommandBuffer cb,
@@ -488,5 +488,9 @@ hurray_status ipc_export_event_impl(Device *d, void *event, hurray_backend_ipc_h
                                     hurray_error *err);
 hurray_status ipc_import_event_impl(Device *d, const hurray_backend_ipc_handle *h, void **event,
                                     hurray_error *err);
+
+// The entry points (src/backends/kit/table.h).
+HURRAY_KIT_DECLARE_ENTRIES()
+HURRAY_KIT_DECLARE_IPC_ENTRIES()
 
 }  // namespace hurray::vulkan

@@ -50,6 +50,9 @@ hurray_status ipc_import_memory(void *state, int32_t device,
   HURRAY_KIT_ENTER_OUT(State, "ipc_import_memory: out", out);
   rt::IpcMemHandle h;
   const char *why = nullptr;
+  if (const hurray_status st = hurray::kit::check_kind(handle, rt::kIpcMemoryKind, "ipc_import_memory",
+                                                      rt::kIpcMeaningMemory, err))
+    return st;
   if (!hurray::kit::unpack_ipc(handle, rt::kIpcMemoryKind, &h, sizeof h, &why))
     return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: ipc_import_memory: %s", kPlugin, why);
   if (memory_class != HURRAY_MEMORY_STANDARD && memory_class != HURRAY_MEMORY_PEER)
@@ -132,6 +135,9 @@ hurray_status ipc_import_event(void *state, int32_t device,
   HURRAY_KIT_ENTER(const State, "ipc_import_event: event", event);
   rt::IpcEventHandle h;
   const char *why = nullptr;
+  if (const hurray_status st = hurray::kit::check_kind(handle, rt::kIpcEventKind, "ipc_import_event",
+                                                      rt::kIpcMeaningEvent, err))
+    return st;
   if (!hurray::kit::unpack_ipc(handle, rt::kIpcEventKind, &h, sizeof h, &why))
     return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: ipc_import_event: %s", kPlugin, why);
   const Api &api = s->api;

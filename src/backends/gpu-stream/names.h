@@ -51,6 +51,10 @@ constexpr uint32_t kIpcMemoryKind = HURRAY_GPU_PICK(hurray::kit::fourcc('C', 'U'
                                                     hurray::kit::fourcc('H', 'P', 'M', '1'));
 constexpr uint32_t kIpcEventKind = HURRAY_GPU_PICK(hurray::kit::fourcc('C', 'U', 'E', '1'),
                                                    hurray::kit::fourcc('H', 'P', 'E', '1'));
+constexpr const char *kIpcMeaningMemory =
+    HURRAY_GPU_PICK("a CUDA memory handle", "a HIP memory handle");
+constexpr const char *kIpcMeaningEvent =
+    HURRAY_GPU_PICK("a CUDA event handle", "a HIP event handle");
 
 // The words of the messages.
 constexpr const char *kVersionOf = HURRAY_GPU_PICK("CUDA driver", "HIP runtime");

@@ -53,10 +53,9 @@ hurray_status ipc_import_memory(void *state, int32_t device,
                                 const hurray_backend_ipc_handle *handle, uint8_t memory_class,
                                 hurray_backend_allocation *out, hurray_error *err) {
   HURRAY_KIT_ENTER_OUT(State, "ipc_import_memory: handle and out", handle, out);
-  if (handle->kind != kIpcMemoryKind)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "level-zero: ipc_import_memory: not a Level Zero memory handle (kind 0x%x)",
-                handle->kind);
+  if (const hurray_status st = hurray::kit::check_kind(handle, kIpcMemoryKind, "ipc_import_memory",
+                                                      "a Level Zero memory handle", err))
+    return st;
   if (const hurray_status st = check_class(*d, memory_class, err)) return st;
   if (!is_device_class(memory_class))
     return fail(err, HURRAY_E_UNSUPPORTED,
@@ -158,10 +157,9 @@ hurray_status ipc_export_event(void *state, int32_t device, void *event,
 hurray_status ipc_import_event(void *state, int32_t device, const hurray_backend_ipc_handle *handle,
                                void **event, hurray_error *err) {
   HURRAY_KIT_ENTER(State, "ipc_import_event: handle and event", handle, event);
-  if (handle->kind != kIpcEventKind)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "level-zero: ipc_import_event: not a Level Zero event handle (kind 0x%x)",
-                handle->kind);
+  if (const hurray_status st = hurray::kit::check_kind(handle, kIpcEventKind, "ipc_import_event",
+                                                      "a Level Zero event handle", err))
+    return st;
   if (handle->offset >= UINT32_MAX)
     return fail(err, HURRAY_E_INVALID_ARGUMENT,
                 "level-zero: ipc_import_event: event index %llu is out of range",

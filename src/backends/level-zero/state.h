@@ -44,8 +44,8 @@ namespace hurray::level_zero {
 
 constexpr const char *kLibrary = "libze_loader.so.1";
 constexpr uint32_t kEventsPerPool = 64;
-constexpr uint32_t kIpcMemoryKind = 0x4c5a0001u;  // "LZ" 1
-constexpr uint32_t kIpcEventKind = 0x4c5a0002u;   // "LZ" 2
+constexpr uint32_t kIpcMemoryKind = hurray::kit::fourcc('Z', 'E', 'M', '1');  // ze_ipc_mem_handle_t
+constexpr uint32_t kIpcEventKind = hurray::kit::fourcc('Z', 'E', 'E', '1');   // an event pool's
 constexpr uint64_t kMaxAlignment = 1ull << 31;    // a u32 alignment
 inline constexpr const char *kSonames[] = {kLibrary, nullptr};
 inline constexpr hurray::kit::Library kLoader{nullptr, kSonames,

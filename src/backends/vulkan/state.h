@@ -16,6 +16,7 @@
 #include "kit/enter.h"
 #include "kit/entry.h"
 #include "kit/errors.h"
+#include "kit/ipc.h"
 #include "kit/table.h"
 #include <vulkan/vulkan.h>
 

@@ -49,12 +49,9 @@ hurray_status ipc_import_memory(void *state, int32_t device,
                                 hurray_backend_allocation *out, hurray_error *err) {
   HURRAY_KIT_ENTER_OUT(State, "ipc_import_memory: out", out);
   rt::IpcMemHandle h;
-  const char *why = nullptr;
-  if (const hurray_status st = hurray::kit::check_kind(handle, rt::kIpcMemoryKind, "ipc_import_memory",
-                                                      rt::kIpcMeaningMemory, err))
+  if (const hurray_status st = hurray::kit::unpack_ipc(handle, rt::kIpcMemoryKind, "ipc_import_memory",
+                                                      rt::kIpcMeaningMemory, &h, sizeof h, err))
     return st;
-  if (!hurray::kit::unpack_ipc(handle, rt::kIpcMemoryKind, &h, sizeof h, &why))
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: ipc_import_memory: %s", kPlugin, why);
   if (memory_class != HURRAY_MEMORY_STANDARD && memory_class != HURRAY_MEMORY_PEER)
     return fail(err, HURRAY_E_UNSUPPORTED,
                 "%s: ipc_import_memory: %s IPC memory is device memory: import it as STANDARD "
@@ -134,12 +131,9 @@ hurray_status ipc_import_event(void *state, int32_t device,
                                hurray_error *err) {
   HURRAY_KIT_ENTER(const State, "ipc_import_event: event", event);
   rt::IpcEventHandle h;
-  const char *why = nullptr;
-  if (const hurray_status st = hurray::kit::check_kind(handle, rt::kIpcEventKind, "ipc_import_event",
-                                                      rt::kIpcMeaningEvent, err))
+  if (const hurray_status st = hurray::kit::unpack_ipc(handle, rt::kIpcEventKind, "ipc_import_event",
+                                                      rt::kIpcMeaningEvent, &h, sizeof h, err))
     return st;
-  if (!hurray::kit::unpack_ipc(handle, rt::kIpcEventKind, &h, sizeof h, &why))
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: ipc_import_event: %s", kPlugin, why);
   const Api &api = s->api;
   HURRAY_GPU_CURRENT_(s, d, err)
   rt::Event ev = nullptr;

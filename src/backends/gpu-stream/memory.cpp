@@ -67,8 +67,6 @@ hurray_status check_class(const Device &d, int32_t device, uint8_t mc, uint32_t 
     return fail(err, HURRAY_E_UNSUPPORTED,
                 "%s: HURRAY_ALLOC_SHAREABLE: %s (STANDARD, PEER), not %s", kPlugin,
                 rt::kIpcExports, class_name(mc));
-  if ((flags & ~HURRAY_ALLOC_SHAREABLE) != 0)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: alloc: unknown flags 0x%x", kPlugin, flags);
   return HURRAY_OK;
 }
 
@@ -80,11 +78,9 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
   HURRAY_KIT_ENTER_OUT(State, "alloc: out", out);
   if (const hurray_status st = check_class(*d, device, memory_class, flags, s->devices.size(), err))
     return st;
-  if (alignment == 0) alignment = HURRAY_MIN_ALIGNMENT;
-  if (!hurray::kit::is_pow2(alignment))
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: alloc: alignment %u is not a power of two",
-                kPlugin, alignment);
-  const uint32_t align = std::max(alignment, rt::kBaseAlignment);
+  uint32_t align = 0;
+  if (const hurray_status st = hurray::kit::check_alloc(alignment, flags, rt::kBaseAlignment, &align, err))
+    return st;
 
   out->byte_size = byte_size;
   out->alignment = align;

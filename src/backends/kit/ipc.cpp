@@ -64,6 +64,15 @@ bool unpack_ipc(const hurray_backend_ipc_handle *h, uint32_t kind, void *vendor,
   return true;
 }
 
+hurray_status unpack_ipc(const hurray_backend_ipc_handle *h, uint32_t kind, const char *what,
+                         const char *meaning, void *vendor, size_t n, hurray_error *err) noexcept {
+  if (const hurray_status st = check_kind(h, kind, what, meaning, err)) return st;
+  const char *why = nullptr;
+  if (!unpack_ipc(h, kind, vendor, n, &why))
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: %s: %s", kPlugin, what, why);
+  return HURRAY_OK;
+}
+
 hurray_status dup_fd(int fd, int *out, const char *plugin, const char *what,
                      hurray_error *err) noexcept {
   *out = -1;

@@ -40,6 +40,12 @@ void pack_ipc(uint32_t kind, const void *vendor, size_t n, uint64_t byte_size, u
 bool unpack_ipc(const hurray_backend_ipc_handle *h, uint32_t kind, void *vendor, size_t n,
                 const char **why) noexcept;
 
+// An import's unpacking, as a status: check_kind(h, kind, what, meaning),
+// then the first n vendor bytes (n <= 64) copied to `vendor`
+// (INVALID_ARGUMENT "<plugin>: <what>: <why>" when unpack_ipc refuses).
+hurray_status unpack_ipc(const hurray_backend_ipc_handle *h, uint32_t kind, const char *what,
+                         const char *meaning, void *vendor, size_t n, hurray_error *err) noexcept;
+
 // A close-on-exec duplicate of fd in *out (-1 when fd < 0, which is no
 // error). HURRAY_E_IO with "<plugin>: <what>: dup of fd N failed: reason".
 hurray_status dup_fd(int fd, int *out, const char *plugin, const char *what,

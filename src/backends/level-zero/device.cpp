@@ -106,15 +106,22 @@ bool open_device(const Api &ze, Device &d, std::string *why) {
     return false;
   }
 
+  // A call that makes one handle: false, with the reason noted, when it
+  // fails or makes none.
+  auto made = [&](ze_result_t res, const void *handle, const char *fn, const char *none) {
+    if (res == ZE_RESULT_SUCCESS && handle != nullptr) return true;
+    note(why, "[%s] %s: device '%s'", fn, res != ZE_RESULT_SUCCESS ? result_text(res, buf) : none,
+         label);
+    return false;
+  };
+
   // The copy event: one host-visible event of its own pool.
   ze_event_pool_desc_t pd{};
   pd.stype = ZE_STRUCTURE_TYPE_EVENT_POOL_DESC;
   pd.flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE;
   pd.count = 1;
   r = ze.zeEventPoolCreate(d.driver->context, &pd, 1, &d.handle, &d.copy_pool);
-  if (r != ZE_RESULT_SUCCESS || d.copy_pool == nullptr) {
-    note(why, "[zeEventPoolCreate] %s: device '%s'",
-         r != ZE_RESULT_SUCCESS ? result_text(r, buf) : "no pool", label);
+  if (!made(r, d.copy_pool, "zeEventPoolCreate", "no pool")) {
     d.copy_pool = nullptr;
     return false;
   }
@@ -124,9 +131,7 @@ bool open_device(const Api &ze, Device &d, std::string *why) {
   ed.signal = ZE_EVENT_SCOPE_FLAG_HOST;
   ed.wait = ZE_EVENT_SCOPE_FLAG_HOST;
   r = ze.zeEventCreate(d.copy_pool, &ed, &d.copy_event);
-  if (r != ZE_RESULT_SUCCESS || d.copy_event == nullptr) {
-    note(why, "[zeEventCreate] %s: device '%s'",
-         r != ZE_RESULT_SUCCESS ? result_text(r, buf) : "no event", label);
+  if (!made(r, d.copy_event, "zeEventCreate", "no event")) {
     d.copy_event = nullptr;
     return false;
   }

@@ -57,16 +57,8 @@ hurray_status ipc_import_memory(void *state, int32_t device,
                                                       "a Level Zero memory handle", err))
     return st;
   if (const hurray_status st = check_class(*d, memory_class, err)) return st;
-  if (!is_device_class(memory_class))
-    return fail(err, HURRAY_E_UNSUPPORTED,
-                "level-zero: ipc_import_memory: imported memory is device memory: import it as "
-                "STANDARD or PEER, not %s",
-                class_name(memory_class));
-  if (!d->driver->ipc_memory())
-    return fail(err, HURRAY_E_UNSUPPORTED,
-                "level-zero: ipc_import_memory: the driver of device %d '%s' does not share memory "
-                "between processes (zeDriverGetIpcProperties: no ZE_IPC_PROPERTY_FLAG_MEMORY)",
-                static_cast<int>(device), d->name.c_str());
+  if (const hurray_status st = check_shareable(*d, memory_class, "ipc_import_memory", err))
+    return st;
   if (handle->byte_size == 0 || handle->offset > UINT64_MAX - handle->byte_size)
     return fail(err, HURRAY_E_INVALID_ARGUMENT,
                 "level-zero: ipc_import_memory: %llu bytes at offset %llu is not a range to map",

@@ -233,6 +233,12 @@ void release_memory(State *s, Allocation *a) noexcept;
 void register_allocation(State *s, Allocation *a);
 void fill_out(const Allocation &a, uint32_t alignment, hurray_backend_allocation *out) noexcept;
 hurray_status check_class(const Device &d, uint8_t mc, hurray_error *err) noexcept;
+// What shared memory needs, for `what` (HURRAY_ALLOC_SHAREABLE,
+// ipc_import_memory): a device class (STANDARD, PEER: Level Zero 1.4 shares
+// device allocations only) and a driver that shares memory between
+// processes; HURRAY_E_UNSUPPORTED otherwise.
+hurray_status check_shareable(const Device &d, uint8_t mc, const char *what,
+                              hurray_error *err) noexcept;
 
 // The entry points (src/backends/kit/table.h).
 HURRAY_KIT_DECLARE_ENTRIES()

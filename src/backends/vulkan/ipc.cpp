@@ -65,9 +65,17 @@ hurray_status ipc_export_memory_impl(State &, const hurray_backend_allocation *a
   return HURRAY_OK;
 }
 
+// What both imports check first: the device imports this kind at all
+// (UNSUPPORTED with the reason), then the handle is of the kind, carries
+// the plugin's mark and an fd, and comes from this device and driver.
 hurray_status check_ipc_handle(const Device &d, const hurray_backend_ipc_handle *h,
                                uint32_t kind, IpcBytes *b, const char *what,
                                hurray_error *err) {
+  const bool memory = kind == kIpcMemoryKind;
+  if (!(memory ? d.ipc_memory : d.ipc_events))
+    return fail(err, HURRAY_E_UNSUPPORTED, "%s: %s cannot import %s: %s", what, d.label.c_str(),
+                memory ? "memory" : "events",
+                (memory ? d.ipc_memory_why : d.ipc_events_why).c_str());
   if (const hurray_status st = hurray::kit::check_kind(
           h, kind, what, kind == kIpcMemoryKind ? "a Vulkan memory handle" : "a Vulkan event handle",
           err))
@@ -91,13 +99,8 @@ hurray_status ipc_import_memory_impl(State &s, Device *d, const hurray_backend_i
                                      uint8_t cls, hurray_backend_allocation *out,
                                      hurray_error *err) {
   const char *what = "ipc_import_memory";
-  if (!d->ipc_memory)
-    return fail(err, HURRAY_E_UNSUPPORTED, "%s: %s cannot import memory: %s", what,
-                d->label.c_str(), d->ipc_memory_why.c_str());
   IpcBytes b{};
-  if (const hurray_status st = check_ipc_handle(*d, h, kIpcMemoryKind, &b, what, err);
-      st != HURRAY_OK)
-    return st;
+  if (const hurray_status st = check_ipc_handle(*d, h, kIpcMemoryKind, &b, what, err)) return st;
   if (cls >= kClassCount)
     return check_class(*d, cls, err);
   if (b.memory_type >= d->mem.memoryTypeCount ||
@@ -197,20 +200,13 @@ hurray_status ipc_export_event_impl(Device *d, void *event, hurray_backend_ipc_h
 hurray_status ipc_import_event_impl(Device *d, const hurray_backend_ipc_handle *h, void **event,
                                     hurray_error *err) {
   const char *what = "ipc_import_event";
-  if (!d->ipc_events)
-    return fail(err, HURRAY_E_UNSUPPORTED, "%s: %s cannot import events: %s", what,
-                d->label.c_str(), d->ipc_events_why.c_str());
   IpcBytes b{};
-  if (const hurray_status st = check_ipc_handle(*d, h, kIpcEventKind, &b, what, err);
-      st != HURRAY_OK)
-    return st;
+  if (const hurray_status st = check_ipc_handle(*d, h, kIpcEventKind, &b, what, err)) return st;
   FdGuard fd{fcntl(h->fd, F_DUPFD_CLOEXEC, 0)};
   if (fd.fd < 0)
     return fail(err, HURRAY_E_IO, "%s: dup of fd %d failed: %s", what, h->fd,
                 std::strerror(errno));
-  VkSemaphoreTypeCreateInfo type{};
-  type.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
-  type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+  const VkSemaphoreTypeCreateInfo type = timeline_type();
   VkSemaphoreCreateInfo ci{};
   ci.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
   ci.pNext = &type;

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <iterator>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdint>
@@ -258,16 +259,14 @@ inline int type_score(int cls, VkMemoryPropertyFlags f) noexcept {
   return s;
 }
 inline const char *class_needs(unsigned c) noexcept {
-  switch (c) {
-    case HURRAY_MEMORY_STANDARD:
-      return "a DEVICE_LOCAL memory type";
-    case HURRAY_MEMORY_HOST_PINNED:
-      return "a HOST_VISIBLE memory type that is not DEVICE_LOCAL";
-    case HURRAY_MEMORY_UNIFIED:
-      return "a DEVICE_LOCAL + HOST_VISIBLE memory type";
-    default:
-      return "nothing Vulkan offers";
-  }
+  static_assert(HURRAY_MEMORY_STANDARD == 0 && HURRAY_MEMORY_HOST_PINNED == 1 &&
+                HURRAY_MEMORY_UNIFIED == 2);
+  static constexpr const char *kNeeds[] = {
+      "a DEVICE_LOCAL memory type",                           // STANDARD
+      "a HOST_VISIBLE memory type that is not DEVICE_LOCAL",  // HOST_PINNED
+      "a DEVICE_LOCAL + HOST_VISIBLE memory type",            // UNIFIED
+  };
+  return c < std::size(kNeeds) ? kNeeds[c] : "nothing Vulkan offers";
 }
 
 inline std::string flag_text(VkMemoryPropertyFlags f) {
@@ -449,6 +448,22 @@ struct State {
 
 inline State *state_of(void *s) noexcept { return static_cast<State *>(s); }
 
+// A Vulkan structure of type T with its sType and pNext set, the rest zero.
+template <class T>
+T vk_struct(VkStructureType type, const void *next = nullptr) noexcept {
+  T s{};
+  s.sType = type;
+  s.pNext = const_cast<void *>(next);
+  return s;
+}
+
+// What makes a semaphore a timeline (initial value 0); next as pNext.
+inline VkSemaphoreTypeCreateInfo timeline_type(const void *next = nullptr) noexcept {
+  auto type = vk_struct<VkSemaphoreTypeCreateInfo>(VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, next);
+  type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+  return type;
+}
+
 // The usage of every buffer the plugin creates.
 constexpr VkBufferUsageFlags kBufferUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                                             VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
@@ -457,6 +472,8 @@ constexpr VkBufferUsageFlags kBufferUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
 // ---- defined in the other files of the plugin ------------------------------
 
 hurray_status probe_impl(void **out_state, hurray_error *err);
+VkResult create_buffer(Device &d, uint64_t size, VkBufferUsageFlags usage, bool external,
+                       VkBuffer *out) noexcept;
 hurray_status make_memory(Device &d, Allocation &a, uint64_t size, bool external,
                           int import_fd, uint64_t import_size, int forced_type,
                           hurray_error *err);

@@ -34,11 +34,7 @@ VkResult create_timeline(Device &d, VkSemaphore *out) noexcept {
   VkExportSemaphoreCreateInfo exp{};
   exp.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO;
   exp.handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
-  VkSemaphoreTypeCreateInfo type{};
-  type.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
-  type.pNext = d.ipc_events ? &exp : nullptr;
-  type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
-  type.initialValue = 0;
+  const VkSemaphoreTypeCreateInfo type = timeline_type(d.ipc_events ? &exp : nullptr);
   VkSemaphoreCreateInfo ci{};
   ci.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
   ci.pNext = &type;

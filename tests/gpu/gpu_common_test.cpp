@@ -267,9 +267,9 @@ TEST_CASE(NAME("an import refuses another kind, naming both by their four charac
   CHECK(check_kind(&h, fourcc('C', 'U', 'M', '1'), "ipc_import_memory", "a memory handle", &err) ==
         HURRAY_E_INVALID_ARGUMENT);
   CHECK(err.status == HURRAY_E_INVALID_ARGUMENT);
-  CHECK(std::string(err.message).find(
-            ": ipc_import_memory: not a memory handle: its kind is 'CUE1', this plugin's is "
-            "'CUM1'") != std::string::npos);
+  CHECK(std::string(err.message)
+            .find(": ipc_import_memory: not a memory handle: its kind is 'CUE1', this plugin's is "
+                  "'CUM1'") != std::string::npos);
   CHECK(check_kind(nullptr, fourcc('C', 'U', 'M', '1'), "ipc_import_memory", "a memory handle",
                    &err) == HURRAY_E_INVALID_ARGUMENT);
   CHECK(std::string(err.message).find("the IPC handle is NULL") != std::string::npos);

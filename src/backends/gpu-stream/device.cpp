@@ -66,7 +66,10 @@ hurray_status probe(void **state, hurray_error *err) {
 void shutdown(void *state) {
   // Allocations still alive are freed with the state (their records too).
   hurray::kit::shutdown_state<State>(
-      state, [](State *s) { while (Allocation *a = s->live.take_any()) free_allocation(s, a); },
+      state,
+      [](State *s) {
+        while (Allocation *a = s->live.take_any()) free_allocation(s, a);
+      },
       close_devices);
 }
 

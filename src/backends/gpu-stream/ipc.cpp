@@ -49,8 +49,9 @@ hurray_status ipc_import_memory(void *state, int32_t device,
                                 hurray_backend_allocation *out, hurray_error *err) {
   HURRAY_KIT_ENTER_OUT(State, "ipc_import_memory: out", out);
   rt::IpcMemHandle h;
-  if (const hurray_status st = hurray::kit::unpack_ipc(handle, rt::kIpcMemoryKind, "ipc_import_memory",
-                                                      rt::kIpcMeaningMemory, &h, sizeof h, err))
+  if (const hurray_status st =
+          hurray::kit::unpack_ipc(handle, rt::kIpcMemoryKind, "ipc_import_memory",
+                                  rt::kIpcMeaningMemory, &h, sizeof h, err))
     return st;
   if (memory_class != HURRAY_MEMORY_STANDARD && memory_class != HURRAY_MEMORY_PEER)
     return fail(err, HURRAY_E_UNSUPPORTED,
@@ -131,8 +132,8 @@ hurray_status ipc_import_event(void *state, int32_t device,
                                hurray_error *err) {
   HURRAY_KIT_ENTER(const State, "ipc_import_event: event", event);
   rt::IpcEventHandle h;
-  if (const hurray_status st = hurray::kit::unpack_ipc(handle, rt::kIpcEventKind, "ipc_import_event",
-                                                      rt::kIpcMeaningEvent, &h, sizeof h, err))
+  if (const hurray_status st = hurray::kit::unpack_ipc(
+          handle, rt::kIpcEventKind, "ipc_import_event", rt::kIpcMeaningEvent, &h, sizeof h, err))
     return st;
   const Api &api = s->api;
   HURRAY_GPU_CURRENT_(s, d, err)

@@ -65,8 +65,8 @@ hurray_status check_class(const Device &d, int32_t device, uint8_t mc, uint32_t 
                 n_devices);
   if ((flags & HURRAY_ALLOC_SHAREABLE) != 0 && host_visible(mc))
     return fail(err, HURRAY_E_UNSUPPORTED,
-                "%s: HURRAY_ALLOC_SHAREABLE: %s (STANDARD, PEER), not %s", kPlugin,
-                rt::kIpcExports, class_name(mc));
+                "%s: HURRAY_ALLOC_SHAREABLE: %s (STANDARD, PEER), not %s", kPlugin, rt::kIpcExports,
+                class_name(mc));
   return HURRAY_OK;
 }
 
@@ -79,7 +79,8 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
   if (const hurray_status st = check_class(*d, device, memory_class, flags, s->devices.size(), err))
     return st;
   uint32_t align = 0;
-  if (const hurray_status st = hurray::kit::check_alloc(alignment, flags, rt::kBaseAlignment, &align, err))
+  if (const hurray_status st =
+          hurray::kit::check_alloc(alignment, flags, rt::kBaseAlignment, &align, err))
     return st;
 
   out->byte_size = byte_size;

@@ -111,38 +111,39 @@ void free_record(void *state, hurray_backend_allocation *allocation, Release &&r
 // and d, returning the status when kit::enter_copy refuses and OK when n is
 // 0. HURRAY_KIT_ENTER_BINARY_WAIT is event_wait's prologue in a plugin whose
 // events are binary: event not NULL, value 0 (kit::check_binary_value).
-#define HURRAY_KIT_ENTER(StateT, what, ...)                                                 \
-  StateT *s = nullptr;                                                                      \
-  decltype(::hurray::kit::element(s->devices[0])) d = nullptr;                              \
-  if (const hurray_status kit_status_ =                                                     \
-          ::hurray::kit::enter(state, device, &s, &d, err, what, __VA_ARGS__))              \
-  return kit_status_
-#define HURRAY_KIT_ENTER_COPY(StateT, RecordT, alloc, host, what)                              \
-  StateT *s = nullptr;                                                                      \
-  const RecordT *a = nullptr;                                                               \
-  decltype(::hurray::kit::element(s->devices[0])) d = nullptr;                              \
-  if (const hurray_status kit_status_ = ::hurray::kit::enter_copy(                          \
-          state, alloc, offset, host, n, what, &s, &a, &d, err))                            \
-    return kit_status_;                                                                     \
+#define HURRAY_KIT_ENTER(StateT, what, ...)                                    \
+  StateT *s = nullptr;                                                         \
+  decltype(::hurray::kit::element(s->devices[0])) d = nullptr;                 \
+  if (const hurray_status kit_status_ =                                        \
+          ::hurray::kit::enter(state, device, &s, &d, err, what, __VA_ARGS__)) \
+    return kit_status_
+#define HURRAY_KIT_ENTER_COPY(StateT, RecordT, alloc, host, what)                          \
+  StateT *s = nullptr;                                                                     \
+  const RecordT *a = nullptr;                                                              \
+  decltype(::hurray::kit::element(s->devices[0])) d = nullptr;                             \
+  if (const hurray_status kit_status_ =                                                    \
+          ::hurray::kit::enter_copy(state, alloc, offset, host, n, what, &s, &a, &d, err)) \
+    return kit_status_;                                                                    \
   if (a == nullptr) return HURRAY_OK
 // copy_to_host and copy_from_host written once, over the plugin's
 // `hurray_status copy_fn(s, a, d, offset, host, n, to_host, err)` (s, a and d
 // as HURRAY_KIT_ENTER_COPY gives them), behind HURRAY_KIT_ENTER_COPY.
-#define HURRAY_KIT_DEFINE_COPY_ENTRIES(StateT, RecordT, copy_fn)                              \
+#define HURRAY_KIT_DEFINE_COPY_ENTRIES(StateT, RecordT, copy_fn)                                 \
   hurray_status copy_to_host(void *state, const hurray_backend_allocation *src, uint64_t offset, \
-                             void *dst, uint64_t n, hurray_error *err) {                      \
-    HURRAY_KIT_ENTER_COPY(StateT, RecordT, src, dst, "copy_to_host");                         \
-    return copy_fn(s, a, d, offset, dst, n, true, err);                                       \
-  }                                                                                           \
-  hurray_status copy_from_host(void *state, hurray_backend_allocation *dst, uint64_t offset,  \
-                               const void *src, uint64_t n, hurray_error *err) {              \
-    HURRAY_KIT_ENTER_COPY(StateT, RecordT, dst, src, "copy_from_host");                       \
-    return copy_fn(s, a, d, offset, const_cast<void *>(src), n, false, err);                  \
+                             void *dst, uint64_t n, hurray_error *err) {                         \
+    HURRAY_KIT_ENTER_COPY(StateT, RecordT, src, dst, "copy_to_host");                            \
+    return copy_fn(s, a, d, offset, dst, n, true, err);                                          \
+  }                                                                                              \
+  hurray_status copy_from_host(void *state, hurray_backend_allocation *dst, uint64_t offset,     \
+                               const void *src, uint64_t n, hurray_error *err) {                 \
+    HURRAY_KIT_ENTER_COPY(StateT, RecordT, dst, src, "copy_from_host");                          \
+    return copy_fn(s, a, d, offset, const_cast<void *>(src), n, false, err);                     \
   }
-#define HURRAY_KIT_ENTER_BINARY_WAIT(StateT, vendor)                                        \
-  HURRAY_KIT_ENTER(StateT, "event_wait: event", event);                                     \
-  if (const hurray_status kit_value_status_ = ::hurray::kit::check_binary_value(value, vendor, err)) \
-  return kit_value_status_
+#define HURRAY_KIT_ENTER_BINARY_WAIT(StateT, vendor)             \
+  HURRAY_KIT_ENTER(StateT, "event_wait: event", event);          \
+  if (const hurray_status kit_value_status_ =                    \
+          ::hurray::kit::check_binary_value(value, vendor, err)) \
+    return kit_value_status_
 #define HURRAY_KIT_ENTER_OUT(StateT, what, ...) \
   HURRAY_KIT_ENTER(StateT, what, __VA_ARGS__);  \
   std::memset(out, 0, sizeof *out)

@@ -59,9 +59,9 @@ hurray_status probe_state(void **state, hurray_error *err, const char *env_var,
 
 // The same with the library described by one Library.
 template <class State, class Api, class Open, class Close>
-hurray_status probe_state(void **state, hurray_error *err, const Library &library,
-                          Api State::*api, const char *(*load_api)(void *, Api *) noexcept,
-                          Open &&open, Close &&close) {
+hurray_status probe_state(void **state, hurray_error *err, const Library &library, Api State::*api,
+                          const char *(*load_api)(void *, Api *) noexcept, Open &&open,
+                          Close &&close) {
   return probe_state<State>(state, err, library.env_var, library.sonames, library.needed, api,
                             load_api, static_cast<Open &&>(open), static_cast<Close &&>(close));
 }

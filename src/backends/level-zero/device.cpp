@@ -272,7 +272,8 @@ hurray_status open_devices(State *s, hurray_error *err) {
 
 // From open_devices on the loader holds process-wide state: it stays loaded.
 hurray_status probe(void **state, hurray_error *err) {
-  return kit::probe_state<State>(state, err, kLoader, &State::ze, load_api, open_devices, close_all);
+  return kit::probe_state<State>(state, err, kLoader, &State::ze, load_api, open_devices,
+                                 close_all);
 }
 
 // The lists drained, then the allocations still alive freed with the state

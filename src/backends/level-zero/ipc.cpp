@@ -54,7 +54,7 @@ hurray_status ipc_import_memory(void *state, int32_t device,
                                 hurray_backend_allocation *out, hurray_error *err) {
   HURRAY_KIT_ENTER_OUT(State, "ipc_import_memory: handle and out", handle, out);
   if (const hurray_status st = hurray::kit::check_kind(handle, kIpcMemoryKind, "ipc_import_memory",
-                                                      "a Level Zero memory handle", err))
+                                                       "a Level Zero memory handle", err))
     return st;
   if (const hurray_status st = check_class(*d, memory_class, err)) return st;
   if (const hurray_status st = check_shareable(*d, memory_class, "ipc_import_memory", err))
@@ -150,7 +150,7 @@ hurray_status ipc_import_event(void *state, int32_t device, const hurray_backend
                                void **event, hurray_error *err) {
   HURRAY_KIT_ENTER(State, "ipc_import_event: handle and event", handle, event);
   if (const hurray_status st = hurray::kit::check_kind(handle, kIpcEventKind, "ipc_import_event",
-                                                      "a Level Zero event handle", err))
+                                                       "a Level Zero event handle", err))
     return st;
   if (handle->offset >= UINT32_MAX)
     return fail(err, HURRAY_E_INVALID_ARGUMENT,

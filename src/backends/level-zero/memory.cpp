@@ -147,7 +147,8 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
     if (const hurray_status st = check_shareable(*d, memory_class, "HURRAY_ALLOC_SHAREABLE", err))
       return st;
   uint32_t align = 0;
-  if (const hurray_status st = hurray::kit::check_alloc(alignment, flags, HURRAY_MIN_ALIGNMENT, &align, err))
+  if (const hurray_status st =
+          hurray::kit::check_alloc(alignment, flags, HURRAY_MIN_ALIGNMENT, &align, err))
     return st;
   if (byte_size > SIZE_MAX / 2)
     return fail(err, HURRAY_E_OUT_OF_MEMORY, "level-zero: %llu bytes cannot be allocated",

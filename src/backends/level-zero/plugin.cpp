@@ -1,4 +1,5 @@
-// The Level Zero plugin: the device count, native handles and the table behind hurray_backend_entry.
+// The Level Zero plugin: the device count, native handles and the table behind
+// hurray_backend_entry.
 #include "state.h"
 
 namespace hurray::level_zero {

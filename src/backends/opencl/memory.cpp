@@ -194,7 +194,8 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
                 "opencl: HURRAY_ALLOC_SHAREABLE: OpenCL has no portable way to export memory to "
                 "another process");
   uint32_t align = 0;
-  if (const hurray_status st = hurray::kit::check_alloc(alignment, flags, d->min_alignment(), &align, err))
+  if (const hurray_status st =
+          hurray::kit::check_alloc(alignment, flags, d->min_alignment(), &align, err))
     return st;
 
   out->byte_size = byte_size;
@@ -276,11 +277,10 @@ hurray_status copy(const State *s, const Allocation *a, const Device *d, uint64_
   const auto at = static_cast<size_t>(offset);
   const auto len = static_cast<size_t>(n);
   if (a->memory_class == HURRAY_MEMORY_STANDARD) {
-    const cl_int e =
-        to_host ? cl.clEnqueueReadBuffer(d->queue, a->mem, CL_TRUE, at, len, host, 0, nullptr,
-                                         nullptr)
-                : cl.clEnqueueWriteBuffer(d->queue, a->mem, CL_TRUE, at, len, host, 0, nullptr,
-                                          nullptr);
+    const cl_int e = to_host ? cl.clEnqueueReadBuffer(d->queue, a->mem, CL_TRUE, at, len, host, 0,
+                                                      nullptr, nullptr)
+                             : cl.clEnqueueWriteBuffer(d->queue, a->mem, CL_TRUE, at, len, host, 0,
+                                                       nullptr, nullptr);
     if (e != CL_SUCCESS)
       return cl_fail(err, HURRAY_OK, to_host ? "clEnqueueReadBuffer" : "clEnqueueWriteBuffer", e,
                      "%llu bytes %s '%s'", static_cast<unsigned long long>(n),

@@ -80,7 +80,8 @@ std::unique_ptr<Device> open_device(State &s, VkPhysicalDevice phys, int32_t ord
 
   auto p11 = vk_struct<VkPhysicalDeviceVulkan11Properties>(
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES);
-  auto p2 = vk_struct<VkPhysicalDeviceProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &p11);
+  auto p2 =
+      vk_struct<VkPhysicalDeviceProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &p11);
   s.fn.vkGetPhysicalDeviceProperties2(phys, &p2);
   std::memcpy(d->device_uuid, p11.deviceUUID, VK_UUID_SIZE);
   std::memcpy(d->driver_uuid, p11.driverUUID, VK_UUID_SIZE);
@@ -88,7 +89,8 @@ std::unique_ptr<Device> open_device(State &s, VkPhysicalDevice phys, int32_t ord
 
   auto f12 = vk_struct<VkPhysicalDeviceVulkan12Features>(
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES);
-  auto f2 = vk_struct<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f12);
+  auto f2 =
+      vk_struct<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f12);
   s.fn.vkGetPhysicalDeviceFeatures2(phys, &f2);
   if (!f12.timelineSemaphore) return skip("no timelineSemaphore feature");
 

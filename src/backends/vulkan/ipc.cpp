@@ -5,8 +5,10 @@ namespace hurray::vulkan {
 
 // ----------------------------------------------------------------- IPC ----
 
-constexpr uint32_t kIpcMemoryKind = hurray::kit::fourcc('V', 'K', 'M', '1');  // OPAQUE_FD VkDeviceMemory
-constexpr uint32_t kIpcEventKind = hurray::kit::fourcc('V', 'K', 'E', '1');   // OPAQUE_FD timeline VkSemaphore
+constexpr uint32_t kIpcMemoryKind =
+    hurray::kit::fourcc('V', 'K', 'M', '1');  // OPAQUE_FD VkDeviceMemory
+constexpr uint32_t kIpcEventKind =
+    hurray::kit::fourcc('V', 'K', 'E', '1');  // OPAQUE_FD timeline VkSemaphore
 constexpr uint32_t kIpcMagic = 0x4b565648u;  // "HVVK"
 
 // What travels in hurray_backend_ipc_handle::bytes.
@@ -77,14 +79,15 @@ hurray_status check_ipc_handle(const Device &d, const hurray_backend_ipc_handle 
                 memory ? "memory" : "events",
                 (memory ? d.ipc_memory_why : d.ipc_events_why).c_str());
   if (const hurray_status st = hurray::kit::check_kind(
-          h, kind, what, kind == kIpcMemoryKind ? "a Vulkan memory handle" : "a Vulkan event handle",
-          err))
+          h, kind, what,
+          kind == kIpcMemoryKind ? "a Vulkan memory handle" : "a Vulkan event handle", err))
     return st;
   std::memcpy(b, h->bytes, sizeof *b);
   if (b->magic != kIpcMagic)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "%s: not a Vulkan %s handle of the vulkan backend (its bytes lack the plugin's mark)",
-                what, kind == kIpcMemoryKind ? "memory" : "event");
+    return fail(
+        err, HURRAY_E_INVALID_ARGUMENT,
+        "%s: not a Vulkan %s handle of the vulkan backend (its bytes lack the plugin's mark)", what,
+        kind == kIpcMemoryKind ? "memory" : "event");
   if (h->fd < 0) return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: the handle has no fd", what);
   if (std::memcmp(b->device_uuid, d.device_uuid, VK_UUID_SIZE) != 0 ||
       std::memcmp(b->driver_uuid, d.driver_uuid, VK_UUID_SIZE) != 0)

@@ -459,7 +459,8 @@ T vk_struct(VkStructureType type, const void *next = nullptr) noexcept {
 
 // What makes a semaphore a timeline (initial value 0); next as pNext.
 inline VkSemaphoreTypeCreateInfo timeline_type(const void *next = nullptr) noexcept {
-  auto type = vk_struct<VkSemaphoreTypeCreateInfo>(VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, next);
+  auto type =
+      vk_struct<VkSemaphoreTypeCreateInfo>(VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, next);
   type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
   return type;
 }

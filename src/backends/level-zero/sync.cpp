@@ -107,10 +107,9 @@ hurray_status event_wait(void *state, int32_t device, void *event, uint64_t valu
 
 void event_release(void *state, int32_t device, void *event) {
   auto *s = static_cast<State *>(state);
-  if (s == nullptr || event == nullptr || device < 0 ||
-      static_cast<size_t>(device) >= s->devices.size())
-    return;
-  Device &d = *s->devices[static_cast<size_t>(device)];
+  Device *found = nullptr;
+  if (event == nullptr || find_device(s, device, &found, nullptr) != HURRAY_OK) return;
+  Device &d = *found;
   const Api &ze = s->ze;
   auto *ev = static_cast<ze_event_handle_t>(event);
   std::lock_guard<std::mutex> lock(d.mu);

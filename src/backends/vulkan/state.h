@@ -214,7 +214,6 @@ constexpr uint64_t round_up(uint64_t v, uint64_t a) noexcept {
 constexpr uint64_t round_down(uint64_t v, uint64_t a) noexcept {
   return v / a * a;
 }
-constexpr bool is_pow2(uint64_t v) noexcept { return v && !(v & (v - 1)); }
 inline uint64_t pow2_ceil(uint64_t v) noexcept {
   uint64_t p = 1;
   while (p < v) p <<= 1;

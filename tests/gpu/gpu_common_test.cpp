@@ -255,6 +255,26 @@ TEST_CASE(NAME("IPC handles carry the kind, size, offset and 64 vendor bytes")) 
   for (size_t i = 16; i < sizeof h.bytes; ++i) CHECK(h.bytes[i] == 0);
 }
 
+TEST_CASE(NAME("an import refuses another kind, naming both by their four characters")) {
+  CHECK(std::string(kind_name(fourcc('V', 'K', 'M', '1')).text) == "'VKM1'");
+  CHECK(std::string(kind_name(1234).text) == "0x000004d2");  // not printable
+  CHECK(std::string(kind_name(0).text) == "0x00000000");
+  hurray_backend_ipc_handle h{};
+  h.kind = fourcc('C', 'U', 'E', '1');
+  hurray_error err{};
+  CHECK(check_kind(&h, fourcc('C', 'U', 'E', '1'), "ipc_import_event", "an event handle", &err) ==
+        HURRAY_OK);
+  CHECK(check_kind(&h, fourcc('C', 'U', 'M', '1'), "ipc_import_memory", "a memory handle", &err) ==
+        HURRAY_E_INVALID_ARGUMENT);
+  CHECK(err.status == HURRAY_E_INVALID_ARGUMENT);
+  CHECK(std::string(err.message)
+            .find(": ipc_import_memory: not a memory handle: its kind is 'CUE1', this plugin's is "
+                  "'CUM1'") != std::string::npos);
+  CHECK(check_kind(nullptr, fourcc('C', 'U', 'M', '1'), "ipc_import_memory", "a memory handle",
+                   &err) == HURRAY_E_INVALID_ARGUMENT);
+  CHECK(std::string(err.message).find("the IPC handle is NULL") != std::string::npos);
+}
+
 TEST_CASE(NAME("the vendor library: an override, a list of names, dlerror text")) {
   std::string opened, why;
   const char *const none[] = {"libhurray-test-absent-1.so", "libhurray-test-absent-2.so", nullptr};

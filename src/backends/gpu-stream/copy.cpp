@@ -10,22 +10,6 @@ using hurray::kit::kPlugin;
 
 namespace {
 
-// Checks common to both copy directions; *a is null for an empty range.
-hurray_status copy_check(const State *s, const hurray_backend_allocation *alloc, uint64_t offset,
-                         const void *host, uint64_t n, const char *what, const Allocation **a,
-                         Device **d, hurray_error *err) noexcept {
-  *a = nullptr;
-  if (s == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: %s: the plugin state is NULL (probe first)",
-                kPlugin, what);
-  if (const hurray_status st = hurray::kit::check_copy(alloc, offset, host, n, what, err)) return st;
-  if (n == 0) return HURRAY_OK;
-  const auto *rec = static_cast<const Allocation *>(alloc->plugin_data);
-  if (const hurray_status st = get_device(s, rec->device, d, err)) return st;
-  *a = rec;
-  return HURRAY_OK;
-}
-
 // Copy n bytes between host memory and the allocation, to_host or not.
 hurray_status copy(const State *s, const Allocation *a, Device *d, uint64_t offset, void *host,
                    uint64_t n, bool to_host, hurray_error *err) noexcept {
@@ -55,24 +39,6 @@ hurray_status copy(const State *s, const Allocation *a, Device *d, uint64_t offs
 
 }  // namespace
 
-hurray_status copy_to_host(void *state, const hurray_backend_allocation *src, uint64_t offset,
-                           void *dst, uint64_t n, hurray_error *err) {
-  const auto *s = static_cast<const State *>(state);
-  const Allocation *a = nullptr;
-  Device *d = nullptr;
-  if (const hurray_status st = copy_check(s, src, offset, dst, n, "copy_to_host", &a, &d, err))
-    return st;
-  return a == nullptr ? HURRAY_OK : copy(s, a, d, offset, dst, n, true, err);
-}
-
-hurray_status copy_from_host(void *state, hurray_backend_allocation *dst, uint64_t offset,
-                             const void *src, uint64_t n, hurray_error *err) {
-  const auto *s = static_cast<const State *>(state);
-  const Allocation *a = nullptr;
-  Device *d = nullptr;
-  if (const hurray_status st = copy_check(s, dst, offset, src, n, "copy_from_host", &a, &d, err))
-    return st;
-  return a == nullptr ? HURRAY_OK : copy(s, a, d, offset, const_cast<void *>(src), n, false, err);
-}
+HURRAY_KIT_DEFINE_COPY_ENTRIES(const State, Allocation, copy)
 
 }  // namespace hurray::gpu_stream

@@ -23,13 +23,6 @@ hurray_status rt_fail(hurray_error *err, const Api &api, hurray_status status,
   return status;
 }
 
-hurray_status get_device(const State *s, int32_t device, Device **out, hurray_error *err) noexcept {
-  const size_t count = s != nullptr ? s->devices.size() : 0;
-  if (const hurray_status st = hurray::kit::check_device(s, device, count, err)) return st;
-  *out = s->devices[static_cast<size_t>(device)].get();
-  return HURRAY_OK;
-}
-
 namespace {
 
 void close_devices(State *s) noexcept {
@@ -71,24 +64,18 @@ hurray_status probe(void **state, hurray_error *err) {
 }
 
 void shutdown(void *state) {
-  auto *s = static_cast<State *>(state);
-  if (s == nullptr) return;
   // Allocations still alive are freed with the state (their records too).
-  while (Allocation *a = s->live.take_any()) free_allocation(s, a);
-  close_devices(s);
-  delete s;
+  hurray::kit::shutdown_state<State>(
+      state,
+      [](State *s) {
+        while (Allocation *a = s->live.take_any()) free_allocation(s, a);
+      },
+      close_devices);
 }
-
-int32_t device_count(void *state) { return hurray::kit::count_devices<State>(state); }
 
 hurray_status device_info(void *state, int32_t device, hurray_backend_device_info *out,
                           hurray_error *err) {
-  const auto *s = static_cast<const State *>(state);
-  Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (out == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: device_info: out must not be NULL", kPlugin);
-  std::memset(out, 0, sizeof *out);
+  HURRAY_KIT_ENTER_OUT(const State, "device_info: out", out);
   std::snprintf(out->name, sizeof out->name, "%s", d->name.c_str());
   out->memory_classes = (1u << HURRAY_MEMORY_STANDARD) |
                         (d->map_host ? 1u << HURRAY_MEMORY_HOST_PINNED : 0u) |

@@ -19,6 +19,7 @@
 
 #include "class_name.h"
 #include "kit/align.h"
+#include "kit/enter.h"
 #include "kit/entry.h"
 #include "kit/errors.h"
 #include "kit/ipc.h"
@@ -75,7 +76,7 @@ __attribute__((format(printf, 6, 7))) hurray_status rt_fail(hurray_error *err, c
     return rt_fail(err, (s)->api, HURRAY_OK, rt::Current::kFunction, current_.result(), \
                    "%s '%s'", rt::Current::kWhat, (d)->name.c_str());
 
-hurray_status get_device(const State *s, int32_t device, Device **out, hurray_error *err) noexcept;
+using hurray::kit::find_device;
 
 inline void *vptr(uintptr_t p) noexcept { return reinterpret_cast<void *>(p); }
 inline uintptr_t uptr(const void *p) noexcept { return reinterpret_cast<uintptr_t>(p); }

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <iterator>
 
+#include "error_codes.h"
 #include "kit/errors.h"
 
 namespace hurray::gpu_stream {
@@ -48,12 +49,26 @@ void fill_error_text(const char *runtime_name, const char *runtime_description, 
   using ErrorText = ::hurray::gpu_stream::ErrorText;                  \
   void error_text(const Api *api, int code, ErrorText *out) noexcept;
 
-// Defines error_name and error_description from the api file's tables
-// kNames and kDescriptions (hurray::kit::CodeText).
-#define HURRAY_GPU_DEFINE_ERROR_TABLES()                                      \
-  const char *error_name(int code) noexcept {                                 \
-    return ::hurray::kit::lookup(kNames, std::size(kNames), code);            \
-  }                                                                           \
-  const char *error_description(int code) noexcept {                          \
+// Defines the tables kNames and kDescriptions (hurray::kit::CodeText) of
+// VENDOR (CUDA or HIP): its column of error_codes.h; and error_name and
+// error_description from them.
+#define HURRAY_GPU_ERROR_TEXT_(s) (sizeof(s) > 1 ? (s) : nullptr)  // "": none
+#define HURRAY_GPU_ERROR_CUDA_NAME_(code, cuda, hip, cuda_d, hip_d) \
+  {code, HURRAY_GPU_ERROR_TEXT_(cuda)},
+#define HURRAY_GPU_ERROR_HIP_NAME_(code, cuda, hip, cuda_d, hip_d) \
+  {code, HURRAY_GPU_ERROR_TEXT_(hip)},
+#define HURRAY_GPU_ERROR_CUDA_DESCRIPTION_(code, cuda, hip, cuda_d, hip_d) \
+  {code, HURRAY_GPU_ERROR_TEXT_(cuda_d)},
+#define HURRAY_GPU_ERROR_HIP_DESCRIPTION_(code, cuda, hip, cuda_d, hip_d) \
+  {code, HURRAY_GPU_ERROR_TEXT_(hip_d)},
+#define HURRAY_GPU_DEFINE_ERROR_TABLES(VENDOR)                                   \
+  constexpr ::hurray::kit::CodeText kNames[] = {                                 \
+      HURRAY_GPU_ERROR_CODES(HURRAY_GPU_ERROR_##VENDOR##_NAME_)};                \
+  constexpr ::hurray::kit::CodeText kDescriptions[] = {                          \
+      HURRAY_GPU_ERROR_CODES(HURRAY_GPU_ERROR_##VENDOR##_DESCRIPTION_)};         \
+  const char *error_name(int code) noexcept {                                    \
+    return ::hurray::kit::lookup(kNames, std::size(kNames), code);               \
+  }                                                                              \
+  const char *error_description(int code) noexcept {                             \
     return ::hurray::kit::lookup(kDescriptions, std::size(kDescriptions), code); \
   }

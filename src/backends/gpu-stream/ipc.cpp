@@ -30,7 +30,7 @@ hurray_status ipc_export_memory(void *state, const hurray_backend_allocation *al
     return fail(err, HURRAY_E_UNSUPPORTED, "%s: ipc_export_memory: %s (STANDARD, PEER), not %s",
                 kPlugin, rt::kIpcExports, class_name(a->memory_class));
   Device *d = nullptr;
-  if (const hurray_status st = get_device(s, a->device, &d, err)) return st;
+  if (const hurray_status st = find_device(s, a->device, &d, err)) return st;
   const Api &api = s->api;
   HURRAY_GPU_CURRENT_(s, d, err)
   rt::IpcMemHandle h;
@@ -47,17 +47,12 @@ hurray_status ipc_export_memory(void *state, const hurray_backend_allocation *al
 hurray_status ipc_import_memory(void *state, int32_t device,
                                 const hurray_backend_ipc_handle *handle, uint8_t memory_class,
                                 hurray_backend_allocation *out, hurray_error *err) {
-  auto *s = static_cast<State *>(state);
-  Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (out == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: ipc_import_memory: out must not be NULL",
-                kPlugin);
-  std::memset(out, 0, sizeof *out);
+  HURRAY_KIT_ENTER_OUT(State, "ipc_import_memory: out", out);
   rt::IpcMemHandle h;
-  const char *why = nullptr;
-  if (!hurray::kit::unpack_ipc(handle, rt::kIpcMemoryKind, &h, sizeof h, &why))
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: ipc_import_memory: %s", kPlugin, why);
+  if (const hurray_status st =
+          hurray::kit::unpack_ipc(handle, rt::kIpcMemoryKind, "ipc_import_memory",
+                                  rt::kIpcMeaningMemory, &h, sizeof h, err))
+    return st;
   if (memory_class != HURRAY_MEMORY_STANDARD && memory_class != HURRAY_MEMORY_PEER)
     return fail(err, HURRAY_E_UNSUPPORTED,
                 "%s: ipc_import_memory: %s IPC memory is device memory: import it as STANDARD "
@@ -114,12 +109,7 @@ hurray_status ipc_import_memory(void *state, int32_t device,
 
 hurray_status ipc_export_event(void *state, int32_t device, void *event,
                                hurray_backend_ipc_handle *out, hurray_error *err) {
-  const auto *s = static_cast<const State *>(state);
-  Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (event == nullptr || out == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "%s: ipc_export_event: event and out must not be NULL", kPlugin);
+  HURRAY_KIT_ENTER(const State, "ipc_export_event: event and out", event, out);
   if (!d->ipc_events)
     return fail(err, HURRAY_E_UNSUPPORTED,
                 "%s: ipc_export_event: device %d '%s' cannot make interprocess events %s", kPlugin,
@@ -140,16 +130,11 @@ hurray_status ipc_export_event(void *state, int32_t device, void *event,
 hurray_status ipc_import_event(void *state, int32_t device,
                                const hurray_backend_ipc_handle *handle, void **event,
                                hurray_error *err) {
-  const auto *s = static_cast<const State *>(state);
-  Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (event == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: ipc_import_event: event must not be NULL",
-                kPlugin);
+  HURRAY_KIT_ENTER(const State, "ipc_import_event: event", event);
   rt::IpcEventHandle h;
-  const char *why = nullptr;
-  if (!hurray::kit::unpack_ipc(handle, rt::kIpcEventKind, &h, sizeof h, &why))
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: ipc_import_event: %s", kPlugin, why);
+  if (const hurray_status st = hurray::kit::unpack_ipc(
+          handle, rt::kIpcEventKind, "ipc_import_event", rt::kIpcMeaningEvent, &h, sizeof h, err))
+    return st;
   const Api &api = s->api;
   HURRAY_GPU_CURRENT_(s, d, err)
   rt::Event ev = nullptr;

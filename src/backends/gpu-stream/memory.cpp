@@ -65,10 +65,8 @@ hurray_status check_class(const Device &d, int32_t device, uint8_t mc, uint32_t 
                 n_devices);
   if ((flags & HURRAY_ALLOC_SHAREABLE) != 0 && host_visible(mc))
     return fail(err, HURRAY_E_UNSUPPORTED,
-                "%s: HURRAY_ALLOC_SHAREABLE: %s (STANDARD, PEER), not %s", kPlugin,
-                rt::kIpcExports, class_name(mc));
-  if ((flags & ~HURRAY_ALLOC_SHAREABLE) != 0)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: alloc: unknown flags 0x%x", kPlugin, flags);
+                "%s: HURRAY_ALLOC_SHAREABLE: %s (STANDARD, PEER), not %s", kPlugin, rt::kIpcExports,
+                class_name(mc));
   return HURRAY_OK;
 }
 
@@ -77,19 +75,13 @@ hurray_status check_class(const Device &d, int32_t device, uint8_t mc, uint32_t 
 hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t byte_size,
                     uint32_t alignment, uint32_t flags, hurray_backend_allocation *out,
                     hurray_error *err) {
-  auto *s = static_cast<State *>(state);
-  Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (out == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: alloc: out must not be NULL", kPlugin);
-  std::memset(out, 0, sizeof *out);
+  HURRAY_KIT_ENTER_OUT(State, "alloc: out", out);
   if (const hurray_status st = check_class(*d, device, memory_class, flags, s->devices.size(), err))
     return st;
-  if (alignment == 0) alignment = HURRAY_MIN_ALIGNMENT;
-  if (!hurray::kit::is_pow2(alignment))
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: alloc: alignment %u is not a power of two",
-                kPlugin, alignment);
-  const uint32_t align = std::max(alignment, rt::kBaseAlignment);
+  uint32_t align = 0;
+  if (const hurray_status st =
+          hurray::kit::check_alloc(alignment, flags, rt::kBaseAlignment, &align, err))
+    return st;
 
   out->byte_size = byte_size;
   out->alignment = align;
@@ -171,19 +163,14 @@ void free_allocation(State *s, Allocation *a) noexcept {
 }
 
 void free_(void *state, hurray_backend_allocation *allocation) {
-  auto *s = static_cast<State *>(state);
-  if (s == nullptr || allocation == nullptr) return;
-  if (auto *a = static_cast<Allocation *>(allocation->plugin_data)) free_allocation(s, a);
-  allocation->plugin_data = nullptr;
-  allocation->data = nullptr;
-  allocation->host = nullptr;
+  hurray::kit::free_record<State, Allocation>(state, allocation, free_allocation);
 }
 
 hurray_status classify(void *state, const void *ptr, int32_t *device, uint8_t *memory_class,
                        hurray_error *err) {
   const auto *s = static_cast<const State *>(state);
   Device *d0 = nullptr;
-  if (const hurray_status st = get_device(s, 0, &d0, err)) return st;
+  if (const hurray_status st = find_device(s, 0, &d0, err)) return st;
   if (ptr == nullptr)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: classify: ptr is NULL", kPlugin);
   uint8_t mc = 0;

@@ -51,35 +51,27 @@ constexpr uint32_t kIpcMemoryKind = HURRAY_GPU_PICK(hurray::kit::fourcc('C', 'U'
                                                     hurray::kit::fourcc('H', 'P', 'M', '1'));
 constexpr uint32_t kIpcEventKind = HURRAY_GPU_PICK(hurray::kit::fourcc('C', 'U', 'E', '1'),
                                                    hurray::kit::fourcc('H', 'P', 'E', '1'));
-
-// The words of the messages.
-constexpr const char *kVersionOf = HURRAY_GPU_PICK("CUDA driver", "HIP runtime");
-constexpr const char *kStandardAlloc = HURRAY_GPU_PICK("cuMemAlloc", "hipMalloc");
-constexpr const char *kPinnedAlloc =
-    HURRAY_GPU_PICK("cuMemHostAlloc(PORTABLE|DEVICEMAP), data = host pointer",
-                    "hipHostMalloc(Mapped|Portable), data = host pointer");
-constexpr const char *kManagedAlloc = HURRAY_GPU_PICK("cuMemAllocManaged", "hipMallocManaged");
-constexpr const char *kNoMapHost = HURRAY_GPU_PICK(
-    "the device cannot map host memory (CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY is 0)",
-    "the device cannot map host memory (hipDeviceAttributeCanMapHostMemory is 0)");
-constexpr const char *kNoManaged = HURRAY_GPU_PICK(
-    "the device has no managed memory (CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY is 0)",
-    "the device has no managed memory (hipDeviceAttributeManagedMemory is 0)");
-constexpr const char *kCanAccessPeer =
-    HURRAY_GPU_PICK("cuDeviceCanAccessPeer", "hipDeviceCanAccessPeer");
-constexpr const char *kEnablePeer =
-    HURRAY_GPU_PICK("cuCtxEnablePeerAccess", "hipDeviceEnablePeerAccess");
-constexpr const char *kIpcExports =
-    HURRAY_GPU_PICK("CUDA IPC (cuIpcGetMemHandle) exports cuMemAlloc memory only",
-                    "HIP IPC (hipIpcGetMemHandle) exports hipMalloc memory only");
-constexpr const char *kNoIpcEvents = HURRAY_GPU_PICK(
-    "(CU_EVENT_INTERPROCESS failed in probe, or the device reports no IPC event support)",
-    "(hipEventInterprocess failed in probe)");
-constexpr const char *kHostDevicePointer =
-    HURRAY_GPU_PICK("cuMemHostGetDevicePointer", "hipHostGetDevicePointer");
-constexpr const char *kEventCreate = HURRAY_GPU_PICK("cuEventCreate", "hipEventCreateWithFlags");
-constexpr const char *kIpcGetMem = HURRAY_GPU_PICK("cuIpcGetMemHandle", "hipIpcGetMemHandle");
-constexpr const char *kIpcOpenMem = HURRAY_GPU_PICK("cuIpcOpenMemHandle", "hipIpcOpenMemHandle");
+// The words of the messages: X(name, CUDA, HIP).
+#define HURRAY_GPU_WORDS(X) \
+  X(kIpcMeaningMemory, "a CUDA memory handle", "a HIP memory handle") \
+  X(kIpcMeaningEvent, "a CUDA event handle", "a HIP event handle") \
+  X(kVersionOf, "CUDA driver", "HIP runtime") \
+  X(kStandardAlloc, "cuMemAlloc", "hipMalloc") \
+  X(kPinnedAlloc, "cuMemHostAlloc(PORTABLE|DEVICEMAP), data = host pointer", "hipHostMalloc(Mapped|Portable), data = host pointer") \
+  X(kManagedAlloc, "cuMemAllocManaged", "hipMallocManaged") \
+  X(kNoMapHost, "the device cannot map host memory (CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY is 0)", "the device cannot map host memory (hipDeviceAttributeCanMapHostMemory is 0)") \
+  X(kNoManaged, "the device has no managed memory (CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY is 0)", "the device has no managed memory (hipDeviceAttributeManagedMemory is 0)") \
+  X(kCanAccessPeer, "cuDeviceCanAccessPeer", "hipDeviceCanAccessPeer") \
+  X(kEnablePeer, "cuCtxEnablePeerAccess", "hipDeviceEnablePeerAccess") \
+  X(kIpcExports, "CUDA IPC (cuIpcGetMemHandle) exports cuMemAlloc memory only", "HIP IPC (hipIpcGetMemHandle) exports hipMalloc memory only") \
+  X(kNoIpcEvents, "(CU_EVENT_INTERPROCESS failed in probe, or the device reports no IPC event support)", "(hipEventInterprocess failed in probe)") \
+  X(kHostDevicePointer, "cuMemHostGetDevicePointer", "hipHostGetDevicePointer") \
+  X(kEventCreate, "cuEventCreate", "hipEventCreateWithFlags") \
+  X(kIpcGetMem, "cuIpcGetMemHandle", "hipIpcGetMemHandle") \
+  X(kIpcOpenMem, "cuIpcOpenMemHandle", "hipIpcOpenMemHandle")
+#define HURRAY_GPU_WORD_(name, cuda, hip) constexpr const char *name = HURRAY_GPU_PICK(cuda, hip);
+HURRAY_GPU_WORDS(HURRAY_GPU_WORD_)
+#undef HURRAY_GPU_WORD_
 // clang-format on
 
 // Calls of the same shape in both runtimes: the name of each, and the call.

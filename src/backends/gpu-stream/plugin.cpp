@@ -6,14 +6,11 @@ namespace hurray::gpu_stream {
 
 using hurray::kit::kPlugin;
 
+int32_t device_count(void *state) { return hurray::kit::count_devices<State>(state); }
+
 hurray_status native(void *state, int32_t device, hurray_backend_native *out,
                      hurray_error *err) {
-  const auto *s = static_cast<const State *>(state);
-  Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (out == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: native: out must not be NULL", kPlugin);
-  std::memset(out, 0, sizeof *out);
+  HURRAY_KIT_ENTER_OUT(const State, "native: out", out);
   out->handles[0] = rt::native_device(d->ref);
   out->handles[1] = rt::native_context(d->ref);
   out->handles[2] = d->stream;

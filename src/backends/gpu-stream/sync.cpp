@@ -9,12 +9,7 @@ using hurray::kit::kPlugin;
 
 hurray_status event_record(void *state, int32_t device, void *stream, void **event,
                            uint64_t *value, hurray_error *err) {
-  const auto *s = static_cast<const State *>(state);
-  Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (event == nullptr || value == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "%s: event_record: event and value must not be NULL", kPlugin);
+  HURRAY_KIT_ENTER(const State, "event_record: event and value", event, value);
   const Api &api = s->api;
   HURRAY_GPU_CURRENT_(s, d, err)
   rt::Event ev = nullptr;
@@ -28,22 +23,12 @@ hurray_status event_record(void *state, int32_t device, void *stream, void **eve
                    stream != nullptr ? "the given" : "the plugin's", d->name.c_str(),
                    rt::record_hint(r));
   }
-  *event = ev;
-  *value = 0;
-  return HURRAY_OK;
+  return hurray::kit::give_binary_event(ev, event, value);
 }
 
 hurray_status event_wait(void *state, int32_t device, void *event, uint64_t value, void *stream,
                          hurray_error *err) {
-  const auto *s = static_cast<const State *>(state);
-  Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (event == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: event_wait: the event is NULL", kPlugin);
-  if (value != 0)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "%s: event_wait: %s events are binary, the value must be 0 (not %llu)", kPlugin,
-                rt::kVendor, static_cast<unsigned long long>(value));
+  HURRAY_KIT_ENTER_BINARY_WAIT(const State, rt::kVendor);
   const Api &api = s->api;
   HURRAY_GPU_CURRENT_(s, d, err)
   auto *ev = static_cast<rt::Event>(event);

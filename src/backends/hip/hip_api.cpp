@@ -1,6 +1,5 @@
 // The HIP runtime entry points, resolved at run time; what hipError_t codes
 // are called and mean; how hipPointerGetAttributes answers read.
-#include <dlfcn.h>
 
 #include <cstdio>
 #include <cstring>
@@ -8,6 +7,7 @@
 #include <type_traits>
 
 #include "api.h"
+#include "kit/library.h"
 
 namespace hurray::hip {
 
@@ -22,113 +22,13 @@ namespace {
 HURRAY_HIP_FUNCTIONS(HURRAY_HIP_XX_)
 #undef HURRAY_HIP_XX_
 
-using Code = hurray::kit::CodeText;
-
-// hipError_t of HIP 5.2, by number (the first name of each number).
-constexpr Code kNames[] = {
-    {0, "hipSuccess"},
-    {1, "hipErrorInvalidValue"},
-    {2, "hipErrorOutOfMemory"},
-    {3, "hipErrorNotInitialized"},
-    {4, "hipErrorDeinitialized"},
-    {5, "hipErrorProfilerDisabled"},
-    {6, "hipErrorProfilerNotInitialized"},
-    {7, "hipErrorProfilerAlreadyStarted"},
-    {8, "hipErrorProfilerAlreadyStopped"},
-    {9, "hipErrorInvalidConfiguration"},
-    {12, "hipErrorInvalidPitchValue"},
-    {13, "hipErrorInvalidSymbol"},
-    {17, "hipErrorInvalidDevicePointer"},
-    {21, "hipErrorInvalidMemcpyDirection"},
-    {35, "hipErrorInsufficientDriver"},
-    {52, "hipErrorMissingConfiguration"},
-    {53, "hipErrorPriorLaunchFailure"},
-    {98, "hipErrorInvalidDeviceFunction"},
-    {100, "hipErrorNoDevice"},
-    {101, "hipErrorInvalidDevice"},
-    {200, "hipErrorInvalidImage"},
-    {201, "hipErrorInvalidContext"},
-    {202, "hipErrorContextAlreadyCurrent"},
-    {205, "hipErrorMapFailed"},
-    {206, "hipErrorUnmapFailed"},
-    {207, "hipErrorArrayIsMapped"},
-    {208, "hipErrorAlreadyMapped"},
-    {209, "hipErrorNoBinaryForGpu"},
-    {210, "hipErrorAlreadyAcquired"},
-    {211, "hipErrorNotMapped"},
-    {212, "hipErrorNotMappedAsArray"},
-    {213, "hipErrorNotMappedAsPointer"},
-    {214, "hipErrorECCNotCorrectable"},
-    {215, "hipErrorUnsupportedLimit"},
-    {216, "hipErrorContextAlreadyInUse"},
-    {217, "hipErrorPeerAccessUnsupported"},
-    {218, "hipErrorInvalidKernelFile"},
-    {219, "hipErrorInvalidGraphicsContext"},
-    {300, "hipErrorInvalidSource"},
-    {301, "hipErrorFileNotFound"},
-    {302, "hipErrorSharedObjectSymbolNotFound"},
-    {303, "hipErrorSharedObjectInitFailed"},
-    {304, "hipErrorOperatingSystem"},
-    {400, "hipErrorInvalidHandle"},
-    {401, "hipErrorIllegalState"},
-    {500, "hipErrorNotFound"},
-    {600, "hipErrorNotReady"},
-    {700, "hipErrorIllegalAddress"},
-    {701, "hipErrorLaunchOutOfResources"},
-    {702, "hipErrorLaunchTimeOut"},
-    {704, "hipErrorPeerAccessAlreadyEnabled"},
-    {705, "hipErrorPeerAccessNotEnabled"},
-    {708, "hipErrorSetOnActiveProcess"},
-    {709, "hipErrorContextIsDestroyed"},
-    {710, "hipErrorAssert"},
-    {719, "hipErrorLaunchFailure"},
-    {720, "hipErrorCooperativeLaunchTooLarge"},
-    {801, "hipErrorNotSupported"},
-    {900, "hipErrorStreamCaptureUnsupported"},
-    {901, "hipErrorStreamCaptureInvalidated"},
-    {902, "hipErrorStreamCaptureMerge"},
-    {903, "hipErrorStreamCaptureUnmatched"},
-    {904, "hipErrorStreamCaptureUnjoined"},
-    {905, "hipErrorStreamCaptureIsolation"},
-    {906, "hipErrorStreamCaptureImplicit"},
-    {907, "hipErrorCapturedEvent"},
-    {908, "hipErrorStreamCaptureWrongThread"},
-    {910, "hipErrorGraphExecUpdateFailure"},
-    {999, "hipErrorUnknown"},
-    {1052, "hipErrorRuntimeMemory"},
-    {1053, "hipErrorRuntimeOther"},
-};
-
-constexpr Code kDescriptions[] = {
-    {0, "no error"},
-    {1, "invalid argument"},
-    {2, "out of memory"},
-    {3, "the runtime could not be initialized"},
-    {35, "the installed driver (amdgpu / ROCk) is too old for this runtime"},
-    {100, "the HIP runtime found no usable GPU"},
-    {101, "invalid device ordinal"},
-    {217, "peer access is not supported between these devices"},
-    {400, "invalid resource handle"},
-    {704, "peer access is already enabled"},
-    {801, "operation not supported"},
-    {999, "unknown error"},
-};
-
 }  // namespace
 
-const char *load_api(void *lib, Api *api) noexcept {
-  *api = Api{};
-  // dlsym returns void*; the cast to a function pointer type is what POSIX
-  // specifies for it.
-#define HURRAY_HIP_XX_(name, required, ...)                                         \
-  api->name = reinterpret_cast<std::add_pointer_t<__VA_ARGS__>>(dlsym(lib, #name)); \
-  if ((required) && api->name == nullptr) return #name;
-  HURRAY_HIP_FUNCTIONS(HURRAY_HIP_XX_)
+#define HURRAY_HIP_XX_(name, required, ...) HURRAY_KIT_RESOLVE(api->name, #name, required)
+HURRAY_KIT_DEFINE_LOAD_API(HURRAY_HIP_FUNCTIONS, HURRAY_HIP_XX_)
 #undef HURRAY_HIP_XX_
-  return nullptr;
-}
 
-HURRAY_GPU_DEFINE_ERROR_TABLES()
+HURRAY_GPU_DEFINE_ERROR_TABLES(HIP)
 
 hurray_status status_of(int code) noexcept {
   switch (code) {

@@ -53,4 +53,25 @@ hurray_status check_copy(const hurray_backend_allocation *alloc, uint64_t offset
   return HURRAY_OK;
 }
 
+hurray_status check_alloc(uint32_t alignment, uint32_t flags, uint32_t floor, uint32_t *align,
+                          hurray_error *err) noexcept {
+  if (alignment == 0) alignment = HURRAY_MIN_ALIGNMENT;
+  if ((alignment & (alignment - 1)) != 0)  // (std::has_single_bit calls libgcc's popcount)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: alloc: alignment %u is not a power of two",
+                kPlugin, alignment);
+  if ((flags & ~static_cast<uint32_t>(HURRAY_ALLOC_SHAREABLE)) != 0)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: alloc: unknown flags 0x%x", kPlugin,
+                flags & ~static_cast<uint32_t>(HURRAY_ALLOC_SHAREABLE));
+  *align = alignment > floor ? alignment : floor;
+  if (*align < HURRAY_MIN_ALIGNMENT) *align = HURRAY_MIN_ALIGNMENT;
+  return HURRAY_OK;
+}
+
+hurray_status check_binary_value(uint64_t value, const char *vendor, hurray_error *err) noexcept {
+  if (value == 0) return HURRAY_OK;
+  return fail(err, HURRAY_E_INVALID_ARGUMENT,
+              "%s: event_wait: %s events are binary, the value must be 0 (not %llu)", kPlugin,
+              vendor, static_cast<unsigned long long>(value));
+}
+
 }  // namespace hurray::kit

@@ -96,6 +96,28 @@ hurray_status check_copy(const hurray_backend_allocation *alloc, uint64_t offset
                          const void *host, uint64_t n, const char *what,
                          hurray_error *err) noexcept;
 
+// alloc's alignment and flags, which the loader hands over normalised (a
+// power of two >= HURRAY_MIN_ALIGNMENT, no flag but HURRAY_ALLOC_SHAREABLE):
+// checked once more here, the one place, for other callers of the table.
+// *align = the alignment (HURRAY_MIN_ALIGNMENT for 0) raised to at least
+// `floor` (the device's own minimum). INVALID_ARGUMENT "<plugin>: alloc:
+// alignment N is not a power of two" or "<plugin>: alloc: unknown flags
+// 0x..".
+hurray_status check_alloc(uint32_t alignment, uint32_t flags, uint32_t floor, uint32_t *align,
+                          hurray_error *err) noexcept;
+
+// The plugin's events are binary (no values): value must be 0, else
+// INVALID_ARGUMENT "<plugin>: event_wait: <vendor> events are binary, the
+// value must be 0 (not N)".
+hurray_status check_binary_value(uint64_t value, const char *vendor, hurray_error *err) noexcept;
+
+// event_record's result for a binary event: *event = ev, *value = 0; OK.
+inline hurray_status give_binary_event(void *ev, void **event, uint64_t *value) noexcept {
+  *event = ev;
+  *value = 0;
+  return HURRAY_OK;
+}
+
 }  // namespace hurray::kit
 
 // table.field = the barrier around fn (see above).

@@ -50,3 +50,28 @@ struct CodeText {
 const char *lookup(const CodeText *table, unsigned long n, int code) noexcept;
 
 }  // namespace hurray::kit
+
+// One case of a switch that names a vendor's codes: `case X: return "X";`.
+#define HURRAY_KIT_CASE_NAME(code) \
+  case code:                       \
+    return #code;
+
+// Defines `hurray_status fn(hurray_error *err, hurray_status status, const char
+// *function, Code code, const char *fmt, ...)`: the vendor error
+// "[function] NAME: details" (kit::vendor_vfail_details) whose NAME is
+// name_of(code, buf) (`const char *name_of(Code, char (&)[48])`, which may
+// print a fallback into buf), with status_of(code) as the status unless
+// `status` is given (not HURRAY_OK).
+#define HURRAY_KIT_DEFINE_CODE_FAIL(fn, Code, name_of, status_of)                                \
+  inline __attribute__((format(printf, 5, 6))) hurray_status fn(                                 \
+      hurray_error *err, hurray_status status, const char *function, Code code, const char *fmt, \
+      ...) noexcept {                                                                            \
+    char buf[48];                                                                                \
+    va_list ap;                                                                                  \
+    va_start(ap, fmt);                                                                           \
+    status =                                                                                     \
+        ::hurray::kit::vendor_vfail_details(err, status != HURRAY_OK ? status : status_of(code), \
+                                            function, name_of(code, buf), fmt, ap);              \
+    va_end(ap);                                                                                  \
+    return status;                                                                               \
+  }

@@ -14,6 +14,15 @@ namespace hurray::kit {
 // NULL-terminated list) that loads. On failure returns NULL and sets *why to
 // the dlerror() text (of each name tried, joined with "; "). *opened receives
 // the name that was loaded.
+// Where probe finds a plugin's vendor library: the environment variable
+// naming a file (NULL: none), the sonames tried in order (NULL-terminated),
+// and what the message says is needed when a function is missing.
+struct Library {
+  const char *env_var;
+  const char *const *sonames;
+  const char *needed;
+};
+
 void *open_library(const char *env_var, const char *const *sonames, std::string *opened,
                    std::string *why);
 
@@ -27,3 +36,17 @@ bool resolve(void *lib, const char *symbol, Fn *fn) noexcept {
 }
 
 }  // namespace hurray::kit
+
+// A plugin's load_api, written once: `const char *load_api(void *lib, Api *api)`
+// resolves every function of the plugin's X-macro list `functions` into
+// *api (zeroed first) and returns the symbol of the first required one
+// `lib` lacks, NULL when none is missing (kit::probe_state reports it).
+// `entry(...)` is the plugin's own macro for one element of its list: it
+// expands to HURRAY_KIT_RESOLVE(api->member, "symbol", required).
+#define HURRAY_KIT_RESOLVE(slot, symbol, required) \
+  if (!::hurray::kit::resolve(lib, symbol, &(slot)) && (required)) return symbol;
+#define HURRAY_KIT_DEFINE_LOAD_API(functions, entry)   \
+  const char *load_api(void *lib, Api *api) noexcept { \
+    *api = Api{};                                      \
+    functions(entry) return nullptr;                   \
+  }

@@ -57,4 +57,25 @@ hurray_status probe_state(void **state, hurray_error *err, const char *env_var,
   return HURRAY_OK;
 }
 
+// The same with the library described by one Library.
+template <class State, class Api, class Open, class Close>
+hurray_status probe_state(void **state, hurray_error *err, const Library &library, Api State::*api,
+                          const char *(*load_api)(void *, Api *) noexcept, Open &&open,
+                          Close &&close) {
+  return probe_state<State>(state, err, library.env_var, library.sonames, library.needed, api,
+                            load_api, static_cast<Open &&>(open), static_cast<Close &&>(close));
+}
+
+// shutdown(), probe_state's counterpart: with state not NULL, free_left(s)
+// frees the allocations still alive, close(s) gives back what open took,
+// and the state is deleted.
+template <class State, class FreeLeft, class Close>
+void shutdown_state(void *state, FreeLeft &&free_left, Close &&close) {
+  auto *s = static_cast<State *>(state);
+  if (s == nullptr) return;
+  free_left(s);
+  close(s);
+  delete s;
+}
+
 }  // namespace hurray::kit

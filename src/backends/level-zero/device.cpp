@@ -106,15 +106,22 @@ bool open_device(const Api &ze, Device &d, std::string *why) {
     return false;
   }
 
+  // A call that makes one handle: false, with the reason noted, when it
+  // fails or makes none.
+  auto made = [&](ze_result_t res, const void *handle, const char *fn, const char *none) {
+    if (res == ZE_RESULT_SUCCESS && handle != nullptr) return true;
+    note(why, "[%s] %s: device '%s'", fn, res != ZE_RESULT_SUCCESS ? result_text(res, buf) : none,
+         label);
+    return false;
+  };
+
   // The copy event: one host-visible event of its own pool.
   ze_event_pool_desc_t pd{};
   pd.stype = ZE_STRUCTURE_TYPE_EVENT_POOL_DESC;
   pd.flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE;
   pd.count = 1;
   r = ze.zeEventPoolCreate(d.driver->context, &pd, 1, &d.handle, &d.copy_pool);
-  if (r != ZE_RESULT_SUCCESS || d.copy_pool == nullptr) {
-    note(why, "[zeEventPoolCreate] %s: device '%s'",
-         r != ZE_RESULT_SUCCESS ? result_text(r, buf) : "no pool", label);
+  if (!made(r, d.copy_pool, "zeEventPoolCreate", "no pool")) {
     d.copy_pool = nullptr;
     return false;
   }
@@ -124,9 +131,7 @@ bool open_device(const Api &ze, Device &d, std::string *why) {
   ed.signal = ZE_EVENT_SCOPE_FLAG_HOST;
   ed.wait = ZE_EVENT_SCOPE_FLAG_HOST;
   r = ze.zeEventCreate(d.copy_pool, &ed, &d.copy_event);
-  if (r != ZE_RESULT_SUCCESS || d.copy_event == nullptr) {
-    note(why, "[zeEventCreate] %s: device '%s'",
-         r != ZE_RESULT_SUCCESS ? result_text(r, buf) : "no event", label);
+  if (!made(r, d.copy_event, "zeEventCreate", "no event")) {
     d.copy_event = nullptr;
     return false;
   }
@@ -265,24 +270,19 @@ hurray_status open_devices(State *s, hurray_error *err) {
   return HURRAY_OK;
 }
 
+// From open_devices on the loader holds process-wide state: it stays loaded.
 hurray_status probe(void **state, hurray_error *err) {
-  // From open_devices on the loader holds process-wide state: it stays loaded.
-  static constexpr const char *kSonames[] = {kLibrary, nullptr};
-  return hurray::kit::probe_state<State>(state, err, nullptr, kSonames,
-                                         "a Level Zero 1.0 or later loader is needed", &State::ze,
-                                         load_api, open_devices, close_all);
+  return kit::probe_state<State>(state, err, kLoader, &State::ze, load_api, open_devices,
+                                 close_all);
 }
 
-void release_memory(State *s, Allocation *a) noexcept;
-
-void shutdown(void *state) {
-  auto *s = static_cast<State *>(state);
-  if (s == nullptr) return;
+// The lists drained, then the allocations still alive freed with the state
+// (their records too).
+static void free_left(State *s) {
   for (auto &d : s->devices) {
     std::lock_guard<std::mutex> lock(d->mu);
     drain(s->ze, *d);
   }
-  // Allocations still alive are freed with the state (their records too).
   std::vector<Allocation *> left;
   {
     std::lock_guard<std::mutex> lock(s->mu);
@@ -295,19 +295,13 @@ void shutdown(void *state) {
     release_memory(s, a);
     delete a;
   }
-  close_all(s);
-  delete s;
 }
 
-int32_t device_count(void *state) { return hurray::kit::count_devices<State>(state); }
+void shutdown(void *state) { hurray::kit::shutdown_state<State>(state, free_left, close_all); }
 
 hurray_status device_info(void *state, int32_t device, hurray_backend_device_info *out,
                           hurray_error *err) {
-  Device *d = nullptr;
-  if (const hurray_status st = get_device(static_cast<State *>(state), device, &d, err)) return st;
-  if (out == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "level-zero: device_info: out must not be NULL");
-  std::memset(out, 0, sizeof *out);
+  HURRAY_KIT_ENTER_OUT(State, "device_info: out", out);
   std::snprintf(out->name, sizeof out->name, "%s", d->name.c_str());
   out->memory_classes = d->memory_classes();
   out->ipc = (d->driver->ipc_memory() ? HURRAY_BACKEND_IPC_MEMORY : 0u) |

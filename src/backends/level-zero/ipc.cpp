@@ -15,7 +15,7 @@ hurray_status ipc_export_memory(void *state, const hurray_backend_allocation *al
     return fail(err, HURRAY_E_UNSUPPORTED,
                 "level-zero: ipc_export_memory: an empty allocation has no memory to share");
   Device *d = nullptr;
-  if (const hurray_status st = get_device(s, a->device, &d, err)) return st;
+  if (const hurray_status st = find_device(s, a->device, &d, err)) return st;
   if (!d->driver->ipc_memory())
     return fail(err, HURRAY_E_UNSUPPORTED,
                 "level-zero: ipc_export_memory: the driver of device %d '%s' does not share memory "
@@ -52,27 +52,13 @@ hurray_status ipc_export_memory(void *state, const hurray_backend_allocation *al
 hurray_status ipc_import_memory(void *state, int32_t device,
                                 const hurray_backend_ipc_handle *handle, uint8_t memory_class,
                                 hurray_backend_allocation *out, hurray_error *err) {
-  auto *s = static_cast<State *>(state);
-  Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (handle == nullptr || out == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "level-zero: ipc_import_memory: NULL argument");
-  std::memset(out, 0, sizeof *out);
-  if (handle->kind != kIpcMemoryKind)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "level-zero: ipc_import_memory: not a Level Zero memory handle (kind 0x%x)",
-                handle->kind);
+  HURRAY_KIT_ENTER_OUT(State, "ipc_import_memory: handle and out", handle, out);
+  if (const hurray_status st = hurray::kit::check_kind(handle, kIpcMemoryKind, "ipc_import_memory",
+                                                       "a Level Zero memory handle", err))
+    return st;
   if (const hurray_status st = check_class(*d, memory_class, err)) return st;
-  if (!is_device_class(memory_class))
-    return fail(err, HURRAY_E_UNSUPPORTED,
-                "level-zero: ipc_import_memory: imported memory is device memory: import it as "
-                "STANDARD or PEER, not %s",
-                class_name(memory_class));
-  if (!d->driver->ipc_memory())
-    return fail(err, HURRAY_E_UNSUPPORTED,
-                "level-zero: ipc_import_memory: the driver of device %d '%s' does not share memory "
-                "between processes (zeDriverGetIpcProperties: no ZE_IPC_PROPERTY_FLAG_MEMORY)",
-                static_cast<int>(device), d->name.c_str());
+  if (const hurray_status st = check_shareable(*d, memory_class, "ipc_import_memory", err))
+    return st;
   if (handle->byte_size == 0 || handle->offset > UINT64_MAX - handle->byte_size)
     return fail(err, HURRAY_E_INVALID_ARGUMENT,
                 "level-zero: ipc_import_memory: %llu bytes at offset %llu is not a range to map",
@@ -123,11 +109,7 @@ hurray_status ipc_import_memory(void *state, int32_t device,
 
 hurray_status ipc_export_event(void *state, int32_t device, void *event,
                                hurray_backend_ipc_handle *out, hurray_error *err) {
-  auto *s = static_cast<State *>(state);
-  Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (event == nullptr || out == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "level-zero: ipc_export_event: NULL argument");
+  HURRAY_KIT_ENTER(State, "ipc_export_event: event and out", event, out);
   if (!d->ipc_pools)
     return fail(err, HURRAY_E_UNSUPPORTED,
                 "level-zero: ipc_export_event: the driver of device %d '%s' does not share event "
@@ -166,15 +148,10 @@ hurray_status ipc_export_event(void *state, int32_t device, void *event,
 
 hurray_status ipc_import_event(void *state, int32_t device, const hurray_backend_ipc_handle *handle,
                                void **event, hurray_error *err) {
-  auto *s = static_cast<State *>(state);
-  Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (handle == nullptr || event == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "level-zero: ipc_import_event: NULL argument");
-  if (handle->kind != kIpcEventKind)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "level-zero: ipc_import_event: not a Level Zero event handle (kind 0x%x)",
-                handle->kind);
+  HURRAY_KIT_ENTER(State, "ipc_import_event: handle and event", handle, event);
+  if (const hurray_status st = hurray::kit::check_kind(handle, kIpcEventKind, "ipc_import_event",
+                                                       "a Level Zero event handle", err))
+    return st;
   if (handle->offset >= UINT32_MAX)
     return fail(err, HURRAY_E_INVALID_ARGUMENT,
                 "level-zero: ipc_import_event: event index %llu is out of range",

@@ -141,33 +141,15 @@ hurray_status check_class(const Device &d, uint8_t mc, hurray_error *err) noexce
 hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t byte_size,
                     uint32_t alignment, uint32_t flags, hurray_backend_allocation *out,
                     hurray_error *err) {
-  auto *s = static_cast<State *>(state);
-  Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (out == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "level-zero: alloc: out must not be NULL");
-  std::memset(out, 0, sizeof *out);
+  HURRAY_KIT_ENTER_OUT(State, "alloc: out", out);
   if (const hurray_status st = check_class(*d, memory_class, err)) return st;
-  if ((flags & HURRAY_ALLOC_SHAREABLE) != 0) {
-    if (!is_device_class(memory_class))
-      return fail(err, HURRAY_E_UNSUPPORTED,
-                  "level-zero: HURRAY_ALLOC_SHAREABLE %s memory: Level Zero exports device "
-                  "allocations only (STANDARD, PEER)",
-                  class_name(memory_class));
-    if (!d->driver->ipc_memory())
-      return fail(err, HURRAY_E_UNSUPPORTED,
-                  "level-zero: HURRAY_ALLOC_SHAREABLE: the driver of device %d '%s' does not "
-                  "share memory between processes (zeDriverGetIpcProperties: no "
-                  "ZE_IPC_PROPERTY_FLAG_MEMORY)",
-                  static_cast<int>(device), d->name.c_str());
-  }
-  if ((flags & ~static_cast<uint32_t>(HURRAY_ALLOC_SHAREABLE)) != 0)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "level-zero: alloc: unknown flags 0x%x", flags);
-  if (alignment == 0) alignment = HURRAY_MIN_ALIGNMENT;
-  if (!std::has_single_bit(alignment))
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "level-zero: alloc: alignment %u is not a power of two", alignment);
-  const uint32_t align = std::max<uint32_t>(alignment, HURRAY_MIN_ALIGNMENT);
+  if ((flags & HURRAY_ALLOC_SHAREABLE) != 0)
+    if (const hurray_status st = check_shareable(*d, memory_class, "HURRAY_ALLOC_SHAREABLE", err))
+      return st;
+  uint32_t align = 0;
+  if (const hurray_status st =
+          hurray::kit::check_alloc(alignment, flags, HURRAY_MIN_ALIGNMENT, &align, err))
+    return st;
   if (byte_size > SIZE_MAX / 2)
     return fail(err, HURRAY_E_OUT_OF_MEMORY, "level-zero: %llu bytes cannot be allocated",
                 static_cast<unsigned long long>(byte_size));
@@ -194,9 +176,7 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
 }
 
 void free_(void *state, hurray_backend_allocation *allocation) {
-  auto *s = static_cast<State *>(state);
-  if (s == nullptr || allocation == nullptr) return;
-  if (auto *a = static_cast<Allocation *>(allocation->plugin_data)) {
+  hurray::kit::free_record<State, Allocation>(state, allocation, [](State *s, Allocation *a) {
     {
       std::lock_guard<std::mutex> lock(s->mu);
       if (a->ptr != nullptr) {
@@ -207,28 +187,7 @@ void free_(void *state, hurray_backend_allocation *allocation) {
     }
     release_memory(s, a);
     delete a;
-  }
-  allocation->plugin_data = nullptr;
-  allocation->data = nullptr;
-  allocation->host = nullptr;
-}
-
-// Checks common to both copy directions; *a is null for an empty range.
-hurray_status copy_check(State *s, const hurray_backend_allocation *alloc, uint64_t offset,
-                         const void *host, uint64_t n, const char *what, const Allocation **a,
-                         Device **d, hurray_error *err) noexcept {
-  *a = nullptr;
-  if (s == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "level-zero: %s: the plugin state is NULL (probe first)", what);
-  if (const hurray_status st = hurray::kit::check_copy(alloc, offset, host, n, what, err)) return st;
-  if (n == 0) return HURRAY_OK;
-  const auto *rec = static_cast<const Allocation *>(alloc->plugin_data);
-  if (rec == nullptr || rec->ptr == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "level-zero: %s: the allocation was not made by this plugin (or was freed)", what);
-  if (const hurray_status st = get_device(s, rec->device, d, err)) return st;
-  *a = rec;
-  return HURRAY_OK;
+  });
 }
 
 // One synchronous copy on the plugin's list of `d` (see "Copies" above).
@@ -258,29 +217,36 @@ hurray_status copy_on_list(const Api &ze, Device &d, void *dst, const void *src,
   return HURRAY_OK;
 }
 
-hurray_status copy_to_host(void *state, const hurray_backend_allocation *src, uint64_t offset,
-                           void *dst, uint64_t n, hurray_error *err) {
-  auto *s = static_cast<State *>(state);
-  const Allocation *a = nullptr;
-  Device *d = nullptr;
-  if (const hurray_status st = copy_check(s, src, offset, dst, n, "copy_to_host", &a, &d, err))
-    return st;
-  if (a == nullptr) return HURRAY_OK;
-  return copy_on_list(s->ze, *d, dst, static_cast<const char *>(a->ptr) + offset, n,
-                      "copy to host", err);
+hurray_status check_shareable(const Device &d, uint8_t mc, const char *what,
+                              hurray_error *err) noexcept {
+  if (!is_device_class(mc))
+    return fail(err, HURRAY_E_UNSUPPORTED,
+                "level-zero: %s: %s memory: Level Zero shares device allocations only (STANDARD, "
+                "PEER)",
+                what, class_name(mc));
+  if (!d.driver->ipc_memory())
+    return fail(err, HURRAY_E_UNSUPPORTED,
+                "level-zero: %s: the driver of device %d '%s' does not share memory between "
+                "processes (zeDriverGetIpcProperties: no ZE_IPC_PROPERTY_FLAG_MEMORY)",
+                what, static_cast<int>(d.ordinal), d.name.c_str());
+  return HURRAY_OK;
 }
 
-hurray_status copy_from_host(void *state, hurray_backend_allocation *dst, uint64_t offset,
-                             const void *src, uint64_t n, hurray_error *err) {
-  auto *s = static_cast<State *>(state);
-  const Allocation *a = nullptr;
-  Device *d = nullptr;
-  if (const hurray_status st = copy_check(s, dst, offset, src, n, "copy_from_host", &a, &d, err))
-    return st;
-  if (a == nullptr) return HURRAY_OK;
-  return copy_on_list(s->ze, *d, static_cast<char *>(a->ptr) + offset, src, n, "copy from host",
-                      err);
+// Copy n bytes between host memory and the allocation, to_host or not, on
+// the plugin's list of d. A record without memory (a zero-byte allocation)
+// cannot take a copy.
+static hurray_status copy(State *s, const Allocation *a, Device *d, uint64_t offset, void *host,
+                          uint64_t n, bool to_host, hurray_error *err) noexcept {
+  if (a->ptr == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT,
+                "level-zero: %s: the allocation was not made by this plugin (or was freed)",
+                to_host ? "copy_to_host" : "copy_from_host");
+  char *mem = static_cast<char *>(a->ptr) + offset;
+  return to_host ? copy_on_list(s->ze, *d, host, mem, n, "copy to host", err)
+                 : copy_on_list(s->ze, *d, mem, host, n, "copy from host", err);
 }
+
+HURRAY_KIT_DEFINE_COPY_ENTRIES(State, Allocation, copy)
 
 // The plugin's own allocation that holds p (under s->mu), or nullptr.
 const Allocation *find_allocation(const State *s, uintptr_t p) noexcept {

@@ -1,18 +1,16 @@
-// The Level Zero plugin: native handles and the table behind hurray_backend_entry.
+// The Level Zero plugin: the device count, native handles and the table behind
+// hurray_backend_entry.
 #include "state.h"
 
 namespace hurray::level_zero {
+
+int32_t device_count(void *state) { return hurray::kit::count_devices<State>(state); }
 
 // ---- native handles -------------------------------------------------------
 
 hurray_status native(void *state, int32_t device, hurray_backend_native *out,
                      hurray_error *err) {
-  auto *s = static_cast<State *>(state);
-  Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (out == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "level-zero: native: out must not be NULL");
-  std::memset(out, 0, sizeof *out);
+  HURRAY_KIT_ENTER_OUT(State, "native: out", out);
   out->handles[0] = d->driver->handle;
   out->handles[1] = d->handle;
   out->handles[2] = d->driver->context;

@@ -11,6 +11,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <hurray_backend.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -28,29 +29,29 @@
 #include <unordered_map>
 #include <vector>
 
-#include <hurray_backend.h>
-
+#include "api.h"
 #include "class_name.h"
 #include "kit/align.h"
+#include "kit/enter.h"
 #include "kit/entry.h"
 #include "kit/errors.h"
 #include "kit/ipc.h"
+#include "kit/library.h"
 #include "kit/table.h"
-
-#include "api.h"
 
 namespace hurray::level_zero {
 
 
 constexpr const char *kLibrary = "libze_loader.so.1";
 constexpr uint32_t kEventsPerPool = 64;
-constexpr uint32_t kIpcMemoryKind = 0x4c5a0001u;  // "LZ" 1
-constexpr uint32_t kIpcEventKind = 0x4c5a0002u;   // "LZ" 2
+constexpr uint32_t kIpcMemoryKind = hurray::kit::fourcc('Z', 'E', 'M', '1');  // ze_ipc_mem_handle_t
+constexpr uint32_t kIpcEventKind = hurray::kit::fourcc('Z', 'E', 'E', '1');   // an event pool's
 constexpr uint64_t kMaxAlignment = 1ull << 31;    // a u32 alignment
+inline constexpr const char *kSonames[] = {kLibrary, nullptr};
+inline constexpr hurray::kit::Library kLoader{nullptr, kSonames,
+                                              "a Level Zero 1.0 or later loader is needed"};
 
 // ---- errors ---------------------------------------------------------------
-
-using hurray::kit::fail;
 
 inline hurray_status status_of(ze_result_t r) noexcept {
   switch (r) {
@@ -84,26 +85,18 @@ inline hurray_status status_of(ze_result_t r) noexcept {
 }
 
 // "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", or "ze_result_t 0x7abcdef0".
-inline const char *result_text(ze_result_t r, char (&buf)[40]) noexcept {
+template <size_t N>
+const char *result_text(ze_result_t r, char (&buf)[N]) noexcept {
   if (const char *known = hurray::level_zero::result_name(r)) return known;
-  std::snprintf(buf, sizeof buf, "ze_result_t 0x%08x", static_cast<unsigned>(r));
+  std::snprintf(buf, N, "ze_result_t 0x%08x", static_cast<unsigned>(r));
   return buf;
 }
 
-// "[zeMemAllocDevice] ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY: <details>"; the
-// status follows the result unless `status` is given.
-inline __attribute__((format(printf, 5, 6))) hurray_status ze_fail(hurray_error *err, hurray_status status,
-                                                            const char *function, ze_result_t r,
-                                                            const char *fmt, ...) noexcept {
-  if (status == HURRAY_OK) status = status_of(r);
-  char buf[40];
-  const char *name = result_text(r, buf);
-  va_list ap;
-  va_start(ap, fmt);
-  hurray::kit::vendor_vfail_details(err, status, function, name, fmt, ap);
-  va_end(ap);
-  return status;
-}
+// ze_fail(err, status, "zeMemAllocDevice", r, "<details>"): "[zeMemAllocDevice]
+// ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY: <details>"; the status follows the
+// result unless `status` is given.
+HURRAY_KIT_DEFINE_CODE_FAIL(ze_fail, ze_result_t, result_text, status_of)
+using hurray::kit::fail;
 
 using hurray::plugin::class_name;
 
@@ -191,12 +184,7 @@ struct State {
   std::vector<Allocation *> empties;       // zero-byte allocations have no address
 };
 
-inline hurray_status get_device(State *s, int32_t device, Device **out, hurray_error *err) noexcept {
-  if (const hurray_status st = hurray::kit::check_device(s, device, s != nullptr ? s->devices.size() : 0, err))
-    return st;
-  *out = s->devices[static_cast<size_t>(device)].get();
-  return HURRAY_OK;
-}
+using hurray::kit::find_device;
 
 using hurray::kit::alignment_of;
 using hurray::kit::is_aligned;
@@ -245,6 +233,12 @@ void release_memory(State *s, Allocation *a) noexcept;
 void register_allocation(State *s, Allocation *a);
 void fill_out(const Allocation &a, uint32_t alignment, hurray_backend_allocation *out) noexcept;
 hurray_status check_class(const Device &d, uint8_t mc, hurray_error *err) noexcept;
+// What shared memory needs, for `what` (HURRAY_ALLOC_SHAREABLE,
+// ipc_import_memory): a device class (STANDARD, PEER: Level Zero 1.4 shares
+// device allocations only) and a driver that shares memory between
+// processes; HURRAY_E_UNSUPPORTED otherwise.
+hurray_status check_shareable(const Device &d, uint8_t mc, const char *what,
+                              hurray_error *err) noexcept;
 
 // The entry points (src/backends/kit/table.h).
 HURRAY_KIT_DECLARE_ENTRIES()

@@ -57,12 +57,7 @@ hurray_status take_event(const Api &ze, Device &d, ze_event_handle_t *out, Slot 
 
 hurray_status event_record(void *state, int32_t device, void *stream, void **event,
                            uint64_t *value, hurray_error *err) {
-  auto *s = static_cast<State *>(state);
-  Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (event == nullptr || value == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "level-zero: event_record: event and value must not be NULL");
+  HURRAY_KIT_ENTER(State, "event_record: event and value", event, value);
   const Api &ze = s->ze;
   std::lock_guard<std::mutex> lock(d->mu);
   ze_event_handle_t ev = nullptr;
@@ -84,23 +79,12 @@ hurray_status event_record(void *state, int32_t device, void *stream, void **eve
                    stream != nullptr && list != d->list ? "the given" : "the plugin's",
                    static_cast<int>(device), d->name.c_str());
   }
-  *event = ev;
-  *value = 0;
-  return HURRAY_OK;
+  return hurray::kit::give_binary_event(ev, event, value);
 }
 
 hurray_status event_wait(void *state, int32_t device, void *event, uint64_t value, void *stream,
                          hurray_error *err) {
-  auto *s = static_cast<State *>(state);
-  Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (event == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "level-zero: event_wait: the event is NULL");
-  if (value != 0)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "level-zero: event_wait: Level Zero events are binary, the value must be 0 (not "
-                "%llu)",
-                static_cast<unsigned long long>(value));
+  HURRAY_KIT_ENTER_BINARY_WAIT(State, "Level Zero");
   const Api &ze = s->ze;
   auto *ev = static_cast<ze_event_handle_t>(event);
   if (stream == nullptr) {
@@ -123,10 +107,9 @@ hurray_status event_wait(void *state, int32_t device, void *event, uint64_t valu
 
 void event_release(void *state, int32_t device, void *event) {
   auto *s = static_cast<State *>(state);
-  if (s == nullptr || event == nullptr || device < 0 ||
-      static_cast<size_t>(device) >= s->devices.size())
-    return;
-  Device &d = *s->devices[static_cast<size_t>(device)];
+  Device *found = nullptr;
+  if (event == nullptr || find_device(s, device, &found, nullptr) != HURRAY_OK) return;
+  Device &d = *found;
   const Api &ze = s->ze;
   auto *ev = static_cast<ze_event_handle_t>(event);
   std::lock_guard<std::mutex> lock(d.mu);

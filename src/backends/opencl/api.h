@@ -9,6 +9,8 @@
 #include <CL/cl.h>
 #include <CL/cl_ext.h>
 
+#include "kit/library.h"
+
 namespace hurray::opencl {
 
 // XX(name, required): every cl* function the plugin calls. A loader that
@@ -56,5 +58,11 @@ const char *load_api(void *lib, Api *api) noexcept;
 // "CL_MEM_OBJECT_ALLOCATION_FAILURE" for -4; nullptr for a code this plugin
 // does not know (format it with its number then).
 const char *error_name(cl_int code) noexcept;
+
+// The ICD loader probe opens (kit::probe_state).
+constexpr const char *kLibrary = "libOpenCL.so.1";
+inline constexpr const char *kSonames[] = {kLibrary, nullptr};
+inline constexpr hurray::kit::Library kLoader{nullptr, kSonames,
+                                              "an OpenCL 1.2 or later ICD loader is needed"};
 
 }  // namespace hurray::opencl

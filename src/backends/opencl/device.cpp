@@ -183,40 +183,27 @@ hurray_status open_devices(State *s, hurray_error *err) {
   return HURRAY_OK;
 }
 
+// From open_devices on the ICD loader may have loaded drivers: it stays loaded.
 hurray_status probe(void **state, hurray_error *err) {
-  // From open_devices on the ICD loader may have loaded drivers: it stays loaded.
-  static constexpr const char *kSonames[] = {kLibrary, nullptr};
-  return hurray::kit::probe_state<State>(state, err, nullptr, kSonames,
-                                         "an OpenCL 1.2 or later ICD loader is needed", &State::cl,
-                                         load_api, open_devices, close_devices);
+  return kit::probe_state<State>(state, err, kLoader, &State::cl, load_api, open_devices,
+                                 close_devices);
 }
 
-void free_allocation(State *s, Allocation *a) noexcept;
-
-void shutdown(void *state) {
-  auto *s = static_cast<State *>(state);
-  if (s == nullptr) return;
-  // Allocations still alive are freed with the state, then the records.
+// Allocations still alive are freed with the state, then the records.
+static void free_left(State *s) {
   const uint64_t n = s->records.capacity();
   for (uint64_t i = 0; i < n; ++i) {
     Allocation *a = s->records.find(i);
     if (a != nullptr && a->live.load(std::memory_order_acquire)) free_allocation(s, a);
   }
   s->records.destroy();
-  close_devices(s);
-  delete s;
 }
 
-int32_t device_count(void *state) { return hurray::kit::count_devices<State>(state); }
+void shutdown(void *state) { hurray::kit::shutdown_state<State>(state, free_left, close_devices); }
 
 hurray_status device_info(void *state, int32_t device, hurray_backend_device_info *out,
                           hurray_error *err) {
-  const Device *d = nullptr;
-  if (const hurray_status st = get_device(static_cast<State *>(state), device, &d, err))
-    return st;
-  if (out == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "opencl: device_info: out must not be NULL");
-  std::memset(out, 0, sizeof *out);
+  HURRAY_KIT_ENTER_OUT(const State, "device_info: out", out);
   std::snprintf(out->name, sizeof out->name, "%s", d->name.c_str());
   out->memory_classes = (1u << HURRAY_MEMORY_STANDARD) | (1u << HURRAY_MEMORY_HOST_PINNED) |
                         (d->fine_svm ? 1u << HURRAY_MEMORY_UNIFIED : 0u);

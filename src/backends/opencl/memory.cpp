@@ -172,12 +172,7 @@ void release_resources(const Api &cl, const Device &d, Allocation *a) noexcept {
 hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t byte_size,
                     uint32_t alignment, uint32_t flags, hurray_backend_allocation *out,
                     hurray_error *err) {
-  auto *s = static_cast<State *>(state);
-  const Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (out == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "opencl: alloc: out must not be NULL");
-  std::memset(out, 0, sizeof *out);
+  HURRAY_KIT_ENTER_OUT(State, "alloc: out", out);
 
   if (memory_class != HURRAY_MEMORY_STANDARD && memory_class != HURRAY_MEMORY_HOST_PINNED &&
       memory_class != HURRAY_MEMORY_UNIFIED)
@@ -198,13 +193,10 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
     return fail(err, HURRAY_E_UNSUPPORTED,
                 "opencl: HURRAY_ALLOC_SHAREABLE: OpenCL has no portable way to export memory to "
                 "another process");
-  if (flags != 0)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "opencl: alloc: unknown flags 0x%x", flags);
-  if (alignment == 0) alignment = HURRAY_MIN_ALIGNMENT;
-  if ((alignment & (alignment - 1)) != 0)  // (std::has_single_bit calls libgcc's popcount)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "opencl: alloc: alignment %u is not a power of two",
-                alignment);
-  const uint32_t align = std::max(alignment, d->min_alignment());
+  uint32_t align = 0;
+  if (const hurray_status st =
+          hurray::kit::check_alloc(alignment, flags, d->min_alignment(), &align, err))
+    return st;
 
   out->byte_size = byte_size;
   out->alignment = align;
@@ -270,80 +262,44 @@ void free_allocation(State *s, Allocation *a) noexcept {
 }
 
 void free_(void *state, hurray_backend_allocation *allocation) {
-  auto *s = static_cast<State *>(state);
-  if (s == nullptr || allocation == nullptr) return;
-  if (auto *a = static_cast<Allocation *>(allocation->plugin_data)) free_allocation(s, a);
-  allocation->plugin_data = nullptr;
-  allocation->data = nullptr;
-  allocation->host = nullptr;
+  hurray::kit::free_record<State, Allocation>(state, allocation, free_allocation);
 }
 
-// Checks common to both copy directions; *a is null for an empty range.
-hurray_status copy_check(const State *s, const hurray_backend_allocation *alloc, uint64_t offset,
-                         const void *host, uint64_t n, const char *what, const Allocation **a,
-                         const Device **d, hurray_error *err) noexcept {
-  *a = nullptr;
-  if (s == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "opencl: %s: the plugin state is NULL (probe first)", what);
-  if (const hurray_status st = hurray::kit::check_copy(alloc, offset, host, n, what, err)) return st;
-  if (n == 0) return HURRAY_OK;
-  const auto *rec = static_cast<const Allocation *>(alloc->plugin_data);
-  if (rec == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "opencl: %s: the allocation was not made by this plugin (or was freed)", what);
-  if (const hurray_status st = get_device(s, rec->device, d, err)) return st;
-  *a = rec;
-  return HURRAY_OK;
-}
+namespace {
 
-hurray_status copy_to_host(void *state, const hurray_backend_allocation *src, uint64_t offset,
-                           void *dst, uint64_t n, hurray_error *err) {
-  const auto *s = static_cast<const State *>(state);
-  const Allocation *a = nullptr;
-  const Device *d = nullptr;
-  if (const hurray_status st = copy_check(s, src, offset, dst, n, "copy_to_host", &a, &d, err))
-    return st;
-  if (a == nullptr) return HURRAY_OK;
+// Copy n bytes between host memory and the allocation, to_host or not:
+// STANDARD through the device's queue (a blocking read or write, after the
+// work queued before it); host-visible memory with memcpy once the queued
+// work is done (no queued command may still use it).
+hurray_status copy(const State *s, const Allocation *a, const Device *d, uint64_t offset,
+                   void *host, uint64_t n, bool to_host, hurray_error *err) noexcept {
   const Api &cl = s->cl;
+  const auto at = static_cast<size_t>(offset);
+  const auto len = static_cast<size_t>(n);
   if (a->memory_class == HURRAY_MEMORY_STANDARD) {
-    const cl_int e = cl.clEnqueueReadBuffer(d->queue, a->mem, CL_TRUE, static_cast<size_t>(offset),
-                                            static_cast<size_t>(n), dst, 0, nullptr, nullptr);
+    const cl_int e = to_host ? cl.clEnqueueReadBuffer(d->queue, a->mem, CL_TRUE, at, len, host, 0,
+                                                      nullptr, nullptr)
+                             : cl.clEnqueueWriteBuffer(d->queue, a->mem, CL_TRUE, at, len, host, 0,
+                                                       nullptr, nullptr);
     if (e != CL_SUCCESS)
-      return cl_fail(err, HURRAY_OK, "clEnqueueReadBuffer", e, "%llu bytes from '%s'",
-                     static_cast<unsigned long long>(n), d->name.c_str());
+      return cl_fail(err, HURRAY_OK, to_host ? "clEnqueueReadBuffer" : "clEnqueueWriteBuffer", e,
+                     "%llu bytes %s '%s'", static_cast<unsigned long long>(n),
+                     to_host ? "from" : "to", d->name.c_str());
     return HURRAY_OK;
   }
-  // Host-visible memory: let the device's queued work finish, then read.
   const cl_int e = cl.clFinish(d->queue);
   if (e != CL_SUCCESS) return cl_fail(err, HURRAY_OK, "clFinish", e, "'%s'", d->name.c_str());
-  std::memcpy(dst, static_cast<const char *>(a->ptr) + offset, static_cast<size_t>(n));
+  char *mem = static_cast<char *>(a->ptr) + offset;
+  if (to_host)
+    std::memcpy(host, mem, len);
+  else
+    std::memcpy(mem, host, len);
   return HURRAY_OK;
 }
 
-hurray_status copy_from_host(void *state, hurray_backend_allocation *dst, uint64_t offset,
-                             const void *src, uint64_t n, hurray_error *err) {
-  const auto *s = static_cast<const State *>(state);
-  const Allocation *a = nullptr;
-  const Device *d = nullptr;
-  if (const hurray_status st = copy_check(s, dst, offset, src, n, "copy_from_host", &a, &d, err))
-    return st;
-  if (a == nullptr) return HURRAY_OK;
-  const Api &cl = s->cl;
-  if (a->memory_class == HURRAY_MEMORY_STANDARD) {
-    const cl_int e = cl.clEnqueueWriteBuffer(d->queue, a->mem, CL_TRUE,
-                                             static_cast<size_t>(offset), static_cast<size_t>(n),
-                                             src, 0, nullptr, nullptr);
-    if (e != CL_SUCCESS)
-      return cl_fail(err, HURRAY_OK, "clEnqueueWriteBuffer", e, "%llu bytes to '%s'",
-                     static_cast<unsigned long long>(n), d->name.c_str());
-    return HURRAY_OK;
-  }
-  // Host-visible memory: no queued command may still use it while we write.
-  const cl_int e = cl.clFinish(d->queue);
-  if (e != CL_SUCCESS) return cl_fail(err, HURRAY_OK, "clFinish", e, "'%s'", d->name.c_str());
-  std::memcpy(static_cast<char *>(a->ptr) + offset, src, static_cast<size_t>(n));
-  return HURRAY_OK;
-}
+}  // namespace
+
+HURRAY_KIT_DEFINE_COPY_ENTRIES(const State, Allocation, copy)
 
 hurray_status classify(void *state, const void *ptr, int32_t *device, uint8_t *memory_class,
                        hurray_error *err) {

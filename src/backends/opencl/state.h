@@ -9,6 +9,7 @@
 #pragma once
 
 #include <dlfcn.h>
+#include <hurray_backend.h>
 
 #include <algorithm>
 #include <bit>
@@ -21,21 +22,18 @@
 #include <string>
 #include <vector>
 
-#include <hurray_backend.h>
-
+#include "../../handoff/pool.h"
+#include "api.h"
 #include "class_name.h"
 #include "kit/align.h"
+#include "kit/enter.h"
 #include "kit/entry.h"
 #include "kit/errors.h"
 #include "kit/ipc.h"
+#include "kit/library.h"
 #include "kit/table.h"
 
-#include "api.h"
-#include "../../handoff/pool.h"
-
 namespace hurray::opencl {
-
-constexpr const char *kLibrary = "libOpenCL.so.1";
 
 // ---- errors ---------------------------------------------------------------
 
@@ -63,24 +61,17 @@ inline hurray_status status_of(cl_int code) noexcept {
   }
 }
 
-// "[clCreateBuffer] CL_MEM_OBJECT_ALLOCATION_FAILURE: <details>"; the status
-// follows the code unless `status` is given.
-inline __attribute__((format(printf, 5, 6))) hurray_status cl_fail(hurray_error *err, hurray_status status,
-                                                            const char *function, cl_int code,
-                                                            const char *fmt, ...) noexcept {
-  if (status == HURRAY_OK) status = status_of(code);
-  char name[48];
-  if (const char *known = hurray::opencl::error_name(code)) {
-    std::snprintf(name, sizeof name, "%s", known);
-  } else {
-    std::snprintf(name, sizeof name, "OpenCL error %d", static_cast<int>(code));
-  }
-  va_list ap;
-  va_start(ap, fmt);
-  hurray::kit::vendor_vfail_details(err, status, function, name, fmt, ap);
-  va_end(ap);
-  return status;
+// "CL_MEM_OBJECT_ALLOCATION_FAILURE", or "OpenCL error -9999".
+inline const char *code_text(cl_int code, char (&buf)[48]) noexcept {
+  if (const char *known = hurray::opencl::error_name(code)) return known;
+  std::snprintf(buf, sizeof buf, "OpenCL error %d", static_cast<int>(code));
+  return buf;
 }
+
+// cl_fail(err, status, "clCreateBuffer", code, "<details>"): "[clCreateBuffer]
+// CL_MEM_OBJECT_ALLOCATION_FAILURE: <details>"; the status follows the code
+// unless `status` is given.
+HURRAY_KIT_DEFINE_CODE_FAIL(cl_fail, cl_int, code_text, status_of)
 
 using hurray::plugin::class_name;
 
@@ -138,13 +129,7 @@ struct State {
   std::map<uintptr_t, SvmRange> svm;      // UNIFIED pointers handed out
 };
 
-inline hurray_status get_device(const State *s, int32_t device, const Device **out,
-                         hurray_error *err) noexcept {
-  if (const hurray_status st = hurray::kit::check_device(s, device, s != nullptr ? s->devices.size() : 0, err))
-    return st;
-  *out = &s->devices[static_cast<size_t>(device)];
-  return HURRAY_OK;
-}
+using hurray::kit::find_device;
 
 using hurray::kit::alignment_of;
 using hurray::kit::is_aligned;

@@ -7,11 +7,7 @@ namespace hurray::opencl {
 
 hurray_status event_record(void *state, int32_t device, void *stream, void **event,
                            uint64_t *value, hurray_error *err) {
-  const auto *s = static_cast<const State *>(state);
-  const Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (event == nullptr || value == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "opencl: event_record: event and value must not be NULL");
+  HURRAY_KIT_ENTER(const State, "event_record: event and value", event, value);
   const Api &cl = s->cl;
   auto *queue = stream != nullptr ? static_cast<cl_command_queue>(stream) : d->queue;
   cl_event ev = nullptr;
@@ -25,22 +21,12 @@ hurray_status event_record(void *state, int32_t device, void *stream, void **eve
     cl.clReleaseEvent(ev);
     return cl_fail(err, HURRAY_OK, "clFlush", e, "'%s'", d->name.c_str());
   }
-  *event = ev;
-  *value = 0;
-  return HURRAY_OK;
+  return hurray::kit::give_binary_event(ev, event, value);
 }
 
 hurray_status event_wait(void *state, int32_t device, void *event, uint64_t value, void *stream,
                          hurray_error *err) {
-  const auto *s = static_cast<const State *>(state);
-  const Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (event == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "opencl: event_wait: the event is NULL");
-  if (value != 0)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "opencl: event_wait: OpenCL events are binary, the value must be 0 (not %llu)",
-                static_cast<unsigned long long>(value));
+  HURRAY_KIT_ENTER_BINARY_WAIT(const State, "OpenCL");
   const Api &cl = s->cl;
   auto *ev = static_cast<cl_event>(event);
   if (stream == nullptr) {

@@ -35,19 +35,8 @@ VkResult make_host_barrier(Device &d) {
 
 // memoryTypeBits of a small buffer of `usage` (external OPAQUE_FD if asked).
 uint32_t buffer_type_bits(Device &d, VkBufferUsageFlags usage, bool external) {
-  VkExternalMemoryBufferCreateInfo ext{};
-  ext.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO;
-  ext.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
-  VkBufferCreateInfo bci{};
-  bci.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
-  bci.pNext = external ? &ext : nullptr;
-  bci.size = 65536;
-  bci.usage = usage;
-  bci.sharingMode = d.sharing();
-  bci.queueFamilyIndexCount = static_cast<uint32_t>(d.families.size());
-  bci.pQueueFamilyIndices = d.families.data();
   VkBuffer b = VK_NULL_HANDLE;
-  if (d.fn.vkCreateBuffer(d.dev, &bci, nullptr, &b) != VK_SUCCESS) return 0;
+  if (create_buffer(d, 65536, usage, external, &b) != VK_SUCCESS) return 0;
   VkMemoryRequirements req{};
   d.fn.vkGetBufferMemoryRequirements(d.dev, b, &req);
   d.fn.vkDestroyBuffer(d.dev, b, nullptr);
@@ -89,21 +78,19 @@ std::unique_ptr<Device> open_device(State &s, VkPhysicalDevice phys, int32_t ord
     return skip(buf);
   }
 
-  VkPhysicalDeviceVulkan11Properties p11{};
-  p11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES;
-  VkPhysicalDeviceProperties2 p2{};
-  p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
-  p2.pNext = &p11;
+  auto p11 = vk_struct<VkPhysicalDeviceVulkan11Properties>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES);
+  auto p2 =
+      vk_struct<VkPhysicalDeviceProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &p11);
   s.fn.vkGetPhysicalDeviceProperties2(phys, &p2);
   std::memcpy(d->device_uuid, p11.deviceUUID, VK_UUID_SIZE);
   std::memcpy(d->driver_uuid, p11.driverUUID, VK_UUID_SIZE);
   d->max_alloc = p11.maxMemoryAllocationSize ? p11.maxMemoryAllocationSize : UINT64_MAX;
 
-  VkPhysicalDeviceVulkan12Features f12{};
-  f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
-  VkPhysicalDeviceFeatures2 f2{};
-  f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
-  f2.pNext = &f12;
+  auto f12 = vk_struct<VkPhysicalDeviceVulkan12Features>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES);
+  auto f2 =
+      vk_struct<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f12);
   s.fn.vkGetPhysicalDeviceFeatures2(phys, &f2);
   if (!f12.timelineSemaphore) return skip("no timelineSemaphore feature");
 
@@ -156,9 +143,7 @@ std::unique_ptr<Device> open_device(State &s, VkPhysicalDevice phys, int32_t ord
   if (!sem_fd) {
     d->ipc_events_why = "no " VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME;
   } else {
-    VkSemaphoreTypeCreateInfo type{};
-    type.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
-    type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    const VkSemaphoreTypeCreateInfo type = timeline_type();
     VkPhysicalDeviceExternalSemaphoreInfo si{};
     si.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO;
     si.pNext = &type;

@@ -5,8 +5,10 @@ namespace hurray::vulkan {
 
 // ----------------------------------------------------------------- IPC ----
 
-constexpr uint32_t kIpcMemoryKind = 1;  // OPAQUE_FD VkDeviceMemory
-constexpr uint32_t kIpcEventKind = 2;   // OPAQUE_FD timeline VkSemaphore
+constexpr uint32_t kIpcMemoryKind =
+    hurray::kit::fourcc('V', 'K', 'M', '1');  // OPAQUE_FD VkDeviceMemory
+constexpr uint32_t kIpcEventKind =
+    hurray::kit::fourcc('V', 'K', 'E', '1');  // OPAQUE_FD timeline VkSemaphore
 constexpr uint32_t kIpcMagic = 0x4b565648u;  // "HVVK"
 
 // What travels in hurray_backend_ipc_handle::bytes.
@@ -65,15 +67,27 @@ hurray_status ipc_export_memory_impl(State &, const hurray_backend_allocation *a
   return HURRAY_OK;
 }
 
+// What both imports check first: the device imports this kind at all
+// (UNSUPPORTED with the reason), then the handle is of the kind, carries
+// the plugin's mark and an fd, and comes from this device and driver.
 hurray_status check_ipc_handle(const Device &d, const hurray_backend_ipc_handle *h,
                                uint32_t kind, IpcBytes *b, const char *what,
                                hurray_error *err) {
-  if (!h) return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: handle is NULL", what);
+  const bool memory = kind == kIpcMemoryKind;
+  if (!(memory ? d.ipc_memory : d.ipc_events))
+    return fail(err, HURRAY_E_UNSUPPORTED, "%s: %s cannot import %s: %s", what, d.label.c_str(),
+                memory ? "memory" : "events",
+                (memory ? d.ipc_memory_why : d.ipc_events_why).c_str());
+  if (const hurray_status st = hurray::kit::check_kind(
+          h, kind, what,
+          kind == kIpcMemoryKind ? "a Vulkan memory handle" : "a Vulkan event handle", err))
+    return st;
   std::memcpy(b, h->bytes, sizeof *b);
-  if (h->kind != kind || b->magic != kIpcMagic)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "%s: not a Vulkan %s handle of the vulkan backend (kind %u)", what,
-                kind == kIpcMemoryKind ? "memory" : "event", h->kind);
+  if (b->magic != kIpcMagic)
+    return fail(
+        err, HURRAY_E_INVALID_ARGUMENT,
+        "%s: not a Vulkan %s handle of the vulkan backend (its bytes lack the plugin's mark)", what,
+        kind == kIpcMemoryKind ? "memory" : "event");
   if (h->fd < 0) return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: the handle has no fd", what);
   if (std::memcmp(b->device_uuid, d.device_uuid, VK_UUID_SIZE) != 0 ||
       std::memcmp(b->driver_uuid, d.driver_uuid, VK_UUID_SIZE) != 0)
@@ -84,20 +98,12 @@ hurray_status check_ipc_handle(const Device &d, const hurray_backend_ipc_handle 
   return HURRAY_OK;
 }
 
-hurray_status ipc_import_memory_impl(State &s, int32_t device,
-                                     const hurray_backend_ipc_handle *h, uint8_t cls,
-                                     hurray_backend_allocation *out, hurray_error *err) {
+hurray_status ipc_import_memory_impl(State &s, Device *d, const hurray_backend_ipc_handle *h,
+                                     uint8_t cls, hurray_backend_allocation *out,
+                                     hurray_error *err) {
   const char *what = "ipc_import_memory";
-  if (!out) return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: out is NULL", what);
-  Device *d = s.device(device);
-  if (!d) return bad_device(err, &s, device);
-  if (!d->ipc_memory)
-    return fail(err, HURRAY_E_UNSUPPORTED, "%s: %s cannot import memory: %s", what,
-                d->label.c_str(), d->ipc_memory_why.c_str());
   IpcBytes b{};
-  if (const hurray_status st = check_ipc_handle(*d, h, kIpcMemoryKind, &b, what, err);
-      st != HURRAY_OK)
-    return st;
+  if (const hurray_status st = check_ipc_handle(*d, h, kIpcMemoryKind, &b, what, err)) return st;
   if (cls >= kClassCount)
     return check_class(*d, cls, err);
   if (b.memory_type >= d->mem.memoryTypeCount ||
@@ -152,23 +158,19 @@ hurray_status ipc_import_memory_impl(State &s, int32_t device,
   } else {
     a->alignment = b.alignment ? b.alignment : HURRAY_MIN_ALIGNMENT;
   }
-  fill_out(*a, device, out);
+  fill_out(*a, d->ordinal, out);
   register_allocation(s, a.get(), *out);
   cleanup.a = nullptr;
   a.release();
   return HURRAY_OK;
 }
 
-hurray_status ipc_export_event_impl(State &s, int32_t device, void *event,
-                                    hurray_backend_ipc_handle *out, hurray_error *err) {
-  Device *d = s.device(device);
-  if (!d) return bad_device(err, &s, device);
+hurray_status ipc_export_event_impl(Device *d, void *event, hurray_backend_ipc_handle *out,
+                                    hurray_error *err) {
   if (!d->ipc_events)
     return fail(err, HURRAY_E_UNSUPPORTED,
                 "ipc_export_event: %s cannot share events with other processes: %s",
                 d->label.c_str(), d->ipc_events_why.c_str());
-  if (!event || !out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "ipc_export_event: NULL argument");
   const VkSemaphore sem = from_ptr<VkSemaphore>(event);
   {
     std::lock_guard<std::mutex> lock(d->mu);
@@ -198,27 +200,16 @@ hurray_status ipc_export_event_impl(State &s, int32_t device, void *event,
   return HURRAY_OK;
 }
 
-hurray_status ipc_import_event_impl(State &s, int32_t device,
-                                    const hurray_backend_ipc_handle *h, void **event,
+hurray_status ipc_import_event_impl(Device *d, const hurray_backend_ipc_handle *h, void **event,
                                     hurray_error *err) {
   const char *what = "ipc_import_event";
-  Device *d = s.device(device);
-  if (!d) return bad_device(err, &s, device);
-  if (!d->ipc_events)
-    return fail(err, HURRAY_E_UNSUPPORTED, "%s: %s cannot import events: %s", what,
-                d->label.c_str(), d->ipc_events_why.c_str());
-  if (!event) return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: event is NULL", what);
   IpcBytes b{};
-  if (const hurray_status st = check_ipc_handle(*d, h, kIpcEventKind, &b, what, err);
-      st != HURRAY_OK)
-    return st;
+  if (const hurray_status st = check_ipc_handle(*d, h, kIpcEventKind, &b, what, err)) return st;
   FdGuard fd{fcntl(h->fd, F_DUPFD_CLOEXEC, 0)};
   if (fd.fd < 0)
     return fail(err, HURRAY_E_IO, "%s: dup of fd %d failed: %s", what, h->fd,
                 std::strerror(errno));
-  VkSemaphoreTypeCreateInfo type{};
-  type.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
-  type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+  const VkSemaphoreTypeCreateInfo type = timeline_type();
   VkSemaphoreCreateInfo ci{};
   ci.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
   ci.pNext = &type;

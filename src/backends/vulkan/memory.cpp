@@ -5,6 +5,23 @@ namespace hurray::vulkan {
 
 // -------------------------------------------------------------- alloc ----
 
+// A buffer of `size` bytes and `usage` on d, shared by its queue families,
+// exportable as OPAQUE_FD when external.
+VkResult create_buffer(Device &d, uint64_t size, VkBufferUsageFlags usage, bool external,
+                       VkBuffer *out) noexcept {
+  auto ext = vk_struct<VkExternalMemoryBufferCreateInfo>(
+      VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO);
+  ext.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+  auto bci = vk_struct<VkBufferCreateInfo>(VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                                           external ? &ext : nullptr);
+  bci.size = size;
+  bci.usage = usage;
+  bci.sharingMode = d.sharing();
+  bci.queueFamilyIndexCount = static_cast<uint32_t>(d.families.size());
+  bci.pQueueFamilyIndices = d.families.data();
+  return d.fn.vkCreateBuffer(d.dev, &bci, nullptr, out);
+}
+
 // Create a VkBuffer of `size` bytes, allocate memory for it and bind it.
 // `import_fd` >= 0 imports the memory instead (the fd is consumed on
 // success): then `import_size` is the exporter's allocationSize and
@@ -13,18 +30,7 @@ namespace hurray::vulkan {
 hurray_status make_memory(Device &d, Allocation &a, uint64_t size, bool external,
                           int import_fd, uint64_t import_size, int forced_type,
                           hurray_error *err) {
-  VkExternalMemoryBufferCreateInfo ext{};
-  ext.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO;
-  ext.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
-  VkBufferCreateInfo bci{};
-  bci.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
-  bci.pNext = external ? &ext : nullptr;
-  bci.size = size;
-  bci.usage = kBufferUsage;
-  bci.sharingMode = d.sharing();
-  bci.queueFamilyIndexCount = static_cast<uint32_t>(d.families.size());
-  bci.pQueueFamilyIndices = d.families.data();
-  VkResult r = d.fn.vkCreateBuffer(d.dev, &bci, nullptr, &a.buffer);
+  VkResult r = create_buffer(d, size, kBufferUsage, external, &a.buffer);
   a.buffer_size = size;
   if (r != VK_SUCCESS) {
     a.buffer = VK_NULL_HANDLE;
@@ -150,21 +156,12 @@ hurray_status check_class(const Device &d, uint8_t cls, hurray_error *err) {
   return HURRAY_OK;
 }
 
-hurray_status alloc_impl(State &s, int32_t device, uint8_t cls, uint64_t byte_size,
-                         uint32_t alignment, uint32_t flags, hurray_backend_allocation *out,
-                         hurray_error *err) {
-  if (!out) return fail(err, HURRAY_E_INVALID_ARGUMENT, "alloc: out is NULL");
-  Device *d = s.device(device);
-  if (!d) return bad_device(err, &s, device);
+hurray_status alloc_impl(State &s, Device *d, uint8_t cls, uint64_t byte_size, uint32_t alignment,
+                         uint32_t flags, hurray_backend_allocation *out, hurray_error *err) {
   if (const hurray_status st = check_class(*d, cls, err); st != HURRAY_OK) return st;
-  if (alignment == 0) alignment = HURRAY_MIN_ALIGNMENT;
-  if (!is_pow2(alignment))
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "alloc: alignment %u is not a power of two", alignment);
-  alignment = std::max<uint32_t>(alignment, HURRAY_MIN_ALIGNMENT);
-  if (flags & ~HURRAY_ALLOC_SHAREABLE)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "alloc: unknown flags 0x%x",
-                flags & ~HURRAY_ALLOC_SHAREABLE);
+  if (const hurray_status st =
+          hurray::kit::check_alloc(alignment, flags, HURRAY_MIN_ALIGNMENT, &alignment, err))
+    return st;
   const bool shareable = (flags & HURRAY_ALLOC_SHAREABLE) != 0;
   if (shareable && !d->ipc_memory)
     return fail(err, HURRAY_E_UNSUPPORTED, "%s cannot share memory with other processes: %s",
@@ -182,7 +179,7 @@ hurray_status alloc_impl(State &s, int32_t device, uint8_t cls, uint64_t byte_si
   if (byte_size == 0) {  // an empty buffer: nothing to allocate
     std::memset(out, 0, sizeof *out);
     out->alignment = static_cast<uint32_t>(guaranteed);
-    out->device = device;
+    out->device = d->ordinal;
     out->memory_class = cls;
     out->flags = mapped ? 0u : HURRAY_HANDOFF_OPAQUE_DATA;
     return HURRAY_OK;
@@ -222,22 +219,19 @@ hurray_status alloc_impl(State &s, int32_t device, uint8_t cls, uint64_t byte_si
       return fail(err, HURRAY_E_INTERNAL, "vulkan backend: misaligned data %p",
                   reinterpret_cast<void *>(data));
   }
-  fill_out(*a, device, out);
+  fill_out(*a, d->ordinal, out);
   register_allocation(s, a.get(), *out);
   cleanup.a = nullptr;
   a.release();
   return HURRAY_OK;
 }
 
-void free_impl(State &s, hurray_backend_allocation *allocation) noexcept {
-  if (!allocation || !allocation->plugin_data) return;
-  auto *a = static_cast<Allocation *>(allocation->plugin_data);
-  s.remove(a);
-  a->destroy();
-  delete a;
-  allocation->plugin_data = nullptr;
-  allocation->data = nullptr;
-  allocation->host = nullptr;
+void free_(void *state, hurray_backend_allocation *allocation) {
+  hurray::kit::free_record<State, Allocation>(state, allocation, [](State *s, Allocation *a) {
+    s->remove(a);
+    a->destroy();
+    delete a;
+  });
 }
 
 }  // namespace hurray::vulkan

@@ -14,18 +14,11 @@ void shutdown(void *state) {
   delete state_of(state);
 }
 
-int32_t device_count(void *state) {
-  const State *s = state_of(state);
-  return s ? static_cast<int32_t>(s->devices.size()) : 0;
-}
+int32_t device_count(void *state) { return hurray::kit::count_devices<State>(state); }
 
 hurray_status device_info(void *state, int32_t device, hurray_backend_device_info *out,
                              hurray_error *err) {
-  State *s = state_of(state);
-  Device *d = s ? s->device(device) : nullptr;
-  if (!d) return bad_device(err, s, device);
-  if (!out) return fail(err, HURRAY_E_INVALID_ARGUMENT, "device_info: out is NULL");
-  std::memset(out, 0, sizeof *out);
+  HURRAY_KIT_ENTER_OUT(State, "device_info: out", out);
   std::snprintf(out->name, sizeof out->name, "%.127s", d->props.deviceName);
   for (int c = 0; c < kClassCount; ++c)
     if (d->class_type[c] >= 0) out->memory_classes |= 1u << c;
@@ -39,13 +32,8 @@ hurray_status device_info(void *state, int32_t device, hurray_backend_device_inf
 hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t byte_size,
                        uint32_t alignment, uint32_t flags, hurray_backend_allocation *out,
                        hurray_error *err) {
-  State *s = state_of(state);
-  if (!s) return bad_device(err, s, device);
-  return alloc_impl(*s, device, memory_class, byte_size, alignment, flags, out, err);
-}
-
-void free_(void *state, hurray_backend_allocation *allocation) {
-  if (State *s = state_of(state)) free_impl(*s, allocation);
+  HURRAY_KIT_ENTER(State, "alloc: out", out);
+  return alloc_impl(*s, d, memory_class, byte_size, alignment, flags, out, err);
 }
 
 hurray_status copy_to_host(void *, const hurray_backend_allocation *src, uint64_t offset,
@@ -81,16 +69,14 @@ hurray_status classify(void *state, const void *ptr, int32_t *device, uint8_t *m
 
 hurray_status event_record(void *state, int32_t device, void *stream, void **event,
                               uint64_t *value, hurray_error *err) {
-  State *s = state_of(state);
-  if (!s) return bad_device(err, s, device);
-  return event_record_impl(*s, device, stream, event, value, err);
+  HURRAY_KIT_ENTER(State, "event_record: event and value", event, value);
+  return event_record_impl(d, stream, event, value, err);
 }
 
 hurray_status event_wait(void *state, int32_t device, void *event, uint64_t value,
                             void *stream, hurray_error *err) {
-  State *s = state_of(state);
-  if (!s) return bad_device(err, s, device);
-  return event_wait_impl(*s, device, event, value, stream, err);
+  HURRAY_KIT_ENTER(State, "event_wait: event", event);
+  return event_wait_impl(d, event, value, stream, err);
 }
 
 void event_release(void *state, int32_t device, void *event) {
@@ -108,33 +94,26 @@ hurray_status ipc_import_memory(void *state, int32_t device,
                                    const hurray_backend_ipc_handle *handle,
                                    uint8_t memory_class, hurray_backend_allocation *out,
                                    hurray_error *err) {
-  State *s = state_of(state);
-  if (!s) return bad_device(err, s, device);
-  return ipc_import_memory_impl(*s, device, handle, memory_class, out, err);
+  HURRAY_KIT_ENTER(State, "ipc_import_memory: handle and out", handle, out);
+  return ipc_import_memory_impl(*s, d, handle, memory_class, out, err);
 }
 
 hurray_status ipc_export_event(void *state, int32_t device, void *event,
                                   hurray_backend_ipc_handle *out, hurray_error *err) {
-  State *s = state_of(state);
-  if (!s) return bad_device(err, s, device);
-  return ipc_export_event_impl(*s, device, event, out, err);
+  HURRAY_KIT_ENTER(State, "ipc_export_event: event and out", event, out);
+  return ipc_export_event_impl(d, event, out, err);
 }
 
 hurray_status ipc_import_event(void *state, int32_t device,
                                   const hurray_backend_ipc_handle *handle, void **event,
                                   hurray_error *err) {
-  State *s = state_of(state);
-  if (!s) return bad_device(err, s, device);
-  return ipc_import_event_impl(*s, device, handle, event, err);
+  HURRAY_KIT_ENTER(State, "ipc_import_event: handle and event", handle, event);
+  return ipc_import_event_impl(d, handle, event, err);
 }
 
 hurray_status native(void *state, int32_t device, hurray_backend_native *out,
                         hurray_error *err) {
-  State *s = state_of(state);
-  Device *d = s ? s->device(device) : nullptr;
-  if (!d) return bad_device(err, s, device);
-  if (!out) return fail(err, HURRAY_E_INVALID_ARGUMENT, "native: out is NULL");
-  std::memset(out, 0, sizeof *out);
+  HURRAY_KIT_ENTER_OUT(State, "native: out", out);
   out->handles[0] = to_ptr(s->instance);
   out->handles[1] = to_ptr(d->phys);
   out->handles[2] = to_ptr(d->dev);

@@ -13,8 +13,11 @@
 #include <hurray_backend.h>
 
 #include "class_name.h"
+#include "kit/enter.h"
 #include "kit/entry.h"
 #include "kit/errors.h"
+#include "kit/ipc.h"
+#include "kit/table.h"
 #include <vulkan/vulkan.h>
 
 #include <dlfcn.h>
@@ -22,6 +25,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <iterator>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdint>
@@ -210,7 +214,6 @@ constexpr uint64_t round_up(uint64_t v, uint64_t a) noexcept {
 constexpr uint64_t round_down(uint64_t v, uint64_t a) noexcept {
   return v / a * a;
 }
-constexpr bool is_pow2(uint64_t v) noexcept { return v && !(v & (v - 1)); }
 inline uint64_t pow2_ceil(uint64_t v) noexcept {
   uint64_t p = 1;
   while (p < v) p <<= 1;
@@ -255,16 +258,14 @@ inline int type_score(int cls, VkMemoryPropertyFlags f) noexcept {
   return s;
 }
 inline const char *class_needs(unsigned c) noexcept {
-  switch (c) {
-    case HURRAY_MEMORY_STANDARD:
-      return "a DEVICE_LOCAL memory type";
-    case HURRAY_MEMORY_HOST_PINNED:
-      return "a HOST_VISIBLE memory type that is not DEVICE_LOCAL";
-    case HURRAY_MEMORY_UNIFIED:
-      return "a DEVICE_LOCAL + HOST_VISIBLE memory type";
-    default:
-      return "nothing Vulkan offers";
-  }
+  static_assert(HURRAY_MEMORY_STANDARD == 0 && HURRAY_MEMORY_HOST_PINNED == 1 &&
+                HURRAY_MEMORY_UNIFIED == 2);
+  static constexpr const char *kNeeds[] = {
+      "a DEVICE_LOCAL memory type",                           // STANDARD
+      "a HOST_VISIBLE memory type that is not DEVICE_LOCAL",  // HOST_PINNED
+      "a DEVICE_LOCAL + HOST_VISIBLE memory type",            // UNIFIED
+  };
+  return c < std::size(kNeeds) ? kNeeds[c] : "nothing Vulkan offers";
 }
 
 inline std::string flag_text(VkMemoryPropertyFlags f) {
@@ -428,10 +429,6 @@ struct State {
     if (lib) dlclose(lib);
   }
 
-  Device *device(int32_t ordinal) const noexcept {
-    if (ordinal < 0 || static_cast<size_t>(ordinal) >= devices.size()) return nullptr;
-    return devices[static_cast<size_t>(ordinal)].get();
-  }
   void add(Allocation *a, uintptr_t start, uintptr_t end) {
     std::lock_guard<std::mutex> lock(reg_mu);
     a->key = start;
@@ -450,10 +447,22 @@ struct State {
 
 inline State *state_of(void *s) noexcept { return static_cast<State *>(s); }
 
-inline hurray_status bad_device(hurray_error *err, const State *s, int32_t device) {
-  return hurray::kit::check_device(s, device, s ? s->devices.size() : size_t{0}, err);
+// A Vulkan structure of type T with its sType and pNext set, the rest zero.
+template <class T>
+T vk_struct(VkStructureType type, const void *next = nullptr) noexcept {
+  T s{};
+  s.sType = type;
+  s.pNext = const_cast<void *>(next);
+  return s;
 }
 
+// What makes a semaphore a timeline (initial value 0); next as pNext.
+inline VkSemaphoreTypeCreateInfo timeline_type(const void *next = nullptr) noexcept {
+  auto type =
+      vk_struct<VkSemaphoreTypeCreateInfo>(VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, next);
+  type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+  return type;
+}
 
 // The usage of every buffer the plugin creates.
 constexpr VkBufferUsageFlags kBufferUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
@@ -463,16 +472,16 @@ constexpr VkBufferUsageFlags kBufferUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
 // ---- defined in the other files of the plugin ------------------------------
 
 hurray_status probe_impl(void **out_state, hurray_error *err);
+VkResult create_buffer(Device &d, uint64_t size, VkBufferUsageFlags usage, bool external,
+                       VkBuffer *out) noexcept;
 hurray_status make_memory(Device &d, Allocation &a, uint64_t size, bool external,
                           int import_fd, uint64_t import_size, int forced_type,
                           hurray_error *err);
 void fill_out(const Allocation &a, int32_t device, hurray_backend_allocation *out);
 void register_allocation(State &s, Allocation *a, const hurray_backend_allocation &out);
 hurray_status check_class(const Device &d, uint8_t cls, hurray_error *err);
-hurray_status alloc_impl(State &s, int32_t device, uint8_t cls, uint64_t byte_size,
-                         uint32_t alignment, uint32_t flags, hurray_backend_allocation *out,
-                         hurray_error *err);
-void free_impl(State &s, hurray_backend_allocation *allocation) noexcept;
+hurray_status alloc_impl(State &s, Device *d, uint8_t cls, uint64_t byte_size, uint32_t alignment,
+                         uint32_t flags, hurray_backend_allocation *out, hurray_error *err);
 hurray_status copy_impl(const hurray_backend_allocation *alloc, uint64_t offset, void *host,
                         uint64_t n, bool to_host, hurray_error *err);
 VkResult submit_locked(Device &d, VkQueue queue, VkCommandBuffer cb,
@@ -483,20 +492,23 @@ hurray_status drain_plugin_queue(Device &d, hurray_error *err);
 hurray_status sync_mapping(Device &d, VkDeviceMemory memory, VkDeviceSize alloc_size,
                            uint64_t start, uint64_t n, bool flush,
                            hurray_error *err);
-hurray_status event_record_impl(State &s, int32_t device, void *stream, void **event,
-                                uint64_t *value, hurray_error *err);
-hurray_status event_wait_impl(State &s, int32_t device, void *event, uint64_t value,
-                              void *stream, hurray_error *err);
+hurray_status event_record_impl(Device *d, void *stream, void **event, uint64_t *value,
+                                hurray_error *err);
+hurray_status event_wait_impl(Device *d, void *event, uint64_t value, void *stream,
+                              hurray_error *err);
 void event_release_impl(State &s, int32_t device, void *event) noexcept;
 hurray_status ipc_export_memory_impl(State &, const hurray_backend_allocation *alloc,
                                      hurray_backend_ipc_handle *out, hurray_error *err);
-hurray_status ipc_import_memory_impl(State &s, int32_t device,
-                                     const hurray_backend_ipc_handle *h, uint8_t cls,
-                                     hurray_backend_allocation *out, hurray_error *err);
-hurray_status ipc_export_event_impl(State &s, int32_t device, void *event,
-                                    hurray_backend_ipc_handle *out, hurray_error *err);
-hurray_status ipc_import_event_impl(State &s, int32_t device,
-                                    const hurray_backend_ipc_handle *h, void **event,
+hurray_status ipc_import_memory_impl(State &s, Device *d, const hurray_backend_ipc_handle *h,
+                                     uint8_t cls, hurray_backend_allocation *out,
+                                     hurray_error *err);
+hurray_status ipc_export_event_impl(Device *d, void *event, hurray_backend_ipc_handle *out,
                                     hurray_error *err);
+hurray_status ipc_import_event_impl(Device *d, const hurray_backend_ipc_handle *h, void **event,
+                                    hurray_error *err);
+
+// The entry points (src/backends/kit/table.h).
+HURRAY_KIT_DECLARE_ENTRIES()
+HURRAY_KIT_DECLARE_IPC_ENTRIES()
 
 }  // namespace hurray::vulkan

@@ -34,11 +34,7 @@ VkResult create_timeline(Device &d, VkSemaphore *out) noexcept {
   VkExportSemaphoreCreateInfo exp{};
   exp.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO;
   exp.handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
-  VkSemaphoreTypeCreateInfo type{};
-  type.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
-  type.pNext = d.ipc_events ? &exp : nullptr;
-  type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
-  type.initialValue = 0;
+  const VkSemaphoreTypeCreateInfo type = timeline_type(d.ipc_events ? &exp : nullptr);
   VkSemaphoreCreateInfo ci{};
   ci.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
   ci.pNext = &type;
@@ -122,12 +118,8 @@ hurray_status sync_mapping(Device &d, VkDeviceMemory memory, VkDeviceSize alloc_
 }
 // -------------------------------------------------------------- events ----
 
-hurray_status event_record_impl(State &s, int32_t device, void *stream, void **event,
-                                uint64_t *value, hurray_error *err) {
-  if (!event || !value)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "event_record: event or value is NULL");
-  Device *d = s.device(device);
-  if (!d) return bad_device(err, &s, device);
+hurray_status event_record_impl(Device *d, void *stream, void **event, uint64_t *value,
+                                hurray_error *err) {
   std::lock_guard<std::mutex> lock(d->mu);
   Timeline *t = nullptr;
   if (const hurray_status st = timeline_locked(*d, from_ptr<VkQueue>(stream), &t, err);
@@ -147,11 +139,8 @@ hurray_status event_record_impl(State &s, int32_t device, void *stream, void **e
   return HURRAY_OK;
 }
 
-hurray_status event_wait_impl(State &s, int32_t device, void *event, uint64_t value,
-                              void *stream, hurray_error *err) {
-  Device *d = s.device(device);
-  if (!d) return bad_device(err, &s, device);
-  if (!event) return fail(err, HURRAY_E_INVALID_ARGUMENT, "event_wait: event is NULL");
+hurray_status event_wait_impl(Device *d, void *event, uint64_t value, void *stream,
+                              hurray_error *err) {
   const VkSemaphore sem = from_ptr<VkSemaphore>(event);
   if (!stream) return wait_host(*d, sem, value, err);
   std::lock_guard<std::mutex> lock(d->mu);
@@ -165,8 +154,8 @@ hurray_status event_wait_impl(State &s, int32_t device, void *event, uint64_t va
 }
 
 void event_release_impl(State &s, int32_t device, void *event) noexcept {
-  Device *d = s.device(device);
-  if (!d || !event) return;
+  Device *d = nullptr;
+  if (!event || hurray::kit::find_device(&s, device, &d, nullptr) != HURRAY_OK) return;
   const VkSemaphore sem = from_ptr<VkSemaphore>(event);
   std::lock_guard<std::mutex> lock(d->mu);
   auto it = std::find(d->imported.begin(), d->imported.end(), sem);

@@ -45,6 +45,12 @@ constexpr uint32_t kAlignments[] = {64, 256, 4096, 65536};
 bool is_aligned(const void *p, uint64_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
 bool starts_with(const std::string &s, const char *prefix) { return s.rfind(prefix, 0) == 0; }
 bool contains(const std::string &s, const char *part) { return s.find(part) != std::string::npos; }
+// An IPC handle kind: four characters, the first in the lowest byte
+// (docs/backends/level-zero.md, "IPC").
+constexpr uint32_t fourcc(char a, char b, char c, char d) {
+  return uint32_t(uint8_t(a)) | uint32_t(uint8_t(b)) << 8 | uint32_t(uint8_t(c)) << 16 |
+         uint32_t(uint8_t(d)) << 24;
+}
 
 using hurray::plugin::class_name;
 
@@ -784,13 +790,18 @@ TEST_CASE("level-zero (stand-in: loader null driver): IPC is refused, as the nul
   CHECK(p.b->ipc_import_memory(p.state, 0, &h, HURRAY_MEMORY_STANDARD, &imported, &err) ==
         HURRAY_E_INVALID_ARGUMENT);
   CHECK(contains(err.message, "not a Level Zero memory handle"));
-  h.kind = 0x4c5a0001u;  // the plugin's memory kind
+  CHECK(contains(err.message, "its kind is 0x000004d2, this plugin's is 'ZEM1'"));
+  h.kind = fourcc('Z', 'E', 'E', '1');  // an event handle is no memory handle
+  CHECK(p.b->ipc_import_memory(p.state, 0, &h, HURRAY_MEMORY_STANDARD, &imported, &err) ==
+        HURRAY_E_INVALID_ARGUMENT);
+  CHECK(contains(err.message, "its kind is 'ZEE1'"));
+  h.kind = fourcc('Z', 'E', 'M', '1');  // the plugin's memory kind
   CHECK(p.b->ipc_import_memory(p.state, 0, &h, HURRAY_MEMORY_HOST_PINNED, &imported, &err) ==
         HURRAY_E_UNSUPPORTED);
   CHECK(p.b->ipc_import_memory(p.state, 0, &h, HURRAY_MEMORY_STANDARD, &imported, &err) ==
         HURRAY_E_UNSUPPORTED);
   CHECK(contains(err.message, "ZE_IPC_PROPERTY_FLAG_MEMORY"));
-  h.kind = 0x4c5a0002u;  // the plugin's event kind
+  h.kind = fourcc('Z', 'E', 'E', '1');  // the plugin's event kind
   void *imported_event = nullptr;
   CHECK(p.b->ipc_import_event(p.state, 0, &h, &imported_event, &err) == HURRAY_E_UNSUPPORTED);
   CHECK(imported_event == nullptr);

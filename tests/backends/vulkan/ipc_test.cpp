@@ -21,6 +21,12 @@ std::vector<unsigned char> bytes(size_t n, unsigned char seed) {
   for (size_t i = 0; i < n; ++i) v[i] = static_cast<unsigned char>(i * 31 + seed);
   return v;
 }
+// An IPC handle kind: four characters, the first in the lowest byte
+// (docs/backends/vulkan.md, "IPC").
+constexpr uint32_t fourcc(char a, char b, char c, char d) {
+  return uint32_t(uint8_t(a)) | uint32_t(uint8_t(b)) << 8 | uint32_t(uint8_t(c)) << 16 |
+         uint32_t(uint8_t(d)) << 24;
+}
 }  // namespace
 
 TEST_CASE("vulkan: shareable memory exported as an fd imports as a second allocation") {
@@ -46,7 +52,7 @@ TEST_CASE("vulkan: shareable memory exported as an fd imports as a second alloca
       REQUIRE(t.alloc(s, d, c, n, 4096, HURRAY_ALLOC_SHAREABLE, &a, &err) == HURRAY_OK);
       hurray_backend_ipc_handle h{};
       REQUIRE(t.ipc_export_memory(s, &a, &h, &err) == HURRAY_OK);
-      CHECK(h.kind != 0);
+      CHECK(h.kind == fourcc('V', 'K', 'M', '1'));
       CHECK(h.fd >= 0);
       CHECK(h.byte_size == n);
       hurray_backend_allocation b{};
@@ -98,6 +104,11 @@ TEST_CASE("vulkan: shareable memory exported as an fd imports as a second alloca
     junk.fd = 0;
     hurray_backend_allocation b{};
     CHECK(t.ipc_import_memory(s, d, &junk, c, &b, &err) == HURRAY_E_INVALID_ARGUMENT);
+    CHECK(std::string(err.message).find("its kind is 0x0000004d, this plugin's is 'VKM1'") !=
+          std::string::npos);
+    junk.kind = fourcc('V', 'K', 'E', '1');  // an event handle is no memory handle
+    CHECK(t.ipc_import_memory(s, d, &junk, c, &b, &err) == HURRAY_E_INVALID_ARGUMENT);
+    CHECK(std::string(err.message).find("its kind is 'VKE1'") != std::string::npos);
   }
   if (!checked) WARN("no device can share memory: nothing imported");
 }
@@ -121,13 +132,14 @@ TEST_CASE("vulkan: event IPC works where semaphores export and is refused with a
       CHECK(err.status == HURRAY_E_UNSUPPORTED);
       CHECK(std::string(err.message).find("semaphore") != std::string::npos);
       hurray_backend_ipc_handle junk{};
-      junk.kind = 2;
+      junk.kind = fourcc('V', 'K', 'E', '1');  // the plugin's event kind
       junk.fd = 0;
       void *imported = nullptr;
       CHECK(t.ipc_import_event(s, d, &junk, &imported, &err) == HURRAY_E_UNSUPPORTED);
       std::printf("device %d: event IPC refused: %s\n", static_cast<int>(d), err.message);
     } else {
       REQUIRE(st == HURRAY_OK);
+      CHECK(h.kind == fourcc('V', 'K', 'E', '1'));
       CHECK(h.fd >= 0);
       void *imported = nullptr;
       REQUIRE(t.ipc_import_event(s, d, &h, &imported, &err) == HURRAY_OK);

@@ -1,0 +1,149 @@
+// The prologue of a plugin entry, written once: the state cast, the device
+// lookup and the NULL checks of the pointers the entry fills. Part of the
+// plugin kit; for plugins whose State holds its devices in `devices` (a
+// vector of Device or of std::unique_ptr<Device>).
+//
+//   State *s = nullptr;
+//   Device *d = nullptr;
+//   if (const hurray_status st = kit::enter(state, device, &s, &d, err,
+//                                                   "native: out", out))
+//     return st;
+//
+// The loader already guarantees a probed state, a valid ordinal and non-NULL
+// out pointers (include/hurray_backend.h, "Loader:" of each entry); these
+// are the plugin's one defensive check of them (kit::check_device), so that
+// a direct caller of the table gets an error and not a crash.
+#pragma once
+
+#include <hurray_backend.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "entry.h"
+#include "errors.h"
+
+namespace hurray::kit {
+
+// The device an element of State::devices is.
+template <class T>
+auto *element(T &device) noexcept {
+  if constexpr (requires { device.get(); })
+    return device.get();
+  else
+    return &device;
+}
+
+// *out = device `device` of s: s not NULL and the ordinal below
+// s->devices.size(), else check_device's error.
+template <class State, class Device>
+hurray_status find_device(State *s, int32_t device, Device **out, hurray_error *err) noexcept {
+  const size_t count = s != nullptr ? s->devices.size() : 0;
+  if (const hurray_status st = check_device(s, device, count, err)) return st;
+  *out = element(s->devices[static_cast<size_t>(device)]);
+  return HURRAY_OK;
+}
+
+// "<plugin>: <what> must not be NULL" (INVALID_ARGUMENT) when one of ptrs
+// is NULL, else OK. `what` names the entry and the pointers:
+// "event_record: event and value".
+template <class... Ptr>
+hurray_status check_not_null(hurray_error *err, const char *what, const Ptr *...ptrs) noexcept {
+  if (((ptrs == nullptr) || ...))
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: %s must not be NULL", kPlugin, what);
+  return HURRAY_OK;
+}
+
+// The prologue: *s = the state, *d = its device `device` (find_device), and
+// every one of ptrs not NULL (check_not_null(err, what, ptrs...)).
+template <class State, class Device, class... Ptr>
+hurray_status enter(void *state, int32_t device, State **s, Device **d, hurray_error *err,
+                    const char *what, const Ptr *...ptrs) noexcept {
+  *s = static_cast<State *>(state);
+  if (const hurray_status st = find_device(*s, device, d, err)) return st;
+  return check_not_null(err, what, ptrs...);
+}
+
+// The prologue of copy_to_host and copy_from_host: *s = the state (not
+// NULL: INVALID_ARGUMENT "<plugin>: <what>: the plugin state is NULL (probe
+// first)"), kit::check_copy, and for a non-empty range *a = the
+// allocation's record (its plugin_data) and *d = the record's device
+// (find_device). *a stays NULL when n is 0: nothing to copy.
+template <class State, class Record, class Device>
+hurray_status enter_copy(void *state, const hurray_backend_allocation *alloc, uint64_t offset,
+                         const void *host, uint64_t n, const char *what, State **s,
+                         const Record **a, Device **d, hurray_error *err) noexcept {
+  *s = static_cast<State *>(state);
+  *a = nullptr;
+  if (*s == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: %s: the plugin state is NULL (probe first)",
+                kPlugin, what);
+  if (const hurray_status st = check_copy(alloc, offset, host, n, what, err)) return st;
+  if (n == 0) return HURRAY_OK;
+  const auto *rec = static_cast<const Record *>(alloc->plugin_data);  // check_copy: not NULL
+  if (const hurray_status st = find_device(*s, rec->device, d, err)) return st;
+  *a = rec;
+  return HURRAY_OK;
+}
+
+// The free entry, written once: with state and allocation not NULL,
+// release(s, record) for the allocation's record (plugin_data, when set),
+// then the handle's plugin_data, data and host cleared.
+template <class State, class Record, class Release>
+void free_record(void *state, hurray_backend_allocation *allocation, Release &&release) noexcept {
+  auto *s = static_cast<State *>(state);
+  if (s == nullptr || allocation == nullptr) return;
+  if (auto *a = static_cast<Record *>(allocation->plugin_data)) release(s, a);
+  allocation->plugin_data = nullptr;
+  allocation->data = nullptr;
+  allocation->host = nullptr;
+}
+
+}  // namespace hurray::kit
+
+// The prologue as one statement, in an entry whose parameters are named
+// state, device and err: declares `s` (StateT *) and `d` (its device) and
+// returns the status when kit::enter refuses. HURRAY_KIT_ENTER_OUT also
+// zeroes *out, the struct the entry fills (which must be among the pointers).
+// HURRAY_KIT_ENTER_COPY(StateT, RecordT, alloc, host, what) is the copy
+// entries' (parameters state, offset, n, err): s, a (the const RecordT *)
+// and d, returning the status when kit::enter_copy refuses and OK when n is
+// 0. HURRAY_KIT_ENTER_BINARY_WAIT is event_wait's prologue in a plugin whose
+// events are binary: event not NULL, value 0 (kit::check_binary_value).
+#define HURRAY_KIT_ENTER(StateT, what, ...)                                    \
+  StateT *s = nullptr;                                                         \
+  decltype(::hurray::kit::element(s->devices[0])) d = nullptr;                 \
+  if (const hurray_status kit_status_ =                                        \
+          ::hurray::kit::enter(state, device, &s, &d, err, what, __VA_ARGS__)) \
+    return kit_status_
+#define HURRAY_KIT_ENTER_COPY(StateT, RecordT, alloc, host, what)                          \
+  StateT *s = nullptr;                                                                     \
+  const RecordT *a = nullptr;                                                              \
+  decltype(::hurray::kit::element(s->devices[0])) d = nullptr;                             \
+  if (const hurray_status kit_status_ =                                                    \
+          ::hurray::kit::enter_copy(state, alloc, offset, host, n, what, &s, &a, &d, err)) \
+    return kit_status_;                                                                    \
+  if (a == nullptr) return HURRAY_OK
+// copy_to_host and copy_from_host written once, over the plugin's
+// `hurray_status copy_fn(s, a, d, offset, host, n, to_host, err)` (s, a and d
+// as HURRAY_KIT_ENTER_COPY gives them), behind HURRAY_KIT_ENTER_COPY.
+#define HURRAY_KIT_DEFINE_COPY_ENTRIES(StateT, RecordT, copy_fn)                                 \
+  hurray_status copy_to_host(void *state, const hurray_backend_allocation *src, uint64_t offset, \
+                             void *dst, uint64_t n, hurray_error *err) {                         \
+    HURRAY_KIT_ENTER_COPY(StateT, RecordT, src, dst, "copy_to_host");                            \
+    return copy_fn(s, a, d, offset, dst, n, true, err);                                          \
+  }                                                                                              \
+  hurray_status copy_from_host(void *state, hurray_backend_allocation *dst, uint64_t offset,     \
+                               const void *src, uint64_t n, hurray_error *err) {                 \
+    HURRAY_KIT_ENTER_COPY(StateT, RecordT, dst, src, "copy_from_host");                          \
+    return copy_fn(s, a, d, offset, const_cast<void *>(src), n, false, err);                     \
+  }
+#define HURRAY_KIT_ENTER_BINARY_WAIT(StateT, vendor)             \
+  HURRAY_KIT_ENTER(StateT, "event_wait: event", event);          \
+  if (const hurray_status kit_value_status_ =                    \
+          ::hurray::kit::check_binary_value(value, vendor, err)) \
+    return kit_value_status_
+#define HURRAY_KIT_ENTER_OUT(StateT, what, ...) \
+  HURRAY_KIT_ENTER(StateT, what, __VA_ARGS__);  \
+  std::memset(out, 0, sizeof *out)

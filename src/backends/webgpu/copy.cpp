@@ -83,7 +83,7 @@ hurray_status copy_check(State *s, const hurray_backend_allocation *alloc, uint6
   if (const hurray_status st = hurray::kit::check_copy(alloc, offset, host, n, what, err))
     return st;
   if (n == 0) return HURRAY_OK;
-  if (const hurray_status st = get_device(s, alloc->device, d, err)) return st;
+  if (const hurray_status st = hurray::kit::find_device(s, alloc->device, d, err)) return st;
   *b = static_cast<WGPUBuffer>(alloc->plugin_data);
   return HURRAY_OK;
 }
@@ -119,28 +119,35 @@ hurray_status read_buffer(State *s, const Device &d, WGPUBuffer b, uint64_t offs
   return HURRAY_OK;
 }
 
-hurray_status copy_to_host(void *state, const hurray_backend_allocation *src, uint64_t offset,
-                           void *dst, uint64_t n, hurray_error *err) {
+namespace {
+
+// Both copy entries: the checks, then the read or the write on the worker.
+hurray_status copy(void *state, const hurray_backend_allocation *alloc, uint64_t offset,
+                   void *host, uint64_t n, bool to_host, hurray_error *err) {
   auto *s = static_cast<State *>(state);
   WGPUBuffer b = nullptr;
   const Device *d = nullptr;
-  if (const hurray_status st = copy_check(s, src, offset, dst, n, "copy_to_host", &b, &d, err))
+  const char *what = to_host ? "copy_to_host" : "copy_from_host";
+  if (const hurray_status st = copy_check(s, alloc, offset, host, n, what, &b, &d, err))
     return st;
   if (b == nullptr) return HURRAY_OK;
   std::lock_guard<std::mutex> lock(s->mu);
-  return on_worker(s, [&] { return read_buffer(s, *d, b, offset, dst, n, err); });
+  return on_worker(s, [&] {
+    return to_host ? read_buffer(s, *d, b, offset, host, n, err)
+                   : write_buffer(s, d, b, offset, host, n, err);
+  });
+}
+
+}  // namespace
+
+hurray_status copy_to_host(void *state, const hurray_backend_allocation *src, uint64_t offset,
+                           void *dst, uint64_t n, hurray_error *err) {
+  return copy(state, src, offset, dst, n, true, err);
 }
 
 hurray_status copy_from_host(void *state, hurray_backend_allocation *dst, uint64_t offset,
                              const void *src, uint64_t n, hurray_error *err) {
-  auto *s = static_cast<State *>(state);
-  WGPUBuffer b = nullptr;
-  const Device *d = nullptr;
-  if (const hurray_status st = copy_check(s, dst, offset, src, n, "copy_from_host", &b, &d, err))
-    return st;
-  if (b == nullptr) return HURRAY_OK;
-  std::lock_guard<std::mutex> lock(s->mu);
-  return on_worker(s, [&] { return write_buffer(s, d, b, offset, src, n, err); });
+  return copy(state, dst, offset, const_cast<void *>(src), n, false, err);
 }
 
 hurray_status write_buffer(State *s, const Device *d, WGPUBuffer b, uint64_t offset,

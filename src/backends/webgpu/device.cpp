@@ -33,34 +33,20 @@ std::vector<std::string> library_names() {
 
 namespace {
 
-struct AdapterResult {
+// What a request callback (an adapter's or a device's) hands back.
+template <class Handle>
+struct Requested {
   uint32_t status = 0;
-  WGPUAdapter adapter = nullptr;
+  Handle handle = nullptr;
   std::string message;
 };
 
-void on_adapter(uint32_t status, WGPUAdapter adapter, WGPUStringView message, void *userdata1,
-                void *) {
-  auto *r = static_cast<AdapterResult *>(userdata1);
+template <class Handle>
+void on_requested(uint32_t status, Handle handle, WGPUStringView message, void *userdata1,
+                  void *) {
+  auto *r = static_cast<Requested<Handle> *>(userdata1);
   r->status = status;
-  r->adapter = adapter;
-  try {
-    r->message = to_string(message);
-  } catch (...) {
-  }
-}
-
-struct DeviceResult {
-  uint32_t status = 0;
-  WGPUDevice device = nullptr;
-  std::string message;
-};
-
-void on_device(uint32_t status, WGPUDevice device, WGPUStringView message, void *userdata1,
-               void *) {
-  auto *r = static_cast<DeviceResult *>(userdata1);
-  r->status = status;
-  r->device = device;
+  r->handle = handle;
   try {
     r->message = to_string(message);
   } catch (...) {
@@ -116,20 +102,20 @@ bool request_adapter(State *s, const Request &rq, Device *d, std::string *why) {
   WGPURequestAdapterOptions options{};
   options.featureLevel = rq.feature_level;
   options.backendType = rq.backend;
-  AdapterResult r;
+  Requested<WGPUAdapter> r;
   const WGPURequestAdapterCallbackInfo info{nullptr, HWGPU_CALLBACK_MODE_WAIT_ANY_ONLY,
-                                            on_adapter, &r, nullptr};
+                                            on_requested<WGPUAdapter>, &r, nullptr};
   hurray_error err{};
   if (wait_future(s, w.wgpuInstanceRequestAdapter(s->instance, &options, info),
                   "wgpuInstanceRequestAdapter", &err) != HURRAY_OK) {
     hurray::kit::note(why, "%s", err.message);
     return false;
   }
-  if (r.status != HWGPU_STATUS_SUCCESS || r.adapter == nullptr) {
+  if (r.status != HWGPU_STATUS_SUCCESS || r.handle == nullptr) {
     hurray::kit::note(why, "[wgpuInstanceRequestAdapter] WGPURequestAdapterStatus %u: %s (%s, %s)",
                       r.status, r.message.empty() ? "no adapter" : r.message.c_str(),
                       backend_name(rq.backend), level_name(rq.feature_level));
-    if (r.adapter != nullptr) w.wgpuAdapterRelease(r.adapter);
+    if (r.handle != nullptr) w.wgpuAdapterRelease(r.handle);
     return false;
   }
   // Dawn writes the whole struct; the tail guards against a longer one.
@@ -137,9 +123,9 @@ bool request_adapter(State *s, const Request &rq, Device *d, std::string *why) {
     WGPUAdapterInfo info;
     unsigned char tail[64];
   } out{};
-  if (w.wgpuAdapterGetInfo(r.adapter, &out.info) != HWGPU_STATUS_OK) {
+  if (w.wgpuAdapterGetInfo(r.handle, &out.info) != HWGPU_STATUS_OK) {
     hurray::kit::note(why, "[wgpuAdapterGetInfo] WGPUStatus_Error (%s)", backend_name(rq.backend));
-    w.wgpuAdapterRelease(r.adapter);
+    w.wgpuAdapterRelease(r.handle);
     return false;
   }
   d->name = to_string(out.info.device);
@@ -149,10 +135,10 @@ bool request_adapter(State *s, const Request &rq, Device *d, std::string *why) {
   if (d->backend == HWGPU_BACKEND_NULL || d->backend != rq.backend) {
     hurray::kit::note(why, "asked for %s, Dawn gave its %s backend ('%s'): refused",
                       backend_name(rq.backend), backend_name(d->backend), d->name.c_str());
-    w.wgpuAdapterRelease(r.adapter);
+    w.wgpuAdapterRelease(r.handle);
     return false;
   }
-  d->adapter = r.adapter;
+  d->adapter = r.handle;
   d->feature_level = rq.feature_level;
   return true;
 }
@@ -197,20 +183,20 @@ hurray_status open_devices(State *s, hurray_error *err) {
                 "webgpu: no WebGPU adapter from %s: %s (OpenGL ES through EGL needs "
                 "EGL_PLATFORM=surfaceless on a machine without a display, and libEGL.so)",
                 s->lib_name.c_str(), why.c_str());
-  DeviceResult r;
-  const WGPURequestDeviceCallbackInfo info{nullptr, HWGPU_CALLBACK_MODE_WAIT_ANY_ONLY, on_device,
-                                           &r, nullptr};
+  Requested<WGPUDevice> r;
+  const WGPURequestDeviceCallbackInfo info{nullptr, HWGPU_CALLBACK_MODE_WAIT_ANY_ONLY,
+                                           on_requested<WGPUDevice>, &r, nullptr};
   const hurray_status st = wait_future(
       s, w.wgpuAdapterRequestDevice(d.adapter, nullptr, info), "wgpuAdapterRequestDevice", err);
-  if (st != HURRAY_OK || r.status != HWGPU_STATUS_SUCCESS || r.device == nullptr) {
-    if (r.device != nullptr) w.wgpuDeviceRelease(r.device);
+  if (st != HURRAY_OK || r.status != HWGPU_STATUS_SUCCESS || r.handle == nullptr) {
+    if (r.handle != nullptr) w.wgpuDeviceRelease(r.handle);
     w.wgpuAdapterRelease(d.adapter);
     if (st != HURRAY_OK) return st;
     return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
                 "[wgpuAdapterRequestDevice] WGPURequestDeviceStatus %u: %s ('%s', %s)", r.status,
                 r.message.c_str(), d.name.c_str(), backend_name(d.backend));
   }
-  d.device = r.device;
+  d.device = r.handle;
   d.queue = w.wgpuDeviceGetQueue(d.device);
   s->devices.push_back(d);  // (reserved below: no throw after the device exists)
   return HURRAY_OK;
@@ -288,12 +274,7 @@ int32_t device_count(void *state) { return hurray::kit::count_devices<State>(sta
 
 hurray_status device_info(void *state, int32_t device, hurray_backend_device_info *out,
                           hurray_error *err) {
-  const auto *s = static_cast<const State *>(state);
-  const Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (out == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "webgpu: device_info: out must not be NULL");
-  std::memset(out, 0, sizeof *out);
+  HURRAY_KIT_ENTER_OUT(const State, "device_info: out", out);
   std::snprintf(out->name, sizeof out->name, "%s", d->name.c_str());
   out->memory_classes = 1u << HURRAY_MEMORY_STANDARD;
   out->ipc = 0;

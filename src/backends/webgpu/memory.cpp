@@ -13,12 +13,7 @@ void release_buffer(State *s, WGPUBuffer b) noexcept {
 hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t byte_size,
                     uint32_t alignment, uint32_t flags, hurray_backend_allocation *out,
                     hurray_error *err) {
-  auto *s = static_cast<State *>(state);
-  const Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (out == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "webgpu: alloc: out must not be NULL");
-  std::memset(out, 0, sizeof *out);
+  HURRAY_KIT_ENTER_OUT(State, "alloc: out", out);
   if (memory_class != HURRAY_MEMORY_STANDARD)
     return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
                 "webgpu: memory class %s (0x%02x) is not available on device %d '%s': a "
@@ -29,15 +24,13 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
     return fail(err, HURRAY_E_UNSUPPORTED,
                 "webgpu: HURRAY_ALLOC_SHAREABLE: WebGPU defines no way to export a buffer to "
                 "another process");
-  if (flags != 0)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "webgpu: alloc: unknown flags 0x%x", flags);
-  if (alignment == 0) alignment = HURRAY_MIN_ALIGNMENT;
-  if ((alignment & (alignment - 1)) != 0)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "webgpu: alloc: alignment %u is not a power of two", alignment);
+  uint32_t align = 0;
+  if (const hurray_status st =
+          hurray::kit::check_alloc(alignment, flags, HURRAY_MIN_ALIGNMENT, &align, err))
+    return st;
   // The data is a handle: any alignment holds for the buffer's own offsets.
   out->byte_size = byte_size;
-  out->alignment = alignment < HURRAY_MIN_ALIGNMENT ? HURRAY_MIN_ALIGNMENT : alignment;
+  out->alignment = align;
   out->flags = HURRAY_HANDOFF_OPAQUE_DATA;
   out->device = device;
   out->memory_class = memory_class;

@@ -5,12 +5,7 @@ namespace hurray::webgpu {
 
 hurray_status native(void *state, int32_t device, hurray_backend_native *out,
                      hurray_error *err) {
-  const auto *s = static_cast<const State *>(state);
-  const Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (out == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "webgpu: native: out must not be NULL");
-  std::memset(out, 0, sizeof *out);
+  HURRAY_KIT_ENTER_OUT(const State, "native: out", out);
   out->handles[0] = s->instance;
   out->handles[1] = d->adapter;
   out->handles[2] = d->device;

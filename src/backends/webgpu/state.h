@@ -20,6 +20,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "kit/enter.h"
 #include "kit/entry.h"
 #include "kit/errors.h"
 #include "kit/table.h"
@@ -60,15 +61,6 @@ struct State {
   Worker worker;
   std::unordered_set<WGPUBuffer> live;  // the buffers alloc handed out
 };
-
-inline hurray_status get_device(const State *s, int32_t device, const Device **out,
-                                hurray_error *err) noexcept {
-  if (const hurray_status st =
-          hurray::kit::check_device(s, device, s != nullptr ? s->devices.size() : 0, err))
-    return st;
-  *out = &s->devices[static_cast<size_t>(device)];
-  return HURRAY_OK;
-}
 
 // "OpenGLES" for HWGPU_BACKEND_OPENGLES; "backend N" for one not named here.
 const char *backend_name(uint32_t backend) noexcept;

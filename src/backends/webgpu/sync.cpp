@@ -29,12 +29,7 @@ hurray_status check_stream(const Device &d, void *stream, const char *what,
 
 hurray_status event_record(void *state, int32_t device, void *stream, void **event,
                            uint64_t *value, hurray_error *err) {
-  auto *s = static_cast<State *>(state);
-  const Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (event == nullptr || value == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "webgpu: event_record: event and value must not be NULL");
+  HURRAY_KIT_ENTER(State, "event_record: event and value", event, value);
   if (const hurray_status st = check_stream(*d, stream, "event_record", err)) return st;
   std::lock_guard<std::mutex> lock(s->mu);
   const WGPUQueueWorkDoneCallbackInfo info{nullptr, HWGPU_CALLBACK_MODE_ALLOW_PROCESS_EVENTS,
@@ -54,15 +49,7 @@ hurray_status event_record(void *state, int32_t device, void *stream, void **eve
 
 hurray_status event_wait(void *state, int32_t device, void *event, uint64_t value, void *stream,
                          hurray_error *err) {
-  auto *s = static_cast<State *>(state);
-  const Device *d = nullptr;
-  if (const hurray_status st = get_device(s, device, &d, err)) return st;
-  if (event == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "webgpu: event_wait: the event is NULL");
-  if (value != 0)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "webgpu: event_wait: WebGPU events are binary, the value must be 0 (not %llu)",
-                static_cast<unsigned long long>(value));
+  HURRAY_KIT_ENTER_BINARY_WAIT(State, "WebGPU");
   if (const hurray_status st = check_stream(*d, stream, "event_wait", err)) return st;
   // On the queue: its work runs in submission order, after the work the
   // event stands for: nothing to wait for.

@@ -68,8 +68,9 @@ hurray_status cpu_ipc_import_memory(void *, int32_t device, const hurray_backend
   const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   if (h->kind != kCpuMemfdKind || h->fd < 0)
     return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
-                "cpu: ipc_import_memory: CPU memory of kind 0x%08X%s (a memfd is kind 0x%08X, "
-                "'CMFD', with its descriptor)",
+                "BP-IPC-KIND: cpu: ipc_import_memory: CPU memory of kind 0x%08X%s (a memfd is "
+                "kind 0x%08X, 'CMFD', with its descriptor; a development build before 1.0.0 "
+                "sent kind 1)",
                 h->kind, h->fd < 0 ? " without a descriptor" : "", kCpuMemfdKind);
   if (memory_class != HURRAY_MEMORY_STANDARD)
     return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,

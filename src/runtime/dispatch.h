@@ -3,9 +3,10 @@
 // function per entry, so that the handoff and allocation paths compile to
 // the same direct call as before; what the entries have in common is
 // decided here once:
-//  - A NULL optional entry (shutdown, classify, the four IPC entries,
-//    native) is HURRAY_E_UNSUPPORTED with one message format,
-//    "<plugin>: <entry>: UNSUPPORTED: <why>" (see unsupported() below).
+//  - A NULL optional entry (classify, the four IPC entries, native) is
+//    HURRAY_E_UNSUPPORTED with one message format,
+//    "<plugin>: <entry>: UNSUPPORTED: <why>" (see unsupported() below); a
+//    NULL shutdown does nothing.
 //  - Errors this layer finds in what a plugin returned use the same prefix,
 //    "<plugin>: <entry>: <STATUS>: ...". A plugin's own error message is
 //    passed on as the plugin wrote it (the rule ID first where there is one).
@@ -49,6 +50,11 @@ hurray_status check_exported(const Backend &b, const char *entry, hurray_backend
 
 inline const char *name(const Backend &b) noexcept { return b.table->name; }
 inline uint8_t device_tag(const Backend &b) noexcept { return b.table->device_tag; }
+
+// Optional: a NULL shutdown has nothing to release.
+inline void shutdown(const Backend &b) noexcept {
+  if (b.table->shutdown) b.table->shutdown(b.state);
+}
 
 inline int32_t device_count(const Backend &b) noexcept { return b.table->device_count(b.state); }
 

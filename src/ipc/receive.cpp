@@ -2,8 +2,9 @@
 // next queued HANDOFF (its handle checked under the IPC rules) and imports
 // it through its backend (the CPU backend checks a memfd, BP-IPC-SEAL, and
 // maps it), or reuses a CPU mapping kept from an earlier release; the event
-// of an EVENT handoff is opened through the backend too. The result is wrapped with hurray_handoff_wrap(),
-// whose free function unmaps (or caches the mapping) and sends RELEASE, so
+// of an EVENT handoff is opened through the backend too. The result is
+// wrapped with hurray_handoff_wrap(), whose free function frees the import
+// through its backend (or caches a CPU mapping) and sends RELEASE, so
 // release-exactly-once (BP-REL-ONCE) is the handoff layer's own;
 // hurray_ipc_release reports how sending that RELEASE went.
 #include <hurray_ipc.h>

@@ -23,7 +23,7 @@ void buffer_destroy(hurray_buffer *b) {
                  "BP-ZC-QPARAM: a quantization-parameter buffer was modified after it was "
                  "described (found when it was freed)");
   if (b->backend_owned)
-    b->backend.table->free(b->backend.state, &b->alloc);
+    dispatch::free(b->backend, &b->alloc);
   else if (b->free_fn)
     b->free_fn(b->free_user, b->data);
   context_unref(b->ctx);
@@ -134,8 +134,7 @@ hurray_status alloc_buffer(hurray_context *c, const hurray_buffer_handle &h, int
   HURRAY_RETURN_NOT_OK(backend_device(h.device_tag, ordinal, &be, err));
   hurray_buffer *b;
   HURRAY_RETURN_NOT_OK(new_buffer(c, &b, err));
-  b->alloc = hurray_backend_allocation{};
-  if (const hurray_status st = be.table->alloc(be.state, ordinal, h.memory_class, h.byte_size,
+  if (const hurray_status st = dispatch::alloc(be, ordinal, h.memory_class, h.byte_size,
                                                h.alignment, flags, &b->alloc, err)) {
     buffer_unref(b);  // nothing to free yet: not backend_owned, no free_fn
     return st;
@@ -270,7 +269,7 @@ HURRAY_API hurray_status hurray_buffer_copy_from_host(hurray_buffer *buffer, uin
   if (n && !src)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_buffer_copy_from_host: src is NULL");
-  return be.table->copy_from_host(be.state, &view, offset, src, n, err);
+  return dispatch::copy_from_host(be, &view, offset, src, n, err);
 }
 
 HURRAY_API hurray_status hurray_buffer_copy_to_host(const hurray_buffer *buffer, uint64_t offset,
@@ -282,7 +281,7 @@ HURRAY_API hurray_status hurray_buffer_copy_to_host(const hurray_buffer *buffer,
   if (n && !dst)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_buffer_copy_to_host: dst is NULL");
-  return be.table->copy_to_host(be.state, &view, offset, dst, n, err);
+  return dispatch::copy_to_host(be, &view, offset, dst, n, err);
 }
 
 }  // extern "C"

@@ -100,8 +100,8 @@ HURRAY_API hurray_status hurray_handoff_check(const hurray_handoff *h, const hur
         return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, HURRAY_RULE_SYNC_WAIT,
                     "BP-SYNC-WAIT: cannot wait on the event: %s", why.message);
       // BP-SYNC-WAIT, then BP-EVREL-ONCE
-      HURRAY_RETURN_NOT_OK(b.table->event_wait(b.state, h->device_ordinal, h->sync_object,
-                                               h->sync_value, consumer_stream, err));
+      HURRAY_RETURN_NOT_OK(dispatch::event_wait(b, h->device_ordinal, h->sync_object,
+                                                h->sync_value, consumer_stream, err));
       return hurray_handoff_release_event(h, err);
     }
     case HURRAY_SYNC_CONSUMER_STREAM: {
@@ -116,11 +116,11 @@ HURRAY_API hurray_status hurray_handoff_check(const hurray_handoff *h, const hur
                     h->sync_object, consumer_stream, why.message);
       void *event = nullptr;
       uint64_t value = 0;
-      HURRAY_RETURN_NOT_OK(b.table->event_record(b.state, h->device_ordinal, h->sync_object,
-                                                 &event, &value, err));
+      HURRAY_RETURN_NOT_OK(dispatch::event_record(b, h->device_ordinal, h->sync_object, &event,
+                                                  &value, err));
       const hurray_status st =
-          b.table->event_wait(b.state, h->device_ordinal, event, value, consumer_stream, err);
-      b.table->event_release(b.state, h->device_ordinal, event);
+          dispatch::event_wait(b, h->device_ordinal, event, value, consumer_stream, err);
+      dispatch::event_release(b, h->device_ordinal, event);
       return st;
     }
     default:

@@ -25,8 +25,10 @@
 #include <pthread.h>
 
 #include "../runtime/backends.h"
+#include "../runtime/dispatch.h"
 #include "../core/inline.h"
 #include "../runtime/context.h"
+#include "handoff.h"
 #include "pool.h"
 
 struct hurray_buffer {

@@ -21,6 +21,8 @@
 #include <vector>
 
 #include "../core/internal.h"
+#include "../runtime/backends.h"
+#include "../runtime/dispatch.h"
 #include "wire.h"
 
 namespace hurray::ipc {
@@ -53,10 +55,6 @@ size_t encode_hello(const Options &o, uint8_t *buf);
 // or gid). On refusal HURRAY_E_PROTOCOL naming the rule.
 hurray_status check_peer(int fd, const Options &o, struct ucred *cred, hurray_error *err);
 
-// BP-IPC-SEAL: a memfd that arrived is sealed against shrinking (else the
-// producer could make this process die of SIGBUS). HURRAY_E_PROTOCOL if not.
-hurray_status check_sealed(int fd, hurray_error *err);
-
 // BP-IPC-RO: a descriptor of the same file that cannot be mapped writable
 // (a read-only reopen through /proc/self/fd). -1 and *err on failure.
 int reopen_read_only(int fd, hurray_error *err);
@@ -66,13 +64,6 @@ int reopen_read_only(int fd, hurray_error *err);
 hurray_status fresh_copy(hurray_buffer *src, const hurray_buffer_handle &h, hurray_buffer **out,
                          hurray_error *err);
 
-// Map `size` bytes of fd at `offset`, at an address aligned to `alignment`
-// (PROT_READ, and PROT_WRITE when `writable`). nullptr and *err on failure:
-// HURRAY_E_OUT_OF_MEMORY for ENOMEM, else HURRAY_E_PROTOCOL (the peer's
-// descriptor cannot be mapped so).
-void *map_aligned(int fd, uint64_t offset, uint64_t size, uint32_t alignment, bool writable,
-                  size_t *len_out, hurray_error *err);
-
 int64_t now_ms();
 // Milliseconds left of a timeout that started at `start` (negative: forever).
 int left_ms(int32_t timeout_ms, int64_t start);
@@ -80,19 +71,25 @@ hurray_status io_fail(hurray_error *err, const char *what, int e);
 
 // ---- the channel (channel.cpp) ----
 
-// A consumer's mapping of a memfd the producer sent, kept after its release
-// so that the same memory sent again is not mapped again (the common case:
-// a producer cycling through a pool of buffers). At most kCacheEntries
-// mappings and kCacheBytes per channel, least recently released first out;
-// emptied when the channel closes. The key is the file's identity: a mapped
-// file stays alive, so its inode number cannot be reused meanwhile.
+// A consumer's mapping of a memfd the producer sent (the CPU backend's
+// import), kept after its release so that the same memory sent again is not
+// imported again (the common case: a producer cycling through a pool of
+// buffers). At most kCacheEntries mappings and kCacheBytes per channel,
+// least recently released first out (freed through the backend); emptied
+// when the channel closes. The key is the file's identity: a mapped file
+// stays alive, so its inode number cannot be reused meanwhile. A file in the
+// cache passed the backend's checks when it was imported (sealed against
+// shrinking, at least offset + byte_size long), which no later message can
+// undo; a hit also needs the same kind, offset, size and access.
 struct CachedMap {
   dev_t dev;
   ino_t ino;
+  uint32_t kind;
   uint64_t offset;
-  size_t len;
+  uint64_t byte_size;  // the memory handle's
   bool writable;
-  void *base;
+  hurray::detail::Backend backend;
+  hurray_backend_allocation alloc;  // the import, alloc.data its address
 };
 constexpr size_t kCacheEntries = 16;
 constexpr size_t kCacheBytes = size_t{256} << 20;
@@ -163,7 +160,7 @@ struct hurray_ipc_channel {
   size_t map_bytes = 0;
 
   void drop_maps() {  // under mu, or when the last reference goes
-    for (const hurray::ipc::CachedMap &c : maps) munmap(c.base, c.len);
+    for (hurray::ipc::CachedMap &c : maps) hurray::detail::dispatch::free(c.backend, &c.alloc);
     maps.clear();
     map_bytes = 0;
   }

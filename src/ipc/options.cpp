@@ -7,6 +7,7 @@
 
 #include "../core/internal.h"
 #include "../runtime/backends.h"
+#include "../runtime/dispatch.h"
 #include "internal.h"
 
 using namespace hurray::detail;
@@ -74,8 +75,7 @@ hurray_status read_options(const hurray_ipc_options *in, Options *o, hurray_erro
     HURRAY_RETURN_NOT_OK(hurray_device_info(nullptr, tag, 0, &info, err));
     Backend be;
     HURRAY_RETURN_NOT_OK(backend_for(tag, &be, err));
-    if (!(info.ipc & HURRAY_BACKEND_IPC_MEMORY) || !be.table->ipc_export_memory ||
-        !be.table->ipc_import_memory)
+    if (!(info.ipc & HURRAY_BACKEND_IPC_MEMORY) || !dispatch::has_memory_ipc(be))
       return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
                   "hurray_ipc: %s memory cannot cross processes (its backend exports none)",
                   hurray_device_tag_name(tag));

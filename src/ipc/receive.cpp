@@ -1,15 +1,16 @@
 // The consumer's side of a received buffer: hurray_ipc_receive takes the
 // next queued HANDOFF (its handle checked under the IPC rules) and imports
-// it: a memfd is checked (BP-IPC-SEAL) and mapped, or a mapping kept from
-// an earlier release is reused; device memory and its event are opened
-// through their backend. The result is wrapped with hurray_handoff_wrap(),
-// whose free function unmaps (or caches the mapping) and sends RELEASE, so
+// it through its backend (the CPU backend checks a memfd, BP-IPC-SEAL, and
+// maps it), or reuses a CPU mapping kept from an earlier release; the event
+// of an EVENT handoff is opened through the backend too. The result is
+// wrapped with hurray_handoff_wrap(), whose free function frees the import
+// through its backend (or caches a CPU mapping) and sends RELEASE, so
 // release-exactly-once (BP-REL-ONCE) is the handoff layer's own;
 // hurray_ipc_release reports how sending that RELEASE went.
 #include <hurray_ipc.h>
 #include <hurray_backend.h>
 
-#include <sys/mman.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@
 
 #include "../core/internal.h"
 #include "../runtime/backends.h"
+#include "../runtime/dispatch.h"
 #include "internal.h"
 #include "wire.h"
 
@@ -35,10 +37,9 @@ namespace {
 struct Imported {
   hurray_ipc_channel *ch;  // a reference
   uint64_t id;
-  void *map_base;          // CPU: what to munmap (or keep in the cache)
-  size_t map_len;
-  CachedMap key;           // CPU: the mapping's identity, for the cache
-  bool backend_owned;      // another device: freed through its backend
+  bool backend_owned;      // freed through its backend (or kept in the cache)
+  bool cacheable;          // a CPU mapping: `key` is its identity
+  CachedMap key;
   Backend backend;
   hurray_backend_allocation alloc;
 };
@@ -75,27 +76,29 @@ hurray_status send_release(hurray_ipc_channel *ch, uint64_t id, hurray_error *er
 
 void free_imported(void *user, void *) {
   auto *r = static_cast<Imported *>(user);
-  if (r->map_len) {
+  if (r->backend_owned && r->cacheable) {
     bool kept = false;
     try {
       std::lock_guard<std::mutex> lock(r->ch->mu);
-      if (!r->ch->closed && r->map_len <= kCacheBytes) {
+      if (!r->ch->closed && r->key.byte_size <= kCacheBytes) {
+        r->key.backend = r->backend;
+        r->key.alloc = r->alloc;
         r->ch->maps.push_back(r->key);
-        r->ch->map_bytes += r->map_len;
+        r->ch->map_bytes += r->key.byte_size;
         kept = true;
         while (r->ch->maps.size() > kCacheEntries || r->ch->map_bytes > kCacheBytes) {
-          const CachedMap old = r->ch->maps.front();
+          CachedMap old = r->ch->maps.front();
           r->ch->maps.pop_front();
-          r->ch->map_bytes -= old.len;
-          munmap(old.base, old.len);
+          r->ch->map_bytes -= old.byte_size;
+          dispatch::free(old.backend, &old.alloc);
         }
       }
     } catch (...) {
-      kept = false;  // the mapping was not recorded: unmap it below
+      kept = false;  // the mapping was not recorded: freed below
     }
-    if (!kept) munmap(r->map_base, r->map_len);
+    if (kept) r->backend_owned = false;
   }
-  if (r->backend_owned) r->backend.table->free(r->backend.state, &r->alloc);
+  if (r->backend_owned) dispatch::free(r->backend, &r->alloc);
   Capture *c = t_capture;
   t_capture = nullptr;  // releases a release callback may make report elsewhere
   const hurray_status st = send_release(r->ch, r->id, c ? &c->err : nullptr);
@@ -111,7 +114,65 @@ void free_imported(void *user, void *) {
 // The event_free_fn of a received EVENT handoff: the backend's event_release.
 void release_imported_event(void *user, void *event) {
   const auto *ref = static_cast<const DeviceRef *>(user);
-  if (ref) ref->backend.table->event_release(ref->backend.state, ref->device, event);
+  if (ref) dispatch::event_release(ref->backend, ref->device, event);
+}
+
+// Import CPU memory (a memfd, *ih as it came; ih->fd stays p's) into
+// r->alloc: a mapping kept from an earlier release of the same file, kind,
+// offset, size and access when there is one, else the CPU backend's import,
+// which checks the descriptor (BP-IPC-SEAL, its size) before mapping it. The
+// backend maps writable what was opened read-write: a writable handoff needs
+// such a descriptor, and a READ_ONLY one is imported through a read-only
+// reopen of it (BP-IPC-RO, on this side too).
+hurray_status import_host(hurray_ipc_channel *ch, Imported *r, const Backend &be,
+                          const hurray_buffer_handle &h, const Message &m,
+                          hurray_backend_ipc_handle *ih, hurray_error *err) {
+  const bool writable = !(m.flags & HURRAY_HANDOFF_READ_ONLY);
+  struct stat sb;
+  if (ih->fd >= 0 && fstat(ih->fd, &sb) == 0) {
+    r->cacheable = true;
+    r->key = CachedMap{sb.st_dev, sb.st_ino, ih->kind, ih->offset, ih->byte_size, writable, be,
+                       hurray_backend_allocation{}};
+    std::lock_guard<std::mutex> lock(ch->mu);
+    for (auto it = ch->maps.end(); it != ch->maps.begin();) {
+      --it;
+      if (it->dev == sb.st_dev && it->ino == sb.st_ino && it->kind == ih->kind &&
+          it->offset == ih->offset && it->byte_size == ih->byte_size &&
+          it->writable == writable &&
+          reinterpret_cast<uintptr_t>(it->alloc.data) % h.alignment == 0) {
+        r->alloc = it->alloc;
+        ch->map_bytes -= it->byte_size;
+        ch->maps.erase(it);
+        return HURRAY_OK;
+      }
+    }
+  }
+  int ro = -1;  // ours to close
+  if (ih->fd >= 0) {
+    const int mode = fcntl(ih->fd, F_GETFL);
+    const bool rw = mode >= 0 && (mode & O_ACCMODE) == O_RDWR;
+    if (writable && !rw)
+      return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
+                  "ipc message: the memory descriptor of a writable handoff is read-only: it "
+                  "cannot be mapped writable");
+    if (!writable && rw) {
+      ro = hurray::ipc::reopen_read_only(ih->fd, err);
+      if (ro < 0) return err ? static_cast<hurray_status>(err->status) : HURRAY_E_UNSUPPORTED;
+      ih->fd = ro;
+    }
+  }
+  const hurray_status st =
+      dispatch::ipc_import_memory(be, m.device_ordinal, ih, h.memory_class, &r->alloc, err);
+  if (ro >= 0) close(ro);
+  if (st == HURRAY_OK && reinterpret_cast<uintptr_t>(r->alloc.data) % h.alignment != 0) {
+    const unsigned got = r->alloc.alignment;
+    dispatch::free(be, &r->alloc);
+    return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
+                "ipc message: the memory handle asks for a mapping aligned to %u bytes; the "
+                "buffer needs %u (BP-ALIGN-ADDR)",
+                got, h.alignment);
+  }
+  return st;
 }
 
 // Turn a received HANDOFF into a handoff of this process. Consumes p's fds.
@@ -130,100 +191,46 @@ hurray_status import(hurray_ipc_channel *ch, Pending &p, hurray_handoff *out, hu
   uint32_t flags = 0;
   void *event = nullptr;                // EVENT: the imported event
   const DeviceRef *event_ref = nullptr;  // and where to release it
-  hurray_status st = HURRAY_OK;
-  if (h.device_tag == HURRAY_DEVICE_CPU) {
-    if (h.byte_size) {
-      const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-      struct stat sb;
-      if (m.memory.kind != wire::kKindMemfd || !m.memory.has_fd)
+  Backend be;
+  hurray_status st = backend_device(h.device_tag, m.device_ordinal, &be, err);
+  if (st == HURRAY_OK && m.handle[13] == HURRAY_SYNC_EVENT) {
+    // the producer's event, opened here (BP-SYNC-WAIT happens at acquire)
+    hurray_backend_ipc_handle eh{};
+    eh.kind = m.event.kind;
+    eh.fd = m.event.has_fd ? p.fds[m.memory.has_fd] : -1;
+    eh.byte_size = m.event.byte_size;
+    eh.offset = m.event.offset;
+    std::memcpy(eh.bytes, m.event.bytes, sizeof eh.bytes);
+    st = dispatch::ipc_import_event(be, m.device_ordinal, &eh, &event, err);
+    if (st == HURRAY_OK) event_ref = device_ref(be, m.device_ordinal);
+  }
+  if (st == HURRAY_OK && h.byte_size) {
+    hurray_backend_ipc_handle ih{};
+    ih.kind = m.memory.kind;
+    ih.fd = m.memory.has_fd ? p.fds[0] : -1;
+    ih.byte_size = m.memory.byte_size;
+    ih.offset = m.memory.offset;
+    std::memcpy(ih.bytes, m.memory.bytes, sizeof ih.bytes);
+    if (h.device_tag == HURRAY_DEVICE_CPU)
+      st = import_host(ch, r, be, h, m, &ih, err);
+    else
+      st = dispatch::ipc_import_memory(be, m.device_ordinal, &ih, h.memory_class, &r->alloc, err);
+    if (st == HURRAY_OK) {
+      r->backend_owned = true;
+      r->backend = be;
+      data = r->alloc.data;
+      flags = r->alloc.flags & HURRAY_HANDOFF_OPAQUE_DATA;
+      // a view: the buffer starts view_offset bytes into what was imported
+      if (m.view_offset && (m.view_offset % h.alignment || m.view_offset > r->alloc.byte_size ||
+                            h.byte_size > r->alloc.byte_size - m.view_offset))
         st = fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
-                  "ipc message: CPU memory of kind %u (a memfd is kind 1)", m.memory.kind);
-      else if (m.memory.offset % page)
-        st = fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
-                  "ipc message: memory offset %llu is not page-aligned",
-                  static_cast<unsigned long long>(m.memory.offset));
-      else if (fstat(p.fds[0], &sb) != 0 || !S_ISREG(sb.st_mode) ||
-               static_cast<uint64_t>(sb.st_size) < m.memory.offset + h.byte_size)
-        st = fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
-                  "ipc message: the descriptor is not a memory file of at least %llu bytes",
-                  static_cast<unsigned long long>(m.memory.offset + h.byte_size));
-      else if ((st = hurray::ipc::check_sealed(p.fds[0], err)) != HURRAY_OK) {
-        // BP-IPC-SEAL: not mapped at all
-      } else {
-        const bool writable = !(m.flags & HURRAY_HANDOFF_READ_ONLY);
-        const size_t len = static_cast<size_t>((h.byte_size + page - 1) / page * page);
-        r->key = CachedMap{sb.st_dev, sb.st_ino, m.memory.offset, len, writable, nullptr};
-        {  // the same memory, mapped before and released since?
-          std::lock_guard<std::mutex> lock(ch->mu);
-          for (auto it = ch->maps.end(); it != ch->maps.begin();) {
-            --it;
-            if (it->dev == sb.st_dev && it->ino == sb.st_ino && it->offset == m.memory.offset &&
-                it->len == len && it->writable == writable &&
-                reinterpret_cast<uintptr_t>(it->base) % h.alignment == 0) {
-              data = it->base;
-              r->map_len = len;
-              ch->map_bytes -= len;
-              ch->maps.erase(it);
-              break;
-            }
-          }
-        }
-        if (!data) {
-          data = hurray::ipc::map_aligned(p.fds[0], m.memory.offset, h.byte_size, h.alignment, writable,
-                             &r->map_len, err);
-          if (!data) st = err ? static_cast<hurray_status>(err->status) : HURRAY_E_IO;
-        }
-        r->map_base = r->key.base = data;
-      }
-    }
-  } else {
-    Backend be;
-    st = backend_device(h.device_tag, m.device_ordinal, &be, err);
-    if (st == HURRAY_OK && !be.table->ipc_import_memory)
-      st = fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
-                "hurray_ipc: the %s backend cannot import memory", be.table->name);
-    if (st == HURRAY_OK && m.handle[13] == HURRAY_SYNC_EVENT) {
-      // the producer's event, opened here (BP-SYNC-WAIT happens at acquire)
-      if (!be.table->ipc_import_event)
-        st = fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_SYNC_IPC,
-                  "BP-SYNC-IPC: the %s backend cannot import events", be.table->name);
-      else {
-        hurray_backend_ipc_handle eh{};
-        eh.kind = m.event.kind;
-        eh.fd = m.event.has_fd ? p.fds[m.memory.has_fd] : -1;
-        eh.byte_size = m.event.byte_size;
-        eh.offset = m.event.offset;
-        std::memcpy(eh.bytes, m.event.bytes, sizeof eh.bytes);
-        st = be.table->ipc_import_event(be.state, m.device_ordinal, &eh, &event, err);
-        if (st == HURRAY_OK) event_ref = device_ref(be, m.device_ordinal);
-      }
-    }
-    if (st == HURRAY_OK && h.byte_size) {
-      hurray_backend_ipc_handle ih{};
-      ih.kind = m.memory.kind;
-      ih.fd = m.memory.has_fd ? p.fds[0] : -1;
-      ih.byte_size = m.memory.byte_size;
-      ih.offset = m.memory.offset;
-      std::memcpy(ih.bytes, m.memory.bytes, sizeof ih.bytes);
-      st = be.table->ipc_import_memory(be.state, m.device_ordinal, &ih, h.memory_class,
-                                       &r->alloc, err);
-      if (st == HURRAY_OK) {
-        r->backend_owned = true;
-        r->backend = be;
-        data = r->alloc.data;
-        flags = r->alloc.flags & HURRAY_HANDOFF_OPAQUE_DATA;
-        // a view: the buffer starts view_offset bytes into what was imported
-        if (m.view_offset && (m.view_offset % h.alignment || m.view_offset > r->alloc.byte_size ||
-                              h.byte_size > r->alloc.byte_size - m.view_offset))
-          st = fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
-                    "ipc message: a %llu-byte view at offset %llu (alignment %u) of %llu "
-                    "imported bytes (BP-VIEW-BOUNDS)",
-                    static_cast<unsigned long long>(h.byte_size),
-                    static_cast<unsigned long long>(m.view_offset), h.alignment,
-                    static_cast<unsigned long long>(r->alloc.byte_size));
-        else if (m.view_offset && !flags)
-          data = static_cast<unsigned char *>(data) + m.view_offset;
-      }
+                  "ipc message: a %llu-byte view at offset %llu (alignment %u) of %llu "
+                  "imported bytes (BP-VIEW-BOUNDS)",
+                  static_cast<unsigned long long>(h.byte_size),
+                  static_cast<unsigned long long>(m.view_offset), h.alignment,
+                  static_cast<unsigned long long>(r->alloc.byte_size));
+      else if (m.view_offset && !flags)
+        data = static_cast<unsigned char *>(data) + m.view_offset;
     }
   }
   close_fds(p);
@@ -255,8 +262,7 @@ hurray_status import(hurray_ipc_channel *ch, Pending &p, hurray_handoff *out, hu
     channel_unref(ch);
   }
   if (event) release_imported_event(const_cast<DeviceRef *>(event_ref), event);
-  if (r->map_len) munmap(r->map_base, r->map_len);
-  if (r->backend_owned) r->backend.table->free(r->backend.state, &r->alloc);
+  if (r->backend_owned) dispatch::free(r->backend, &r->alloc);
   delete r;
   if (st == HURRAY_E_PROTOCOL) {  // what the peer sent is malformed: the channel closes
     Deferred d;

@@ -18,20 +18,11 @@
 #include <mutex>
 
 #include "../core/internal.h"
+#include "../handoff/handoff.h"
 #include "../runtime/backends.h"
+#include "../runtime/dispatch.h"
 #include "internal.h"
 #include "wire.h"
-
-namespace hurray::detail {
-// src/handoff/ipc.cpp: the backend allocation behind a buffer made by
-// hurray_buffer_alloc (false for wrapped memory).
-bool buffer_allocation(const hurray_buffer *b, Backend *be,
-                       hurray_backend_allocation *a) noexcept;
-// src/handoff/view.cpp: where a view starts in its parent's memory (0 for a
-// buffer), and the buffer that owns the memory (the parent of a view).
-uint64_t buffer_view_offset(const hurray_buffer *b) noexcept;
-const hurray_buffer *buffer_memory_owner(const hurray_buffer *b) noexcept;
-}  // namespace hurray::detail
 
 using namespace hurray::detail;
 using namespace hurray::ipc;
@@ -121,55 +112,43 @@ hurray_status describe_memory(hurray_buffer *buffer, const hurray_buffer_handle 
   *own_fd = false;
   std::memset(mem, 0, sizeof *mem);
   if (!h.byte_size) return HURRAY_OK;
-  if (h.device_tag == HURRAY_DEVICE_CPU) {
-    // a view travels as its parent's memfd at the view's offset
-    const hurray_buffer *owner = buffer_memory_owner(buffer);
-    const uint64_t at = buffer_view_offset(buffer);
-    const int f = hurray_buffer_fd(owner);
-    if (f < 0)
+  // The backend's own IPC handle: a memfd for the CPU ('CMFD'), an
+  // OPAQUE_FD for Vulkan, a vendor handle in `bytes` for CUDA, HIP, Level
+  // Zero.
+  Backend be;
+  hurray_backend_allocation a;
+  if (!buffer_allocation(buffer, &be, &a)) {
+    if (h.device_tag == HURRAY_DEVICE_CPU)
       return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
                   "hurray_ipc_send: this CPU buffer cannot be shared with another process; "
                   "allocate it with hurray_buffer_alloc() and HURRAY_ALLOC_SHAREABLE");
-    // the CPU backend sizes its memfd to whole pages (src/backends/cpu)
-    const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-    hurray_buffer_handle oh;
-    hurray_buffer_get_handle(owner, &oh, nullptr);
-    if (at % page)
-      return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
-                  "hurray_ipc_send: a CPU view at offset %llu is not page-aligned (%llu); a "
-                  "memfd is mapped by pages",
-                  static_cast<unsigned long long>(at), static_cast<unsigned long long>(page));
-    mem->kind = wire::kKindMemfd;
-    mem->has_fd = 1;
-    mem->byte_size = (oh.byte_size + page - 1) / page * page;
-    mem->offset = at;
-    *fd = f;
-    return HURRAY_OK;
-  }
-  // Device memory: the backend's own IPC handle (Vulkan: an OPAQUE_FD;
-  // CUDA, HIP, Level Zero: a vendor handle in `bytes`).
-  Backend be;
-  hurray_backend_allocation a;
-  if (!buffer_allocation(buffer, &be, &a))
     return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
                 "hurray_ipc_send: wrapped %s memory cannot be shared by libhurray; allocate it "
                 "with hurray_buffer_alloc() and HURRAY_ALLOC_SHAREABLE",
                 hurray_device_tag_name(h.device_tag));
-  if (!be.table->ipc_export_memory)
-    return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
-                "hurray_ipc_send: the %s backend cannot export memory to another process",
-                be.table->name);
+  }
   hurray_backend_ipc_handle ih;
-  std::memset(&ih, 0, sizeof ih);
-  ih.fd = -1;
-  HURRAY_RETURN_NOT_OK(be.table->ipc_export_memory(be.state, &a, &ih, err));
-  if (ih.kind == 0 || ih.byte_size < h.byte_size) {
-    if (ih.fd >= 0) close(ih.fd);
-    return fail(err, HURRAY_E_BACKEND, HURRAY_RULE_NONE,
-                "hurray_ipc_send: the %s backend exported kind %u, %llu bytes, for a "
-                "%llu-byte buffer",
-                be.table->name, ih.kind, static_cast<unsigned long long>(ih.byte_size),
-                static_cast<unsigned long long>(h.byte_size));
+  HURRAY_RETURN_NOT_OK(dispatch::ipc_export_memory(be, &a, &ih, err));  // ih.fd is ours
+  if (ih.byte_size < h.byte_size) {
+    const unsigned long long got = ih.byte_size;
+    dispatch::close_returned(ih.fd);
+    return dispatch::refuse(be, "ipc_export_memory", HURRAY_E_BACKEND, err,
+                            "exported %llu bytes for a %llu-byte buffer", got,
+                            static_cast<unsigned long long>(h.byte_size));
+  }
+  if (h.device_tag == HURRAY_DEVICE_CPU) {
+    // a CPU view travels as its parent's memfd at the view's offset (a
+    // device view's offset rides beside the backend's handle: view_offset)
+    const uint64_t at = buffer_view_offset(buffer);
+    const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    if (at % page) {
+      dispatch::close_returned(ih.fd);
+      return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
+                  "hurray_ipc_send: a CPU view at offset %llu is not page-aligned (%llu); a "
+                  "memfd is mapped by pages",
+                  static_cast<unsigned long long>(at), static_cast<unsigned long long>(page));
+    }
+    ih.offset += at;
   }
   mem->kind = ih.kind;
   mem->has_fd = ih.fd >= 0 ? 1 : 0;
@@ -252,25 +231,17 @@ HURRAY_API hurray_status hurray_ipc_send(hurray_ipc_channel *ch, hurray_buffer *
     Backend be;
     hurray_backend_allocation a;
     hurray_backend_ipc_handle eh;
-    std::memset(&eh, 0, sizeof eh);
     eh.fd = -1;
     hurray_status est = HURRAY_OK;
     if (!buffer_allocation(buffer, &be, &a))  // device memory that crosses is always ours
       est = fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_SYNC_IPC,
                  "BP-SYNC-IPC: no backend allocation behind this %s buffer",
                  hurray_device_tag_name(h.device_tag));
-    if (est == HURRAY_OK && !be.table->ipc_export_event)
-      est = fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_SYNC_IPC,
-                 "BP-SYNC-IPC: the %s backend cannot export events", be.table->name);
     if (est == HURRAY_OK && !desc->sync_object)
       est = fail(err, HURRAY_E_SYNC, HURRAY_RULE_SYNC_PAYLOAD, "BP-SYNC-PAYLOAD: EVENT needs an event");
-    if (est == HURRAY_OK)
-      est = be.table->ipc_export_event(be.state, a.device, desc->sync_object, &eh, err);
-    if (est == HURRAY_OK && eh.kind == 0)
-      est = fail(err, HURRAY_E_BACKEND, HURRAY_RULE_NONE,
-                 "hurray_ipc_send: the %s backend exported an event of kind 0", be.table->name);
-    if (est != HURRAY_OK) {
-      if (eh.fd >= 0) close(eh.fd);
+    if (est == HURRAY_OK)  // eh.fd is ours once it succeeds
+      est = dispatch::ipc_export_event(be, a.device, desc->sync_object, &eh, err);
+    if (est != HURRAY_OK) {  // dispatch closed eh.fd of a failed export
       if (own_fd) close(fds[0]);
       return est;
     }

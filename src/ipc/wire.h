@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "../backends/cpu/cpu.h"
+
 namespace hurray::ipc {
 
 constexpr uint32_t kMagic = 0x50495248u;  // "HRIP" in memory order
@@ -28,10 +30,11 @@ constexpr size_t kReleaseBody = 8;
 constexpr size_t kMaxMessage = kHeaderSize + kHandoffViewBody;  // the largest: 240
 constexpr uint32_t kHandoffFlags = HURRAY_HANDOFF_READ_ONLY | HURRAY_HANDOFF_QPARAM;
 
-// Memory and event kinds for CPU buffers (device tag 0); other devices use
-// their backend's plugin-defined kinds. 0 means "nothing" in every case.
+// Memory and event kinds are the backends' own four-character codes; the
+// CPU backend's memfd is 'CMFD' (src/backends/cpu/cpu.h; an older dev build
+// sent 1, which is refused). 0 means "nothing" in every case.
 constexpr uint32_t kKindNone = 0;
-constexpr uint32_t kKindMemfd = 1;
+constexpr uint32_t kKindMemfd = hurray::detail::kCpuMemfdKind;
 
 enum class Type : uint16_t { Hello = 1, Handoff = 2, Release = 3 };
 

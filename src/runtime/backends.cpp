@@ -1,4 +1,7 @@
-// The backend registry and plugin loader, and the public device functions.
+// The backend registry and plugin loader (the public device functions are in
+// devices.cpp), and hurray_backend_report. The loader is, with the dispatch
+// layer (dispatch.h), the only code outside src/backends that reads a
+// plugin's table: it checks the table, probes, and reads the device count.
 #include "backends.h"
 
 #include <dirent.h>
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "../core/internal.h"
+#include "dispatch.h"
 
 namespace hurray::detail {
 
@@ -74,7 +78,7 @@ class Registry {
     if (!t.resolved) resolve(tag, t);
     if (t.backend.table) {
       if (!g_ready_backends[tag].load(std::memory_order_relaxed)) {  // written once
-        g_ready_devices[tag] = t.backend.table->device_count(t.backend.state);
+        g_ready_devices[tag] = dispatch::device_count(t.backend);
         g_ready_backends[tag].store(&t.backend, std::memory_order_release);
       }
       *out = t.backend;
@@ -87,7 +91,7 @@ class Registry {
 
   const DeviceRef *ref(const Backend &b, int32_t device) {
     std::lock_guard<std::mutex> lock(mu_);
-    TagState &t = tags_[b.table->device_tag];
+    TagState &t = tags_[dispatch::device_tag(b)];
     for (const DeviceRef &r : t.refs)
       if (r.device == device) return &r;
     t.refs.push_back(DeviceRef{b, device});
@@ -118,9 +122,8 @@ class Registry {
         r += "unavailable: " + t.why + "\n";
         continue;
       }
-      const hurray_backend_v1 *b = t.backend.table;
-      const int32_t n = b->device_count(t.backend.state);
-      r += std::string(b->name) + " (" + (t.plugin ? t.plugin->path : "built in") + "), " +
+      const int32_t n = dispatch::device_count(t.backend);
+      r += std::string(dispatch::name(t.backend)) + " (" + (t.plugin ? t.plugin->path : "built in") + "), " +
            std::to_string(n) + (n == 1 ? " device\n" : " devices\n");
       for (int32_t d = 0; d < n; ++d) r += describe_device(t.backend, d);
     }
@@ -134,7 +137,7 @@ class Registry {
     hurray_backend_device_info info{};
     hurray_error e;
     char line[1024];
-    if (b.table->device_info(b.state, d, &info, &e) != HURRAY_OK) {
+    if (dispatch::device_info(b, d, &info, &e) != HURRAY_OK) {
       std::snprintf(line, sizeof line, "  device %d: %s\n", d, e.message);
       return line;
     }
@@ -372,7 +375,7 @@ hurray_status backend_for(uint8_t tag, Backend *out, hurray_error *err) noexcept
 hurray_status backend_device_slow(uint8_t tag, int32_t ordinal, Backend *out,
                                   hurray_error *err) noexcept {
   HURRAY_RETURN_NOT_OK(backend_for(tag, out, err));
-  const int32_t n = out->table->device_count(out->state);
+  const int32_t n = dispatch::device_count(*out);
   if (ordinal < 0 || ordinal >= n)
     return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, HURRAY_RULE_PUT_DEVICE,
                 "device_tag 0x%02X %s has %d device(s); device %d does not exist", tag,
@@ -392,75 +395,7 @@ const DeviceRef *device_ref(const Backend &b, int32_t device) noexcept {
 
 using namespace hurray::detail;
 
-namespace {
-
-void event_free_trampoline(void *user, void *event) {
-  const auto *r = static_cast<const DeviceRef *>(user);
-  r->backend.table->event_release(r->backend.state, r->device, event);
-}
-
-}  // namespace
-
 extern "C" {
-
-HURRAY_API hurray_status hurray_device_count(hurray_context *ctx, uint8_t tag, int32_t *count,
-                                             hurray_error *err) {
-  (void)ctx;
-  if (!count)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_device_count: count is NULL");
-  Backend b;
-  *count = 0;
-  HURRAY_RETURN_NOT_OK(backend_for(tag, &b, err));
-  *count = b.table->device_count(b.state);
-  return HURRAY_OK;
-}
-
-HURRAY_API hurray_status hurray_device_info(hurray_context *ctx, uint8_t tag, int32_t ordinal,
-                                            hurray_backend_device_info *out, hurray_error *err) {
-  (void)ctx;
-  if (!out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_device_info: out is NULL");
-  Backend b;
-  HURRAY_RETURN_NOT_OK(backend_device(tag, ordinal, &b, err));
-  std::memset(out, 0, sizeof *out);
-  return b.table->device_info(b.state, ordinal, out, err);
-}
-
-HURRAY_API hurray_status hurray_device_native(hurray_context *ctx, uint8_t tag, int32_t ordinal,
-                                              hurray_backend_native *out, hurray_error *err) {
-  (void)ctx;
-  if (!out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_device_native: out is NULL");
-  Backend b;
-  HURRAY_RETURN_NOT_OK(backend_device(tag, ordinal, &b, err));
-  if (!b.table->native)
-    return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE, "backend %s has no native handles",
-                b.table->name);
-  std::memset(out, 0, sizeof *out);
-  return b.table->native(b.state, ordinal, out, err);
-}
-
-HURRAY_API hurray_status hurray_event_record(hurray_context *ctx, uint8_t tag, int32_t ordinal,
-                                             void *stream, hurray_export_desc *desc,
-                                             hurray_error *err) {
-  (void)ctx;
-  if (!desc)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_event_record: desc is NULL");
-  Backend b;
-  HURRAY_RETURN_NOT_OK(backend_device(tag, ordinal, &b, err));
-  const DeviceRef *ref = device_ref(b, ordinal);
-  if (!ref) return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_event_record: out of memory");
-  void *event = nullptr;
-  uint64_t value = 0;
-  HURRAY_RETURN_NOT_OK(b.table->event_record(b.state, ordinal, stream, &event, &value, err));
-  desc->sync_mode = HURRAY_SYNC_EVENT;
-  desc->sync_object = event;
-  desc->sync_value = value;
-  desc->event_free_fn = event_free_trampoline;
-  desc->event_user = const_cast<DeviceRef *>(ref);
-  return HURRAY_OK;
-}
 
 HURRAY_API size_t hurray_backend_report(hurray_context *ctx, char *out, size_t cap) {
   (void)ctx;

@@ -402,12 +402,38 @@ def fuzz_dlpack_import_seeds():
     }
 
 
+def fuzz_cpu_ipc_import_seeds():
+    # kind, byte_size, offset, bytes[0..3], flags, file pages (see the target)
+    cmfd = 0x44464D43
+
+    def seed(kind=cmfd, size=8192, offset=0, align=4096, flags=0, pages=2):
+        return struct.pack("<IQQIBB", kind, size, offset, align, flags, pages)
+
+    return {
+        "ok-two-pages": seed(),
+        "ok-offset-one-page": seed(size=4096, offset=4096, pages=2),
+        "ok-aligned-64k": seed(align=1 << 16),
+        "ok-read-only": seed(flags=1),
+        "ok-partial-page-file": seed(size=4196, pages=0x81),
+        "bad-kind-1-old-dev-build": seed(kind=1),
+        "bad-unsealed": seed(flags=2),
+        "bad-no-descriptor": seed(flags=4),
+        "bad-memory-class-pinned": seed(flags=1 << 3),
+        "bad-file-too-small": seed(size=8192, pages=1),
+        "bad-offset-not-page-aligned": seed(offset=100, pages=3),
+        "bad-alignment-not-pow2": seed(align=3 * 4096),
+        "bad-empty": seed(size=0),
+        "bad-huge-size": seed(size=(1 << 64) - 1),
+    }
+
+
 TARGETS = {
     "fuzz_handle": fuzz_handle_seeds,
     "fuzz_table_property": fuzz_table_property_seeds,
     "fuzz_inspect_input": fuzz_inspect_input_seeds,
     "fuzz_ipc_message": fuzz_ipc_message_seeds,  # ipc (issue 6)
     "fuzz_dlpack_import": fuzz_dlpack_import_seeds,  # dlpack (issue 7)
+    "fuzz_cpu_ipc_import": fuzz_cpu_ipc_import_seeds,  # the CPU backend's IPC import (issue 24)
 }
 
 

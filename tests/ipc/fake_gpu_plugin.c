@@ -10,7 +10,11 @@
  *          that is reached at once, unless HURRAY_IPCFAKE_DEFER=1: then the
  *          test reaches it by writing to the eventfd, whose number is
  *          (uintptr_t)event - 1. Exported as kind 0x52 with a dup(), imported
- *          as a dup() of what arrived. event_wait polls it (up to 30 s). */
+ *          as a dup() of what arrived. event_wait polls it (up to 30 s).
+ *  HURRAY_IPCFAKE_BAD_EXPORT (read at each export of memory), for the
+ *          dispatch layer's descriptor rules: "fail" returns a dup() in
+ *          out->fd and HURRAY_E_BACKEND; "kind0" returns a dup() with kind 0
+ *          and HURRAY_OK. */
 #define _GNU_SOURCE
 #include <hurray_backend.h>
 
@@ -154,12 +158,17 @@ static hurray_status export_memory(void *state, const hurray_backend_allocation 
   const int fd = (int)(intptr_t)a->plugin_data;
   (void)state;
   if (fd < 0) return fail_with(err, HURRAY_E_UNSUPPORTED, "imported memory is not re-exported");
+  const char *bad = getenv("HURRAY_IPCFAKE_BAD_EXPORT");
   memset(out, 0, sizeof *out);
   out->kind = KIND_MEMORY;
   out->fd = dup(fd);
   out->byte_size = (uint64_t)a->reserved[0];
   memcpy(out->bytes, "ipcfake memory", 14);
-  return out->fd < 0 ? fail_with(err, HURRAY_E_BACKEND, "dup failed") : HURRAY_OK;
+  if (out->fd < 0) return fail_with(err, HURRAY_E_BACKEND, "dup failed");
+  if (bad && strcmp(bad, "fail") == 0)  /* a descriptor left in out on failure */
+    return fail_with(err, HURRAY_E_BACKEND, "export failed on purpose");
+  if (bad && strcmp(bad, "kind0") == 0) out->kind = 0;
+  return HURRAY_OK;
 }
 static hurray_status import_memory(void *state, int32_t device,
                                    const hurray_backend_ipc_handle *h, uint8_t mc,

@@ -235,6 +235,26 @@ TEST_CASE("hostile: a received handle is checked under the IPC rules (a 64-align
   CHECK(open_fds() == fds);  // the memfd that came is closed
 }
 
+TEST_CASE("hostile: a memfd smaller than the buffer, of another kind, at an odd offset or read-only for a writable handoff is refused") {
+  const int fds = open_fds();
+  struct Case {
+    const char *mode, *says;
+  };
+  for (const Case &k : {Case{"short", "not a memory file of at least 8192 bytes"},
+                        Case{"kind1", "BP-IPC-KIND"}, Case{"offset", "not page-aligned"},
+                        Case{"rofd", "cannot be mapped writable"}}) {
+    INFO(k.mode);
+    Raw r(k.mode);
+    hurray_error err{};
+    CHECK(refused(r, &err) == HURRAY_E_PROTOCOL);
+    INFO(err.message);
+    CHECK(has(err, k.says));
+    CHECK(r.wait_exit() == 0);
+  }
+  CHECK(open_fds() == fds);  // each memfd that came is closed
+  serves_another();
+}
+
 TEST_CASE("hostile: a memfd not sealed against shrinking is refused before it is mapped") {
   const int fds = open_fds();
   {

@@ -7,6 +7,10 @@
 //     release0      a RELEASE of ID 0
 //     align64       a HANDOFF of a sealed memfd whose handle says alignment 64
 //     unsealed      a HANDOFF of a memfd that is not sealed against shrinking
+//     short         a HANDOFF of 8192 bytes whose sealed memfd holds 4096
+//     kind1         a HANDOFF of a sealed memfd as kind 1 (a dev build's memfd kind)
+//     offset        a HANDOFF of a sealed memfd at offset 100 (not page-aligned)
+//     rofd          a writable HANDOFF whose sealed memfd comes as a read-only descriptor
 //     hello-first   (before HELLO) a RELEASE, then HELLO
 //     hello-twice   a second HELLO
 //     hello-hello   (before reading) two HELLOs, then write 'R'
@@ -322,6 +326,23 @@ int main(int argc, char **argv) {
     if (mfd < 0) return die("memfd");
     const uint32_t al = mode == "align64" ? 64 : 4096;
     if (!send_msg(fd, handoff(1, 8192, al, HURRAY_DEVICE_CPU), 0, mfd) && !hung_up()) return die("send");
+    close(mfd);
+    return wait_eof(fd);
+  }
+  if (mode == "short" || mode == "kind1" || mode == "offset" || mode == "rofd") {
+    int mfd = sealed_memfd(mode == "short" ? 4096 : 3 * 4096, true);
+    if (mfd < 0) return die("memfd");
+    if (mode == "rofd") {
+      char path[40];
+      std::snprintf(path, sizeof path, "/proc/self/fd/%d", mfd);
+      const int ro = open(path, O_RDONLY | O_CLOEXEC);
+      close(mfd);
+      if ((mfd = ro) < 0) return die("reopen");
+    }
+    wire::Message m = handoff(1, 8192, 4096, HURRAY_DEVICE_CPU);
+    if (mode == "kind1") m.memory.kind = 1;
+    if (mode == "offset") m.memory.offset = 100;
+    if (!send_msg(fd, m, 0, mfd) && !hung_up()) return die("send");
     close(mfd);
     return wait_eof(fd);
   }

@@ -60,27 +60,12 @@ hurray_status cpu_alloc(uint64_t byte_size, uint32_t alignment, bool shareable,
     close(fd);
     return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "[F_ADD_SEALS/fchmod] %s", std::strerror(e));
   }
-  const size_t slack = alignment > page ? alignment : 0;
-  void *reserve = mmap(nullptr, len + slack, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (reserve == MAP_FAILED) {
-    const int e = errno;
+  int e = 0;
+  void *p = map_aligned(fd, 0, len, alignment, PROT_READ | PROT_WRITE, &e);
+  if (!p) {
     close(fd);
     return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "[mmap] %s", std::strerror(e));
   }
-  const uintptr_t base = reinterpret_cast<uintptr_t>(reserve);
-  const uintptr_t aligned = slack ? (base + slack - 1) & ~(uintptr_t(alignment) - 1) : base;
-  void *p = mmap(reinterpret_cast<void *>(aligned), len, PROT_READ | PROT_WRITE,
-                 MAP_SHARED | MAP_FIXED, fd, 0);
-  if (p == MAP_FAILED) {
-    const int e = errno;
-    munmap(reserve, len + slack);
-    close(fd);
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "[mmap] %s", std::strerror(e));
-  }
-  // give back the unused ends of the reservation
-  if (aligned > base) munmap(reserve, aligned - base);
-  const uintptr_t end = aligned + len, rend = base + len + slack;
-  if (rend > end) munmap(reinterpret_cast<void *>(end), rend - end);
   out->data = out->map_base = p;
   out->map_len = len;
   out->fd = fd;
@@ -90,14 +75,14 @@ hurray_status cpu_alloc(uint64_t byte_size, uint32_t alignment, bool shareable,
 void cpu_free(const CpuAllocation &a) noexcept {
   if (a.map_len) {
     munmap(a.map_base, a.map_len);
-    close(a.fd);
+    if (a.fd >= 0) close(a.fd);
   } else {
     std::free(a.map_base);
   }
 }
 
 
-// ---- the CPU backend as a plugin-shaped table (built in) ----
+// ---- the CPU backend as a plugin-shaped table (built in; its IPC entries in ipc.cpp) ----
 namespace {
 
 // Freed heap allocations of 256 KiB and more are kept for the next
@@ -161,25 +146,6 @@ HostCache &host_cache() noexcept {
   return *c;
 }
 
-// A CpuAllocation kept in a hurray_backend_allocation without a heap block:
-// plugin_data = the memfd (or -1), reserved[0] = mapping length,
-// reserved[1] = what to munmap or free.
-CpuAllocation unpack(const hurray_backend_allocation &a) {
-  CpuAllocation c;
-  c.data = a.data;
-  c.fd = static_cast<int>(reinterpret_cast<intptr_t>(a.plugin_data));
-  c.map_len = static_cast<size_t>(a.reserved[0]);
-  c.map_base = reinterpret_cast<void *>(static_cast<uintptr_t>(a.reserved[1]));
-  return c;
-}
-
-void pack(const CpuAllocation &c, hurray_backend_allocation *a) {
-  a->data = a->host = c.data;
-  a->plugin_data = reinterpret_cast<void *>(static_cast<intptr_t>(c.fd));
-  a->reserved[0] = c.map_len;
-  a->reserved[1] = reinterpret_cast<uintptr_t>(c.map_base);
-}
-
 hurray_status cpu_probe(void **state, hurray_error *) {
   *state = nullptr;
   return HURRAY_OK;
@@ -205,14 +171,14 @@ hurray_status cpu_alloc_fn(void *, int32_t, uint8_t mc, uint64_t size, uint32_t 
   else
     HURRAY_RETURN_NOT_OK(cpu_alloc(size, alignment, flags & HURRAY_ALLOC_SHAREABLE, &c, err));
   std::memset(out, 0, sizeof *out);
-  pack(c, out);
+  cpu_pack(c, out);
   out->byte_size = size;
   out->alignment = alignment;
   out->memory_class = mc;
   return HURRAY_OK;
 }
 void cpu_free_fn(void *, hurray_backend_allocation *a) {
-  const CpuAllocation c = unpack(*a);
+  const CpuAllocation c = cpu_unpack(*a);
   if (c.map_len == 0 && c.map_base != nullptr && host_cache().put(c.map_base, a->byte_size))
     return;
   cpu_free(c);
@@ -245,9 +211,25 @@ const hurray_backend_v1 kCpuBackend = {
     HURRAY_BACKEND_API_VERSION, sizeof(hurray_backend_v1), "cpu", HURRAY_DEVICE_CPU, {},
     cpu_probe, nullptr, cpu_device_count, cpu_device_info, cpu_alloc_fn, cpu_free_fn,
     cpu_to_host, cpu_from_host, nullptr, cpu_event_record, cpu_event_wait, cpu_event_release,
-    nullptr, nullptr, nullptr, nullptr, nullptr, {}};
+    cpu_ipc_export_memory, cpu_ipc_import_memory, nullptr, nullptr, nullptr, {}};
 
 }  // namespace
+
+CpuAllocation cpu_unpack(const hurray_backend_allocation &a) noexcept {
+  CpuAllocation c;
+  c.data = a.data;
+  c.fd = static_cast<int>(reinterpret_cast<intptr_t>(a.plugin_data));
+  c.map_len = static_cast<size_t>(a.reserved[0]);
+  c.map_base = reinterpret_cast<void *>(static_cast<uintptr_t>(a.reserved[1]));
+  return c;
+}
+
+void cpu_pack(const CpuAllocation &c, hurray_backend_allocation *a) noexcept {
+  a->data = a->host = c.data;
+  a->plugin_data = reinterpret_cast<void *>(static_cast<intptr_t>(c.fd));
+  a->reserved[0] = c.map_len;
+  a->reserved[1] = reinterpret_cast<uintptr_t>(c.map_base);
+}
 
 const hurray_backend_v1 *cpu_backend() noexcept { return &kCpuBackend; }
 

@@ -1,0 +1,80 @@
+// The public device functions (hurray.h): hurray_device_count, _info,
+// _native and hurray_event_record, each finding the backend through the
+// registry (backends.cpp) and calling it through the dispatch layer.
+#include <hurray.h>
+#include <hurray_backend.h>
+
+#include <cstring>
+
+#include "../core/internal.h"
+#include "backends.h"
+#include "dispatch.h"
+
+using namespace hurray::detail;
+
+namespace {
+
+void event_free_trampoline(void *user, void *event) {
+  const auto *r = static_cast<const DeviceRef *>(user);
+  dispatch::event_release(r->backend, r->device, event);
+}
+
+}  // namespace
+
+extern "C" {
+
+HURRAY_API hurray_status hurray_device_count(hurray_context *ctx, uint8_t tag, int32_t *count,
+                                             hurray_error *err) {
+  (void)ctx;
+  if (!count)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_device_count: count is NULL");
+  Backend b;
+  *count = 0;
+  HURRAY_RETURN_NOT_OK(backend_for(tag, &b, err));
+  *count = dispatch::device_count(b);
+  return HURRAY_OK;
+}
+
+HURRAY_API hurray_status hurray_device_info(hurray_context *ctx, uint8_t tag, int32_t ordinal,
+                                            hurray_backend_device_info *out, hurray_error *err) {
+  (void)ctx;
+  if (!out)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_device_info: out is NULL");
+  Backend b;
+  HURRAY_RETURN_NOT_OK(backend_device(tag, ordinal, &b, err));
+  return dispatch::device_info(b, ordinal, out, err);
+}
+
+HURRAY_API hurray_status hurray_device_native(hurray_context *ctx, uint8_t tag, int32_t ordinal,
+                                              hurray_backend_native *out, hurray_error *err) {
+  (void)ctx;
+  if (!out)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_device_native: out is NULL");
+  Backend b;
+  HURRAY_RETURN_NOT_OK(backend_device(tag, ordinal, &b, err));
+  return dispatch::native(b, ordinal, out, err);
+}
+
+HURRAY_API hurray_status hurray_event_record(hurray_context *ctx, uint8_t tag, int32_t ordinal,
+                                             void *stream, hurray_export_desc *desc,
+                                             hurray_error *err) {
+  (void)ctx;
+  if (!desc)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_event_record: desc is NULL");
+  Backend b;
+  HURRAY_RETURN_NOT_OK(backend_device(tag, ordinal, &b, err));
+  const DeviceRef *ref = device_ref(b, ordinal);
+  if (!ref) return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_event_record: out of memory");
+  void *event = nullptr;
+  uint64_t value = 0;
+  HURRAY_RETURN_NOT_OK(dispatch::event_record(b, ordinal, stream, &event, &value, err));
+  desc->sync_mode = HURRAY_SYNC_EVENT;
+  desc->sync_object = event;
+  desc->sync_value = value;
+  desc->event_free_fn = event_free_trampoline;
+  desc->event_user = const_cast<DeviceRef *>(ref);
+  return HURRAY_OK;
+}
+
+}  // extern "C"

@@ -1,0 +1,58 @@
+// The cold paths of the dispatch layer (dispatch.h): the one message format
+// for a NULL optional entry and for what a plugin returned wrong, and
+// closing a descriptor a plugin returned that nobody took.
+#include "dispatch.h"
+
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdio>
+
+#include "../core/internal.h"
+
+namespace hurray::detail::dispatch {
+
+namespace {
+
+// "UNSUPPORTED" for HURRAY_E_UNSUPPORTED.
+const char *short_name(hurray_status st) noexcept {
+  const char *n = hurray_status_name(st);
+  constexpr char kPrefix[] = "HURRAY_E_";
+  return std::strncmp(n, kPrefix, sizeof kPrefix - 1) == 0 ? n + sizeof kPrefix - 1 : n;
+}
+
+}  // namespace
+
+hurray_status unsupported(const Backend &b, const char *entry, hurray_rule rule, const char *why,
+                          hurray_error *err) noexcept {
+  return fail(err, HURRAY_E_UNSUPPORTED, rule, "%s: %s: %s: %s", name(b), entry,
+              short_name(HURRAY_E_UNSUPPORTED), why);
+}
+
+hurray_status refuse(const Backend &b, const char *entry, hurray_status status, hurray_error *err,
+                     const char *fmt, ...) noexcept {
+  char detail[200];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(detail, sizeof detail, fmt, ap);
+  va_end(ap);
+  return fail(err, status, HURRAY_RULE_NONE, "%s: %s: %s: %s", name(b), entry, short_name(status),
+              detail);
+}
+
+void close_returned(int fd) noexcept {
+  if (fd >= 0) close(fd);
+}
+
+hurray_status check_exported(const Backend &b, const char *entry, hurray_backend_ipc_handle *h,
+                             hurray_error *err) noexcept {
+  if (h->kind != 0 && h->fd >= -1) return HURRAY_OK;
+  const unsigned kind = h->kind;
+  const int fd = h->fd;
+  close_returned(h->fd);
+  h->fd = -1;
+  return refuse(b, entry, HURRAY_E_BACKEND, err, "the plugin returned a handle of kind %u, fd %d",
+                kind, fd);
+}
+
+}  // namespace hurray::detail::dispatch

@@ -1,0 +1,182 @@
+// The dispatch layer: the only code outside src/backends and the loader
+// (backends.cpp) that calls a plugin's table (hurray_backend_v1). One inline
+// function per entry, so that the handoff and allocation paths compile to
+// the same direct call as before; what the entries have in common is
+// decided here once:
+//  - A NULL optional entry (classify, the four IPC entries, native) is
+//    HURRAY_E_UNSUPPORTED with one message format,
+//    "<plugin>: <entry>: UNSUPPORTED: <why>" (see unsupported() below); a
+//    NULL shutdown does nothing.
+//  - Errors this layer finds in what a plugin returned use the same prefix,
+//    "<plugin>: <entry>: <STATUS>: ...". A plugin's own error message is
+//    passed on as the plugin wrote it (the rule ID first where there is one).
+//  - File descriptors: a descriptor a plugin returns (the ipc_export_*
+//    entries, out->fd) belongs to the caller once the entry succeeds; on any
+//    failure, the plugin's or this layer's, it is closed here and out->fd is
+//    -1. A descriptor the caller passes in (the ipc_import_* entries) stays
+//    the caller's: the plugin duplicates what it keeps.
+//  - out structs are zeroed (descriptors -1) before the plugin sees them.
+// The loader's own guarantees to a plugin (valid ordinal, handles checked)
+// are in include/hurray_backend.h; the callers here keep them.
+#pragma once
+
+#include <hurray.h>
+#include <hurray_backend.h>
+
+#include <cstring>
+
+#include "backends.h"
+
+namespace hurray::detail::dispatch {
+
+// ---- cold paths (dispatch.cpp) ----
+
+// "<plugin>: <entry>: UNSUPPORTED: <why>" (with `rule` when one applies).
+hurray_status unsupported(const Backend &b, const char *entry, hurray_rule rule,
+                          const char *why, hurray_error *err) noexcept;
+// "<plugin>: <entry>: <status name>: <detail>": what this layer found wrong
+// in what the plugin returned.
+hurray_status refuse(const Backend &b, const char *entry, hurray_status status,
+                     hurray_error *err, const char *fmt, ...) noexcept
+    __attribute__((format(printf, 5, 6)));
+// Close a descriptor a plugin returned and that nobody took (fd >= 0).
+void close_returned(int fd) noexcept;
+// An exported IPC handle is well formed (kind not 0, fd -1 or a descriptor);
+// on refusal the descriptor is closed and *err says which entry.
+hurray_status check_exported(const Backend &b, const char *entry, hurray_backend_ipc_handle *h,
+                             hurray_error *err) noexcept;
+
+// ---- the table ----
+
+inline const char *name(const Backend &b) noexcept { return b.table->name; }
+inline uint8_t device_tag(const Backend &b) noexcept { return b.table->device_tag; }
+
+// Optional: a NULL shutdown has nothing to release.
+inline void shutdown(const Backend &b) noexcept {
+  if (b.table->shutdown) b.table->shutdown(b.state);
+}
+
+inline int32_t device_count(const Backend &b) noexcept { return b.table->device_count(b.state); }
+
+inline hurray_status device_info(const Backend &b, int32_t device, hurray_backend_device_info *out,
+                                 hurray_error *err) noexcept {
+  std::memset(out, 0, sizeof *out);
+  return b.table->device_info(b.state, device, out, err);
+}
+
+inline hurray_status alloc(const Backend &b, int32_t device, uint8_t memory_class,
+                           uint64_t byte_size, uint32_t alignment, uint32_t flags,
+                           hurray_backend_allocation *out, hurray_error *err) noexcept {
+  *out = hurray_backend_allocation{};
+  return b.table->alloc(b.state, device, memory_class, byte_size, alignment, flags, out, err);
+}
+
+inline void free(const Backend &b, hurray_backend_allocation *a) noexcept {
+  b.table->free(b.state, a);
+}
+
+inline hurray_status copy_to_host(const Backend &b, const hurray_backend_allocation *src,
+                                  uint64_t offset, void *dst, uint64_t n,
+                                  hurray_error *err) noexcept {
+  return b.table->copy_to_host(b.state, src, offset, dst, n, err);
+}
+
+inline hurray_status copy_from_host(const Backend &b, hurray_backend_allocation *dst,
+                                    uint64_t offset, const void *src, uint64_t n,
+                                    hurray_error *err) noexcept {
+  return b.table->copy_from_host(b.state, dst, offset, src, n, err);
+}
+
+inline hurray_status classify(const Backend &b, const void *ptr, int32_t *device,
+                              uint8_t *memory_class, hurray_error *err) noexcept {
+  if (!b.table->classify)
+    return unsupported(b, "classify", HURRAY_RULE_NONE, "this backend cannot classify pointers",
+                       err);
+  return b.table->classify(b.state, ptr, device, memory_class, err);
+}
+
+inline hurray_status event_record(const Backend &b, int32_t device, void *stream, void **event,
+                                  uint64_t *value, hurray_error *err) noexcept {
+  *event = nullptr;
+  *value = 0;
+  return b.table->event_record(b.state, device, stream, event, value, err);
+}
+
+inline hurray_status event_wait(const Backend &b, int32_t device, void *event, uint64_t value,
+                                void *stream, hurray_error *err) noexcept {
+  return b.table->event_wait(b.state, device, event, value, stream, err);
+}
+
+inline void event_release(const Backend &b, int32_t device, void *event) noexcept {
+  b.table->event_release(b.state, device, event);
+}
+
+// Whether the backend has both memory IPC entries (what a channel announces).
+inline bool has_memory_ipc(const Backend &b) noexcept {
+  return b.table->ipc_export_memory && b.table->ipc_import_memory;
+}
+
+// On success out->fd (if >= 0) is the caller's to pass on and close.
+inline hurray_status ipc_export_memory(const Backend &b, const hurray_backend_allocation *a,
+                                       hurray_backend_ipc_handle *out,
+                                       hurray_error *err) noexcept {
+  std::memset(out, 0, sizeof *out);
+  out->fd = -1;
+  if (!b.table->ipc_export_memory)
+    return unsupported(b, "ipc_export_memory", HURRAY_RULE_NONE, "this backend has no IPC", err);
+  if (const hurray_status st = b.table->ipc_export_memory(b.state, a, out, err)) {
+    close_returned(out->fd);
+    out->fd = -1;
+    return st;
+  }
+  return check_exported(b, "ipc_export_memory", out, err);
+}
+
+// handle->fd stays the caller's.
+inline hurray_status ipc_import_memory(const Backend &b, int32_t device,
+                                       const hurray_backend_ipc_handle *handle,
+                                       uint8_t memory_class, hurray_backend_allocation *out,
+                                       hurray_error *err) noexcept {
+  *out = hurray_backend_allocation{};
+  if (!b.table->ipc_import_memory)
+    return unsupported(b, "ipc_import_memory", HURRAY_RULE_NONE, "this backend has no IPC", err);
+  return b.table->ipc_import_memory(b.state, device, handle, memory_class, out, err);
+}
+
+// On success out->fd (if >= 0) is the caller's to pass on and close.
+inline hurray_status ipc_export_event(const Backend &b, int32_t device, void *event,
+                                      hurray_backend_ipc_handle *out,
+                                      hurray_error *err) noexcept {
+  std::memset(out, 0, sizeof *out);
+  out->fd = -1;
+  if (!b.table->ipc_export_event)
+    return unsupported(b, "ipc_export_event", HURRAY_RULE_SYNC_IPC,
+                       "BP-SYNC-IPC: this backend cannot export events", err);
+  if (const hurray_status st = b.table->ipc_export_event(b.state, device, event, out, err)) {
+    close_returned(out->fd);
+    out->fd = -1;
+    return st;
+  }
+  return check_exported(b, "ipc_export_event", out, err);
+}
+
+// handle->fd stays the caller's.
+inline hurray_status ipc_import_event(const Backend &b, int32_t device,
+                                      const hurray_backend_ipc_handle *handle, void **event,
+                                      hurray_error *err) noexcept {
+  *event = nullptr;
+  if (!b.table->ipc_import_event)
+    return unsupported(b, "ipc_import_event", HURRAY_RULE_SYNC_IPC,
+                       "BP-SYNC-IPC: this backend cannot import events", err);
+  return b.table->ipc_import_event(b.state, device, handle, event, err);
+}
+
+inline hurray_status native(const Backend &b, int32_t device, hurray_backend_native *out,
+                            hurray_error *err) noexcept {
+  std::memset(out, 0, sizeof *out);
+  if (!b.table->native)
+    return unsupported(b, "native", HURRAY_RULE_NONE, "this backend has no native handles", err);
+  return b.table->native(b.state, device, out, err);
+}
+
+}  // namespace hurray::detail::dispatch

@@ -100,6 +100,21 @@ typedef struct hurray_backend_ipc_handle {
   uint8_t bytes[64];  /**< opaque vendor handle */
 } hurray_backend_ipc_handle;
 
+/** Kinds of hurray_backend_device_identity. */
+#define HURRAY_BACKEND_ID_NONE 0u /**< no stable identity known */
+#define HURRAY_BACKEND_ID_UUID 1u /**< bytes: the vendor's 16-byte device UUID */
+#define HURRAY_BACKEND_ID_LUID 2u /**< bytes[0..7]: an 8-byte LUID, the rest zero */
+#define HURRAY_BACKEND_ID_PCI 3u  /**< bytes[0..3] PCI domain (LE), [4] bus,
+                                       [5] device, [6] function, the rest zero */
+
+/** \brief A device's stable identity (the device_identity entry). Two
+ *  devices are the same when kind and all 16 bytes are equal. */
+typedef struct hurray_backend_device_identity {
+  uint32_t kind;      /**< HURRAY_BACKEND_ID_* */
+  uint32_t reserved0; /**< zero */
+  uint8_t bytes[16];  /**< the identity; unused bytes zero */
+} hurray_backend_device_identity;
+
 /** \brief Native handles of a device, for producers and consumers that
  *  submit their own work on the backend's device. What each slot holds is
  *  defined per backend in its documentation, a page of docs/backends/
@@ -218,7 +233,33 @@ typedef struct hurray_backend_v1 {
   hurray_status (*native)(void *state, int32_t device, hurray_backend_native *out,
                           hurray_error *err);
 
-  void *reserved[8]; /**< NULL */
+  /* Added in 1.0.0-dev in place of reserved[0] and reserved[1]: the table's
+   * size is unchanged, and a plugin built before leaves both NULL. */
+
+  /** Optional: the device's stable identity, the same in every process
+   *  whatever the device order there (CUDA_VISIBLE_DEVICES, containers):
+   *  the vendor's device UUID, else its strongest identity (PCI address,
+   *  LUID). NULL entry, or kind HURRAY_BACKEND_ID_NONE: the device has none
+   *  libhurray can match (imports then fall back to the ordinal).
+   *  Loader: a valid ordinal, out not NULL and zeroed. */
+  hurray_status (*device_identity)(void *state, int32_t device,
+                                   struct hurray_backend_device_identity *out,
+                                   hurray_error *err);
+  /** Optional: call done(user) exactly once, from any thread, once the
+   *  work that uses a buffer has completed, and return at once: when event
+   *  is not NULL, once (event, value) of event_record/ipc_import_event has
+   *  completed; else once the work queued on `stream` so far has (stream
+   *  NULL: the device's default stream). On an error return done is never
+   *  called. done must not call into this plugin on the thread that calls
+   *  it before returning from this entry (it may run inline when the work
+   *  has completed already). NULL entry: libhurray waits on the host
+   *  (event_wait with stream NULL), then calls done, and says so in
+   *  hurray_device_info. Loader: a valid ordinal, done not NULL. */
+  hurray_status (*release_after)(void *state, int32_t device, void *stream, void *event,
+                                 uint64_t value, void (*done)(void *user), void *user,
+                                 hurray_error *err);
+
+  void *reserved[6]; /**< NULL */
 } hurray_backend_v1;
 
 /** The entry symbol's type. */

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdarg>
 #include <cstdint>
+#include <new>
 
 // Return early from a function returning hurray_status when expr fails.
 #define HURRAY_RETURN_NOT_OK(expr)                      \
@@ -103,6 +104,17 @@ void fill(hurray_error *err, hurray_status status, hurray_rule rule,
           hurray_severity severity, int64_t index, int64_t offset,
           const char *fmt, ...) noexcept __attribute__((format(printf, 7, 8)));
 hurray_status status_of_rule(hurray_rule rule) noexcept;
+
+// The body of a hurray_*_create(T **out, err): *out = a new T, else
+// INVALID_ARGUMENT "<fn>: out is NULL" or OUT_OF_MEMORY "<fn>: out of memory".
+template <class T>
+hurray_status create_object(T **out, const char *fn, hurray_error *err) noexcept {
+  if (!out) return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s: out is NULL", fn);
+  auto *p = new (std::nothrow) T;
+  if (!p) return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "%s: out of memory", fn);
+  *out = p;
+  return HURRAY_OK;
+}
 
 // ---- rule engine (validate.cpp) ----
 // One violation found while validating, before any message is formatted.

@@ -8,13 +8,7 @@ using namespace hurray::detail;
 extern "C" {
 
 HURRAY_API hurray_status hurray_policy_create(hurray_policy **out, hurray_error *err) {
-  if (!out) return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                        "hurray_policy_create: out is NULL");
-  auto *p = new (std::nothrow) hurray_policy;
-  if (!p) return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE,
-                      "hurray_policy_create: out of memory");
-  *out = p;
-  return HURRAY_OK;
+  return create_object(out, "hurray_policy_create", err);
 }
 
 HURRAY_API void hurray_policy_destroy(hurray_policy *policy) { delete policy; }

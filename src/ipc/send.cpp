@@ -148,7 +148,8 @@ hurray_status describe_memory(hurray_buffer *buffer, const hurray_buffer_handle 
                   "memfd is mapped by pages",
                   static_cast<unsigned long long>(at), static_cast<unsigned long long>(page));
     }
-    ih.offset += at;
+    ih.offset += at;     // the memory sent starts at the view
+    ih.byte_size -= at;  // and runs to the memfd's end (at < byte_size: inside it)
   }
   mem->kind = ih.kind;
   mem->has_fd = ih.fd >= 0 ? 1 : 0;

@@ -57,6 +57,10 @@ std::vector<Offer> local_offers(hurray_context *ctx, const std::vector<uint8_t> 
 hurray_status check_offer(const std::vector<Offer> &offers, uint8_t tag, uint8_t memory_class,
                           int32_t ordinal, const char *who, hurray_error *err);
 
+// The allocation that makes the receiver's copy: h's size, alignment,
+// device and memory class, on device `ordinal`.
+hurray_alloc_desc alloc_desc_for(const hurray_buffer_handle &h, int32_t ordinal) noexcept;
+
 // Allocate the receiver's copy on exactly the declared device.
 hurray_status alloc_exact(hurray_context *ctx, const hurray_buffer_handle &h, int32_t ordinal,
                           hurray_buffer **out, hurray_error *err);

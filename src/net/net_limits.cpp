@@ -99,21 +99,22 @@ hurray_status Allowlist::parse(const char *list, hurray_error *err) noexcept {
                       entry.c_str());
         prefix = std::stoi(bits);
       }
-      if (inet_pton(AF_INET, host.c_str(), b.addr) == 1) {
-        b.family = AF_INET;
-        if (prefix < 0) prefix = 32;
-        if (prefix > 32)
+      struct Family {
+        int af;
+        int bits;
+        const char *name;
+      };
+      for (const Family f : {Family{AF_INET, 32, "IPv4"}, Family{AF_INET6, 128, "IPv6"}}) {
+        if (inet_pton(f.af, host.c_str(), b.addr) != 1) continue;
+        b.family = f.af;
+        if (prefix < 0) prefix = f.bits;
+        if (prefix > f.bits)
           return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                      "%s: allow entry \"%s\": an IPv4 prefix is at most 32 bits", kAdmitId,
-                      entry.c_str());
-      } else if (inet_pton(AF_INET6, host.c_str(), b.addr) == 1) {
-        b.family = AF_INET6;
-        if (prefix < 0) prefix = 128;
-        if (prefix > 128)
-          return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                      "%s: allow entry \"%s\": an IPv6 prefix is at most 128 bits", kAdmitId,
-                      entry.c_str());
-      } else {
+                      "%s: allow entry \"%s\": an %s prefix is at most %d bits", kAdmitId,
+                      entry.c_str(), f.name, f.bits);
+        break;
+      }
+      if (b.family == 0) {
         return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                     "%s: allow entry \"%s\" is not an IPv4 or IPv6 address or CIDR block "
                     "(host names are not resolved)",

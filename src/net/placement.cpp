@@ -58,14 +58,19 @@ hurray_status check_offer(const std::vector<Offer> &offers, uint8_t tag, uint8_t
               hurray_device_tag_name(tag), static_cast<unsigned>(tag));
 }
 
-hurray_status alloc_exact(hurray_context *ctx, const hurray_buffer_handle &h, int32_t ordinal,
-                          hurray_buffer **out, hurray_error *err) {
+hurray_alloc_desc alloc_desc_for(const hurray_buffer_handle &h, int32_t ordinal) noexcept {
   hurray_alloc_desc a = HURRAY_ALLOC_DESC_INIT;
   a.byte_size = h.byte_size;
   a.alignment = h.alignment;
   a.device_tag = h.device_tag;
   a.memory_class = h.memory_class;
   a.device_ordinal = ordinal;
+  return a;
+}
+
+hurray_status alloc_exact(hurray_context *ctx, const hurray_buffer_handle &h, int32_t ordinal,
+                          hurray_buffer **out, hurray_error *err) {
+  const hurray_alloc_desc a = alloc_desc_for(h, ordinal);
   hurray_error e;
   const hurray_status st = hurray_buffer_alloc(ctx, &a, out, &e);
   if (st == HURRAY_OK) return st;

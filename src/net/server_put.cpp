@@ -25,12 +25,7 @@ hurray_status hurray_net_server::alloc_dest(const hurray_buffer_handle &h, int32
                                             hurray_error *err) {
   *out = nullptr;
   if (alloc == nullptr) return alloc_exact(ctx, h, ordinal, out, err);
-  hurray_alloc_desc a = HURRAY_ALLOC_DESC_INIT;
-  a.byte_size = h.byte_size;
-  a.alignment = h.alignment;
-  a.device_tag = h.device_tag;
-  a.memory_class = h.memory_class;
-  a.device_ordinal = ordinal;
+  hurray_alloc_desc a = alloc_desc_for(h, ordinal);
   hurray_error e;
   std::memset(&e, 0, sizeof e);
   hurray_buffer *b = nullptr;

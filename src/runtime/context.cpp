@@ -132,13 +132,7 @@ using namespace hurray::detail;
 extern "C" {
 
 HURRAY_API hurray_status hurray_context_create(hurray_context **out, hurray_error *err) {
-  if (!out) return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                        "hurray_context_create: out is NULL");
-  auto *ctx = new (std::nothrow) hurray_context;
-  if (!ctx) return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE,
-                        "hurray_context_create: out of memory");
-  *out = ctx;
-  return HURRAY_OK;
+  return create_object(out, "hurray_context_create", err);
 }
 
 HURRAY_API void hurray_context_destroy(hurray_context *ctx) {

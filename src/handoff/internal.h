@@ -29,7 +29,7 @@
 #include "../core/inline.h"
 #include "../runtime/context.h"
 #include "handoff.h"
-#include "pool.h"
+#include "../core/pool.h"
 
 struct hurray_buffer {
   std::atomic<uint32_t> pool_next{0};

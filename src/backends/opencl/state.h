@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "../../handoff/pool.h"
+#include "../../core/pool.h"  // header-only; links nothing of libhurray
 #include "api.h"
 #include "class_name.h"
 #include "kit/align.h"

@@ -3,6 +3,8 @@
 // (a stale pointer to one is always safe to read, which is how a double
 // release through a copied handoff is detected), and each has a stable index.
 // The free list is a lock-free stack whose head carries a tag against ABA.
+// Header-only and free of libhurray's symbols: the handoff layer's records
+// and the OpenCL plugin's allocation records both use it.
 #pragma once
 
 #include <atomic>

@@ -25,6 +25,11 @@ scripts/webgpu.sh >/dev/null
 # PoCL and Mesa keep kernel and shader caches: somewhere private and temporary.
 export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$(mktemp -d)}
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$(mktemp -d)}
+# No display here: Mesa's EGL (Dawn's OpenGL ES backend, the WebGPU plugin)
+# runs surfaceless. Without it eglInitialize fails, WebGPU is unavailable,
+# and Mesa leaks the block of that failed initialisation (which LeakSanitizer
+# reports in any program that probes every backend, hurray-inspect --devices).
+export EGL_PLATFORM=${EGL_PLATFORM:-surfaceless}
 
 prefix=${HURRAY_BUILD_PREFIX:-build-test}
 jobs=${JOBS:-$(nproc)}

@@ -153,7 +153,9 @@ hurray_status parse(const uint8_t *p, size_t n, size_t nfds, Message *out,
       const bool view = length == kHandoffViewBody || length == kHandoffViewBody + kIdentitySize;
       const bool ident =
           length == kHandoffBody + kIdentitySize || length == kHandoffViewBody + kIdentitySize;
-      if (!view && !ident && length != kHandoffBody)
+      if (view || ident) {
+        // read below
+      } else if (length != kHandoffBody)
         return bad(err, 8,
                    "HANDOFF body of %u bytes (expected %zu; %zu for a view, %zu with a device "
                    "identity, %zu for both)",

@@ -36,9 +36,7 @@ inline void set_pci_identity(hurray_backend_device_identity *out, uint32_t domai
                         static_cast<uint8_t>(domain >> 16), static_cast<uint8_t>(domain >> 24),
                         static_cast<uint8_t>(bus),          static_cast<uint8_t>(dev),
                         static_cast<uint8_t>(fn)};
-  std::memset(out, 0, sizeof *out);
-  std::memcpy(out->bytes, b, sizeof b);
-  out->kind = HURRAY_BACKEND_ID_PCI;  // 0000:00:00.0 is a valid address
+  set_identity(out, HURRAY_BACKEND_ID_PCI, b, sizeof b);  // 0000:00:00.0 (a host bridge): NONE
 }
 
 }  // namespace hurray::kit

@@ -19,7 +19,8 @@
  *          tests: one letter per device, in this process's order, 1 to 4
  *          devices ("AB": two; "BA": the same two, reversed). Device X's
  *          identity is the UUID "ipcfake device X"; '-' is a device without
- *          one (kind NONE). Exported memory carries its device's letter in
+ *          one (kind NONE); '!' and '?' report malformed identities (kind 7;
+ *          reserved0 1), for the dispatch layer's check. Exported memory carries its device's letter in
  *          bytes[15], and an import on a device of another letter fails
  *          (the import landed on the wrong device). Unset: one device, NONE. */
 #define _GNU_SOURCE
@@ -75,6 +76,9 @@ static hurray_status device_identity(void *state, int32_t device,
   (void)state, (void)err;
   memset(out, 0, sizeof *out);
   if (c == 0 || c == '-') return HURRAY_OK; /* NONE */
+  if (c == '!') out->kind = 7;                /* malformed: an unknown kind */
+  if (c == '?') out->reserved0 = 1;           /* malformed: reserved bytes */
+  if (c == '!' || c == '?') return HURRAY_OK;
   out->kind = HURRAY_BACKEND_ID_UUID;
   memcpy(out->bytes, "ipcfake device ", 15);
   out->bytes[15] = (uint8_t)c;

@@ -8,7 +8,7 @@
 //        "refuse": refused, HURRAY_E_DEVICE_UNAVAILABLE naming
 //        BP-IPC-DEVICE-ID. Releases each.
 //   hurray_ipc_identity_peer print TAG ORDINAL  print the device's identity
-//        as "<kind> <32 hex digits>"
+//        as "<kind> <32 hex digits>" (exit 0), or "error <STATUS>: <message>"
 //   hurray_ipc_identity_peer v1 FD   a version-1 peer, on the wire itself:
 //        HELLO (protocol 1, CPU and CUDA), then one HANDOFF must come in the
 //        216-byte form; RELEASE it, wait for the hang-up
@@ -113,8 +113,11 @@ int main(int argc, char **argv) {
   if (mode == "print" && argc == 4) {
     hurray_backend_device_identity id;
     if (hurray_device_identity(nullptr, static_cast<uint8_t>(std::atoi(argv[2])),
-                               std::atoi(argv[3]), &id, &err) != HURRAY_OK)
-      return die("identity", &err);
+                               std::atoi(argv[3]), &id, &err) != HURRAY_OK) {
+      std::printf("error %s: %s\n", hurray_status_name(static_cast<hurray_status>(err.status)),
+                  err.message);
+      return 1;
+    }
     std::printf("%u ", id.kind);
     for (uint8_t x : id.bytes) std::printf("%02x", x);
     std::printf("\n");

@@ -195,6 +195,20 @@ TEST_CASE("identity: the public lookup, on the stand-in plugin's devices", "[.re
   CHECK(c2.wait_exit() == 0);
 }
 
+TEST_CASE("identity: a plugin's malformed identity is refused by the dispatch layer",
+          "[.reorder]") {
+  Child bad_kind({HURRAY_IPC_IDENTITY_PEER, "print", "1", "0"}, "!?");
+  const std::string k = bad_kind.output();
+  CHECK(bad_kind.wait_exit() == 1);
+  CHECK(k.find("error HURRAY_E_BACKEND") == 0);
+  CHECK(k.find("unknown kind 7") != std::string::npos);
+  Child bad_reserved({HURRAY_IPC_IDENTITY_PEER, "print", "1", "1"}, "!?");
+  const std::string r = bad_reserved.output();
+  CHECK(bad_reserved.wait_exit() == 1);
+  CHECK(r.find("error HURRAY_E_BACKEND") == 0);
+  CHECK(r.find("non-zero reserved") != std::string::npos);
+}
+
 TEST_CASE("identity: a consumer with the devices in another order imports on the device of "
           "the same identity",
           "[.reorder]") {

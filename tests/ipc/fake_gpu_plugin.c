@@ -20,9 +20,10 @@
  *          devices ("AB": two; "BA": the same two, reversed). Device X's
  *          identity is the UUID "ipcfake device X"; '-' is a device without
  *          one (kind NONE); '!' and '?' report malformed identities (kind 7;
- *          reserved0 1), for the dispatch layer's check. Exported memory carries its device's letter in
- *          bytes[15], and an import on a device of another letter fails
- *          (the import landed on the wrong device). Unset: one device, NONE. */
+ *          reserved0 1), for the dispatch layer's check. Exported memory
+ *          carries its device's letter in bytes[15], and an import on a
+ *          device of another letter fails (the import landed on the wrong
+ *          device). Unset: one device, NONE. */
 #define _GNU_SOURCE
 #include <hurray_backend.h>
 
@@ -210,8 +211,8 @@ static hurray_status import_memory(void *state, int32_t device,
   if (h->kind != KIND_MEMORY || h->fd < 0 || mc != HURRAY_MEMORY_STANDARD ||
       memcmp(h->bytes, "ipcfake memory", 14) != 0)
     return fail_with(err, HURRAY_E_INVALID_ARGUMENT, "not an ipcfake memory handle");
-  if (h->bytes[15] && h->bytes[15] != '-' && letter_of(device) && letter_of(device) != '-' &&
-      h->bytes[15] != letter_of(device))
+  if (h->bytes[15] && h->bytes[15] != '-' && letter_of(device) &&
+      letter_of(device) != '-' && h->bytes[15] != letter_of(device))
     return fail_with(err, HURRAY_E_INVALID_ARGUMENT,
                      "ipcfake: the memory of one device imported on another");
   return map_fd(h->fd, h->byte_size, 0, out, err);

@@ -718,6 +718,7 @@ HURRAY_API hurray_status hurray_handoff_move(hurray_handoff *src,
 /* hurray_backend.h defines these; repeated here as incomplete types. */
 struct hurray_backend_device_info;
 struct hurray_backend_native;
+struct hurray_backend_device_identity;
 
 /** \brief Number of devices with this tag (loads its backend if needed). */
 HURRAY_API hurray_status hurray_device_count(hurray_context *ctx,
@@ -734,6 +735,20 @@ HURRAY_API hurray_status hurray_device_native(hurray_context *ctx,
                                               int32_t device_ordinal,
                                               struct hurray_backend_native *out,
                                               hurray_error *err);
+/** \brief The device's stable identity (struct in hurray_backend.h): its
+ *  UUID, else PCI address or LUID, the same in every process whatever the
+ *  device order there; kind HURRAY_BACKEND_ID_NONE where the backend has
+ *  none (CPU, WebGPU, PoCL). docs/spec/identity.md. */
+HURRAY_API hurray_status hurray_device_identity(
+    hurray_context *ctx, uint8_t device_tag, int32_t device_ordinal,
+    struct hurray_backend_device_identity *out, hurray_error *err);
+/** \brief *ordinal = this process's device of the tag whose identity equals
+ *  *identity (kind and bytes). None has it: HURRAY_E_DEVICE_UNAVAILABLE,
+ *  BP-DEV-ID (*ordinal -1); kind NONE: HURRAY_E_INVALID_ARGUMENT. */
+HURRAY_API hurray_status hurray_device_find(
+    hurray_context *ctx, uint8_t device_tag,
+    const struct hurray_backend_device_identity *identity, int32_t *ordinal,
+    hurray_error *err);
 /** \brief Record an event after the work queued on `stream` (NULL: the
  *  device's default stream) and make *desc an EVENT export carrying it:
  *  sync_mode, sync_object, sync_value, event_free_fn and event_user are set,

@@ -59,6 +59,14 @@ hurray_status check_peer(int fd, const Options &o, struct ucred *cred, hurray_er
 // (a read-only reopen through /proc/self/fd). -1 and *err on failure.
 int reopen_read_only(int fd, hurray_error *err);
 
+// The device identity of a HANDOFF (identity.cpp): m->id_* = the identity of
+// the device (tag, ordinal), NONE when it has none (or is the CPU).
+void describe_identity(uint8_t tag, int32_t ordinal, Message *m) noexcept;
+// m->device_ordinal = this process's device with m's identity; unchanged
+// when m carries none or no local device has one; else
+// HURRAY_E_DEVICE_UNAVAILABLE, BP-IPC-DEVICE-ID.
+hurray_status map_identity(Message *m, hurray_error *err) noexcept;
+
 // HURRAY_IPC_COPY_PER_SEND: a new shareable CPU buffer holding a copy of
 // src's h.byte_size bytes (*out: the caller's reference).
 hurray_status fresh_copy(hurray_buffer *src, const hurray_buffer_handle &h, hurray_buffer **out,

@@ -192,7 +192,9 @@ hurray_status import(hurray_ipc_channel *ch, Pending &p, hurray_handoff *out, hu
   void *event = nullptr;                // EVENT: the imported event
   const DeviceRef *event_ref = nullptr;  // and where to release it
   Backend be;
-  hurray_status st = backend_device(h.device_tag, m.device_ordinal, &be, err);
+  // the device of the identity it carries, on this side (BP-IPC-DEVICE-ID)
+  hurray_status st = hurray::ipc::map_identity(&p.m, err);
+  if (st == HURRAY_OK) st = backend_device(h.device_tag, m.device_ordinal, &be, err);
   if (st == HURRAY_OK && m.handle[13] == HURRAY_SYNC_EVENT) {
     // the producer's event, opened here (BP-SYNC-WAIT happens at acquire)
     hurray_backend_ipc_handle eh{};

@@ -263,6 +263,8 @@ HURRAY_API hurray_status hurray_ipc_send(hurray_ipc_channel *ch, hurray_buffer *
   hurray_handle_encode(&h, m.handle, sizeof m.handle, nullptr);
   m.flags = local.flags & wire::kHandoffFlags;
   m.device_ordinal = local.device_ordinal;
+  if (ch->peer.protocol_version >= wire::kIdentityProtocol)  // the device's identity too
+    hurray::ipc::describe_identity(h.device_tag, m.device_ordinal, &m);
   if ((m.flags & HURRAY_HANDOFF_READ_ONLY) && h.device_tag == HURRAY_DEVICE_CPU && fds[0] >= 0) {
     // BP-IPC-RO: the consumer gets a descriptor it cannot map writable
     const int ro = hurray::ipc::reopen_read_only(fds[0], err);

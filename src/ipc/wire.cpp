@@ -66,6 +66,28 @@ hurray_status parse_handle(const uint8_t *p, size_t at, const char *what, WireHa
   return HURRAY_OK;
 }
 
+// The identity block at p (kIdentitySize bytes), offsets reported from `at`:
+// a known kind other than NONE (the shorter form says NONE), reserved zero,
+// and the bytes the kind does not use zero.
+hurray_status parse_identity(const uint8_t *p, size_t at, Message *out, hurray_error *err) {
+  out->id_kind = get32(p);
+  std::memcpy(out->id_bytes, p + 8, sizeof out->id_bytes);
+  size_t used;
+  switch (out->id_kind) {
+    case HURRAY_BACKEND_ID_UUID: used = 16; break;
+    case HURRAY_BACKEND_ID_LUID: used = 8; break;
+    case HURRAY_BACKEND_ID_PCI: used = 7; break;
+    default:
+      return bad(err, at, "HANDOFF device identity of kind %u (1 UUID, 2 LUID or 3 PCI)",
+                 out->id_kind);
+  }
+  if (get32(p + 4)) return bad(err, at + 4, "HANDOFF device identity: reserved bytes");
+  if (!zero(p + 8 + used, 16 - used))
+    return bad(err, at + 8 + used, "HANDOFF device identity: bytes beyond its kind's %zu", used);
+  if (zero(p + 8, used)) return bad(err, at + 8, "HANDOFF device identity of all-zero bytes");
+  return HURRAY_OK;
+}
+
 void encode_handle(const WireHandle &h, uint8_t *p) {
   put32(p, h.kind);
   put32(p + 4, h.has_fd);
@@ -127,11 +149,18 @@ hurray_status parse(const uint8_t *p, size_t n, size_t nfds, Message *out,
     }
     case static_cast<uint16_t>(Type::Handoff): {
       out->type = Type::Handoff;
-      if (length == kHandoffViewBody) {
-        // protocol version 2: a device view (its offset is read below)
+      // protocol version 2: a device view (its offset), a device identity, or both
+      const bool view = length == kHandoffViewBody || length == kHandoffViewBody + kIdentitySize;
+      const bool ident =
+          length == kHandoffBody + kIdentitySize || length == kHandoffViewBody + kIdentitySize;
+      if (view || ident) {
+        // read below
       } else if (length != kHandoffBody)
-        return bad(err, 8, "HANDOFF body of %u bytes (expected %zu, or %zu for a view)", length,
-                   kHandoffBody, kHandoffViewBody);
+        return bad(err, 8,
+                   "HANDOFF body of %u bytes (expected %zu; %zu for a view, %zu with a device "
+                   "identity, %zu for both)",
+                   length, kHandoffBody, kHandoffViewBody, kHandoffBody + kIdentitySize,
+                   kHandoffViewBody + kIdentitySize);
       out->id = get64(b);
       std::memcpy(out->handle, b + 8, HURRAY_HANDLE_SIZE);
       out->device_ordinal = static_cast<int32_t>(get32(b + 24));
@@ -151,7 +180,7 @@ hurray_status parse(const uint8_t *p, size_t n, size_t nfds, Message *out,
       if (size && out->memory.kind == kKindNone)
         return bad(err, 56, "HANDOFF of %llu bytes without memory",
                    static_cast<unsigned long long>(size));
-      if (length == kHandoffViewBody) {  // a view of device memory (views.md)
+      if (view) {  // a view of device memory (views.md)
         out->view_offset = get64(b + kHandoffBody);
         if (out->view_offset == 0)
           return bad(err, 232, "HANDOFF view offset 0 (the 216-byte form says that)");
@@ -170,6 +199,12 @@ hurray_status parse(const uint8_t *p, size_t n, size_t nfds, Message *out,
                    static_cast<unsigned long long>(size),
                    static_cast<unsigned long long>(out->view_offset),
                    static_cast<unsigned long long>(out->memory.byte_size));
+      if (ident) {  // the device's identity (identity.md)
+        const size_t at = view ? kHandoffViewBody : kHandoffBody;
+        if (const hurray_status st = parse_identity(b + at, kHeaderSize + at, out, err)) return st;
+        if (out->handle[12] == HURRAY_DEVICE_CPU)
+          return bad(err, kHeaderSize + at, "HANDOFF device identity on CPU memory");
+      }
       const bool event = out->handle[13] == HURRAY_SYNC_EVENT;
       if (!event && (out->event.kind != kKindNone || out->sync_value))
         return bad(err, 144, "HANDOFF carries an event but its sync mode is not EVENT");
@@ -203,7 +238,7 @@ size_t encode(const Message &m, uint8_t *out, size_t cap) noexcept {
       body = kHelloFixed + kDeviceEntry * m.device_count;
       break;
     case Type::Handoff:
-      body = m.view_offset ? kHandoffViewBody : kHandoffBody;
+      body = (m.view_offset ? kHandoffViewBody : kHandoffBody) + (m.id_kind ? kIdentitySize : 0);
       fds = handoff_fds(m);
       break;
     case Type::Release:
@@ -239,6 +274,11 @@ size_t encode(const Message &m, uint8_t *out, size_t cap) noexcept {
       encode_handle(m.memory, b + 40);
       encode_handle(m.event, b + 40 + kIpcHandleSize);
       if (m.view_offset) put64(b + kHandoffBody, m.view_offset);
+      if (m.id_kind) {
+        uint8_t *e = b + (m.view_offset ? kHandoffViewBody : kHandoffBody);
+        put32(e, m.id_kind);
+        std::memcpy(e + 8, m.id_bytes, sizeof m.id_bytes);
+      }
       break;
     case Type::Release:
       put64(b, m.id);

@@ -26,8 +26,13 @@ constexpr size_t kHandoffBody = 8 + 16 + 4 + 4 + 8 + 2 * kIpcHandleSize;  // 216
 // protocol version 2: a HANDOFF of a device view ends with its view offset
 constexpr size_t kHandoffViewBody = kHandoffBody + 8;  // 224
 constexpr uint32_t kViewProtocol = 2;  // the peer's HELLO version that reads it
+// protocol version 2 too: a HANDOFF of a device that has a stable identity
+// ends (after the view offset, if any) with it: kind, reserved, 16 bytes
+constexpr size_t kIdentitySize = 24;
+constexpr uint32_t kIdentityProtocol = 2;  // the peer's HELLO version that reads it
 constexpr size_t kReleaseBody = 8;
-constexpr size_t kMaxMessage = kHeaderSize + kHandoffViewBody;  // the largest: 240
+// the largest: a view's HANDOFF with an identity, 264
+constexpr size_t kMaxMessage = kHeaderSize + kHandoffViewBody + kIdentitySize;
 constexpr uint32_t kHandoffFlags = HURRAY_HANDOFF_READ_ONLY | HURRAY_HANDOFF_QPARAM;
 
 // Memory and event kinds are the backends' own four-character codes; the
@@ -70,8 +75,13 @@ struct Message {
   WireHandle memory;
   WireHandle event;
   // where the buffer starts in the memory `memory` exports (a view of device
-  // memory, hurray_buffer_view); non-zero exactly in the 224-byte form
+  // memory, hurray_buffer_view); non-zero exactly in the 224- and 248-byte forms
   uint64_t view_offset;
+  // the stable identity of the buffer's device (docs/spec/identity.md):
+  // id_kind a HURRAY_BACKEND_ID_* kind, not NONE, exactly in the 240- and
+  // 248-byte forms; NONE (all zero) otherwise
+  uint32_t id_kind;
+  uint8_t id_bytes[16];
 };
 
 // Parse one message of n bytes that arrived with nfds descriptors. Every

@@ -22,6 +22,7 @@
 
 #include "../core/internal.h"
 #include "dispatch.h"
+#include "identity.h"
 
 namespace hurray::detail {
 
@@ -153,6 +154,10 @@ class Registry {
                   info.name, classes.empty() ? "none" : classes.c_str(),
                   ipc.empty() ? " none" : ipc.c_str());
     std::string out = line;
+    hurray_backend_device_identity id;  // docs/spec/identity.md
+    char text[64] = "none";
+    if (dispatch::device_identity(b, d, &id, &e) == HURRAY_OK) identity_text(id, text, sizeof text);
+    out += std::string("    identity: ") + text + "\n";
     if (info.detail[0]) out += std::string("    ") + info.detail + "\n";
     return out;
   }

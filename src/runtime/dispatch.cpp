@@ -55,4 +55,29 @@ hurray_status check_exported(const Backend &b, const char *entry, hurray_backend
                 kind, fd);
 }
 
+hurray_status check_identity(const Backend &b, hurray_backend_device_identity *out,
+                             hurray_error *err) noexcept {
+  size_t used = 16;  // bytes the kind uses; the rest must be zero
+  switch (out->kind) {
+    case HURRAY_BACKEND_ID_NONE: used = 0; break;
+    case HURRAY_BACKEND_ID_UUID: used = 16; break;
+    case HURRAY_BACKEND_ID_LUID: used = 8; break;
+    case HURRAY_BACKEND_ID_PCI: used = 7; break;
+    default: {
+      const unsigned kind = out->kind;
+      std::memset(out, 0, sizeof *out);
+      return refuse(b, "device_identity", HURRAY_E_BACKEND, err,
+                    "the plugin returned an identity of unknown kind %u", kind);
+    }
+  }
+  bool clean = out->reserved0 == 0;
+  for (size_t i = used; i < sizeof out->bytes; ++i) clean = clean && out->bytes[i] == 0;
+  if (!clean) {
+    std::memset(out, 0, sizeof *out);
+    return refuse(b, "device_identity", HURRAY_E_BACKEND, err,
+                  "the plugin returned an identity with non-zero reserved or unused bytes");
+  }
+  return HURRAY_OK;
+}
+
 }  // namespace hurray::detail::dispatch

@@ -179,4 +179,21 @@ inline hurray_status native(const Backend &b, int32_t device, hurray_backend_nat
   return b.table->native(b.state, device, out, err);
 }
 
+// Optional: a NULL entry is no identity (kind NONE), not an error. What the
+// plugin returned is checked (a known kind, reserved0 zero, bytes beyond the
+// kind's length zero); NONE has all bytes zero.
+hurray_status check_identity(const Backend &b, hurray_backend_device_identity *out,
+                             hurray_error *err) noexcept;
+inline hurray_status device_identity(const Backend &b, int32_t device,
+                                     hurray_backend_device_identity *out,
+                                     hurray_error *err) noexcept {
+  std::memset(out, 0, sizeof *out);
+  if (!b.table->device_identity) return HURRAY_OK;
+  if (const hurray_status st = b.table->device_identity(b.state, device, out, err)) {
+    std::memset(out, 0, sizeof *out);
+    return st;
+  }
+  return check_identity(b, out, err);
+}
+
 }  // namespace hurray::detail::dispatch

@@ -252,7 +252,7 @@ def ipc_hello(devices=((CPU, 1),), version=1):
 
 
 def ipc_handoff(id_=1, h=None, ordinal=0, flags=0, sync_value=0, memory=None, event=None,
-                fds=None, view_offset=0):
+                fds=None, view_offset=0, identity=None):
     h = h if h is not None else handle(size=8192, align=4096)
     memory = memory if memory is not None else ipc_wire_handle(1, 1, 8192)
     event = event if event is not None else ipc_wire_handle()
@@ -260,8 +260,15 @@ def ipc_handoff(id_=1, h=None, ordinal=0, flags=0, sync_value=0, memory=None, ev
     body += memory + event
     if view_offset:  # protocol version 2: a device view's 224-byte form (issue 26)
         body += struct.pack("<Q", view_offset)
+    if identity is not None:  # protocol version 2: the device's identity (issue 26)
+        body += identity
     nfds = fds if fds is not None else memory[4] + event[4]
     return ipc_header(HANDOFF, len(body), nfds) + body
+
+
+def ipc_identity(kind, data, reserved=0):
+    """The 24-byte device identity of a HANDOFF: kind, reserved, 16 bytes."""
+    return struct.pack("<II", kind, reserved) + data.ljust(16, b"\0")
 
 
 def ipc_release(id_=1):
@@ -338,6 +345,26 @@ def fuzz_ipc_message_seeds():
     add("bad-handoff-view-cpu", ipc_handoff(view_offset=4096), fds=1)
     view0 = ipc_handoff(h=vk, memory=ipc_wire_handle(1, 1, 65536), view_offset=1)
     add("bad-handoff-view-offset-0", view0[:-8] + bytes(8), fds=1)
+    # issue 26: the device identity of a HANDOFF (docs/spec/identity.md)
+    uuid = ipc_identity(1, bytes(range(0xA0, 0xB0)))
+    add("ok-handoff-vulkan-identity", ipc_handoff(h=vk, memory=ipc_wire_handle(1, 1, 65536),
+                                                  identity=uuid), fds=1)
+    add("ok-handoff-vulkan-view-identity", ipc_handoff(
+        h=vk, memory=ipc_wire_handle(1, 1, 65536), view_offset=12288, identity=uuid), fds=1)
+    cuda = handle(size=8192, align=4096, tag=CUDA)
+    add("ok-handoff-cuda-pci-identity", ipc_handoff(
+        h=cuda, memory=ipc_wire_handle(1, 0, 8192), identity=ipc_identity(3, b"\0\0\0\0\x65\0\0")))
+    add("ok-handoff-cuda-luid-identity", ipc_handoff(
+        h=cuda, memory=ipc_wire_handle(1, 0, 8192), identity=ipc_identity(2, b"luid-123")))
+    for name, ident in (("kind-0", ipc_identity(0, b"")),
+                        ("kind-9", ipc_identity(9, b"\1" * 16)),
+                        ("reserved", ipc_identity(1, b"\1" * 16, reserved=1)),
+                        ("luid-tail", ipc_identity(2, b"\1" * 9)),
+                        ("pci-tail", ipc_identity(3, b"\1" * 8)),
+                        ("all-zero", ipc_identity(1, bytes(16)))):
+        add("bad-handoff-identity-" + name, ipc_handoff(
+            h=cuda, memory=ipc_wire_handle(1, 0, 8192), identity=ident))
+    add("bad-handoff-identity-cpu", ipc_handoff(identity=uuid), fds=1)
     return seeds
 
 

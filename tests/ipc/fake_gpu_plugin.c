@@ -14,7 +14,16 @@
  *  HURRAY_IPCFAKE_BAD_EXPORT (read at each export of memory), for the
  *          dispatch layer's descriptor rules: "fail" returns a dup() in
  *          out->fd and HURRAY_E_BACKEND; "kind0" returns a dup() with kind 0
- *          and HURRAY_OK. */
+ *          and HURRAY_OK.
+ *  HURRAY_IPCFAKE_IDENTITY (read at each call), for the device-identity
+ *          tests: one letter per device, in this process's order, 1 to 4
+ *          devices ("AB": two; "BA": the same two, reversed). Device X's
+ *          identity is the UUID "ipcfake device X"; '-' is a device without
+ *          one (kind NONE); '!' and '?' report malformed identities (kind 7;
+ *          reserved0 1), for the dispatch layer's check. Exported memory
+ *          carries its device's letter in bytes[15], and an import on a
+ *          device of another letter fails (the import landed on the wrong
+ *          device). Unset: one device, NONE. */
 #define _GNU_SOURCE
 #include <hurray_backend.h>
 
@@ -49,9 +58,32 @@ static hurray_status probe(void **state, hurray_error *err) {
   *state = NULL;
   return HURRAY_OK;
 }
+static const char *identities(void) {
+  const char *v = getenv("HURRAY_IPCFAKE_IDENTITY");
+  return v && *v && strlen(v) <= 4 ? v : NULL;
+}
+/* device's letter, or 0 when the devices have no letters */
+static char letter_of(int32_t device) {
+  const char *v = identities();
+  return v && device >= 0 && (size_t)device < strlen(v) ? v[device] : 0;
+}
 static int32_t device_count(void *state) {
   (void)state;
-  return 1;
+  return identities() ? (int32_t)strlen(identities()) : 1;
+}
+static hurray_status device_identity(void *state, int32_t device,
+                                     hurray_backend_device_identity *out, hurray_error *err) {
+  const char c = letter_of(device);
+  (void)state, (void)err;
+  memset(out, 0, sizeof *out);
+  if (c == 0 || c == '-') return HURRAY_OK; /* NONE */
+  if (c == '!') out->kind = 7;                /* malformed: an unknown kind */
+  if (c == '?') out->reserved0 = 1;           /* malformed: reserved bytes */
+  if (c == '!' || c == '?') return HURRAY_OK;
+  out->kind = HURRAY_BACKEND_ID_UUID;
+  memcpy(out->bytes, "ipcfake device ", 15);
+  out->bytes[15] = (uint8_t)c;
+  return HURRAY_OK;
 }
 static hurray_status device_info(void *state, int32_t device, hurray_backend_device_info *out,
                                  hurray_error *err) {
@@ -95,6 +127,7 @@ static hurray_status alloc_fn(void *state, int32_t device, uint8_t mc, uint64_t 
   }
   st = map_fd(fd, size, 1, out, err);
   if (st != HURRAY_OK) close(fd);
+  out->device = device;
   return st;
 }
 static void free_fn(void *state, hurray_backend_allocation *a) {
@@ -164,6 +197,7 @@ static hurray_status export_memory(void *state, const hurray_backend_allocation 
   out->fd = dup(fd);
   out->byte_size = (uint64_t)a->reserved[0];
   memcpy(out->bytes, "ipcfake memory", 14);
+  out->bytes[15] = (uint8_t)letter_of(a->device);
   if (out->fd < 0) return fail_with(err, HURRAY_E_BACKEND, "dup failed");
   if (bad && strcmp(bad, "fail") == 0)  /* a descriptor left in out on failure */
     return fail_with(err, HURRAY_E_BACKEND, "export failed on purpose");
@@ -177,6 +211,10 @@ static hurray_status import_memory(void *state, int32_t device,
   if (h->kind != KIND_MEMORY || h->fd < 0 || mc != HURRAY_MEMORY_STANDARD ||
       memcmp(h->bytes, "ipcfake memory", 14) != 0)
     return fail_with(err, HURRAY_E_INVALID_ARGUMENT, "not an ipcfake memory handle");
+  if (h->bytes[15] && h->bytes[15] != '-' && letter_of(device) &&
+      letter_of(device) != '-' && h->bytes[15] != letter_of(device))
+    return fail_with(err, HURRAY_E_INVALID_ARGUMENT,
+                     "ipcfake: the memory of one device imported on another");
   return map_fd(h->fd, h->byte_size, 0, out, err);
 }
 static hurray_status export_event(void *state, int32_t device, void *event,
@@ -203,7 +241,7 @@ static const hurray_backend_v1 kTable = {
     HURRAY_BACKEND_API_VERSION, sizeof(hurray_backend_v1), "ipcfake", HURRAY_DEVICE_CUDA,
     {0}, probe, NULL, device_count, device_info, alloc_fn, free_fn, to_host, from_host, NULL,
     event_record, event_wait, event_release, export_memory, import_memory, export_event,
-    import_event, NULL, NULL, NULL, {NULL}};
+    import_event, NULL, device_identity, NULL, {NULL}};
 
 __attribute__((visibility("default"))) const hurray_backend_v1 *hurray_backend_entry(void) {
   return &kTable;

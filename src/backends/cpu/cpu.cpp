@@ -207,6 +207,9 @@ hurray_status cpu_event_wait(void *, int32_t, void *, uint64_t, void *, hurray_e
 }
 void cpu_event_release(void *, int32_t, void *) {}
 
+// device_identity is NULL (kind NONE, docs/spec/identity.md): the CPU is the
+// one host-memory device, ordinal 0 in every process of the host, and a
+// fixed identity would make two hosts' CPUs look like one device.
 const hurray_backend_v1 kCpuBackend = {
     HURRAY_BACKEND_API_VERSION, sizeof(hurray_backend_v1), "cpu", HURRAY_DEVICE_CPU, {},
     cpu_probe, nullptr, cpu_device_count, cpu_device_info, cpu_alloc_fn, cpu_free_fn,

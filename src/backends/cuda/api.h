@@ -29,6 +29,7 @@ namespace hurray::cuda {
   XX(cuDeviceGetAttribute, "cuDeviceGetAttribute", true)              \
   XX(cuDeviceTotalMem, "cuDeviceTotalMem_v2", true)                   \
   XX(cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer", true)            \
+  XX(cuDeviceGetUuid, "cuDeviceGetUuid_v2", false)                    \
   XX(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", true)      \
   XX(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", true) \
   XX(cuCtxPushCurrent, "cuCtxPushCurrent_v2", true)                   \

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "api.h"
 
@@ -40,6 +41,15 @@ inline void *native_device(const DeviceRef &d) noexcept {
   return reinterpret_cast<void *>(static_cast<uintptr_t>(d.dev));
 }
 inline void *native_context(const DeviceRef &d) noexcept { return d.ctx; }
+
+// The device's UUID (cuDeviceGetUuid) into out[16]; false when the driver
+// cannot say (a driver before CUDA 11.4 lacks the symbol).
+inline bool device_uuid(const Api &cu, const DeviceRef &d, uint8_t *out) noexcept {
+  CUuuid u{};
+  if (cu.cuDeviceGetUuid == nullptr || cu.cuDeviceGetUuid(&u, d.dev) != CUDA_SUCCESS) return false;
+  std::memcpy(out, u.bytes, sizeof u.bytes);
+  return true;
+}
 
 // Makes a primary context current on this thread for the life of the object.
 // Where it is current already (a CUDA program's thread usually has it: the

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <new>
 
+#include "kit/identity.h"
 #include "kit/probe.h"
 #include "driver.h"
 
@@ -93,6 +94,18 @@ hurray_status device_info(void *state, int32_t device, hurray_backend_device_inf
                 d->map_host ? rt::kPinnedAlloc : "none", d->managed ? rt::kManagedAlloc : "none",
                 peers.empty() ? "none" : "devices ", peers.c_str(),
                 d->ipc_events ? ", events" : ", no events");
+  return HURRAY_OK;
+}
+
+// The device's stable identity: the runtime's device UUID (cuDeviceGetUuid,
+// hipDeviceGetUuid), the same whatever CUDA_VISIBLE_DEVICES or
+// HIP_VISIBLE_DEVICES reorder; NONE when the runtime cannot say.
+hurray_status device_identity(void *state, int32_t device, hurray_backend_device_identity *out,
+                              hurray_error *err) {
+  HURRAY_KIT_ENTER_OUT(const State, "device_identity: out", out);
+  uint8_t uuid[16] = {};
+  if (rt::device_uuid(s->api, d->ref, uuid))
+    hurray::kit::set_identity(out, HURRAY_BACKEND_ID_UUID, uuid, sizeof uuid);
   return HURRAY_OK;
 }
 

@@ -127,6 +127,7 @@ hurray_status pointer_class(const State *s, const Device &d0, const void *ptr, u
 // ---- the entry points (src/backends/kit/table.h; one file each concern) ----
 
 HURRAY_KIT_DECLARE_ENTRIES()
+HURRAY_KIT_DECLARE_IDENTITY_ENTRY()
 HURRAY_KIT_DECLARE_IPC_ENTRIES()
 
 }  // namespace hurray::gpu_stream

@@ -19,7 +19,8 @@ hurray_status native(void *state, int32_t device, hurray_backend_native *out,
   return HURRAY_OK;
 }
 
-HURRAY_KIT_TABLE(kTable, rt::kDeviceTag, HURRAY_KIT_IPC_ENTRIES)
+HURRAY_KIT_TABLE(kTable, rt::kDeviceTag, HURRAY_KIT_IPC_ENTRIES,
+                 HURRAY_KIT_ENTRY(t, device_identity, device_identity))
 
 }  // namespace hurray::gpu_stream
 

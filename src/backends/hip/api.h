@@ -35,6 +35,7 @@ namespace hurray::hip {
   XX(hipDeviceGetAttribute, true, hipError_t(int *, hipDeviceAttribute_t, int))                  \
   XX(hipDeviceTotalMem, true, hipError_t(size_t *, hipDevice_t))                                 \
   XX(hipDeviceCanAccessPeer, true, hipError_t(int *, int, int))                                  \
+  XX(hipDeviceGetUuid, false, hipError_t(hipUUID *, hipDevice_t))                                \
   XX(hipDeviceEnablePeerAccess, true, hipError_t(int, unsigned int))                             \
   XX(hipDeviceSynchronize, true, hipError_t())                                                   \
   XX(hipStreamCreateWithFlags, true, hipError_t(hipStream_t *, unsigned int))                    \

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "api.h"
 
@@ -66,6 +67,16 @@ class Current {
   bool had_previous_ = false;
   Result result_ = hipSuccess;
 };
+
+// The device's UUID (hipDeviceGetUuid) into out[16]; false when the runtime
+// cannot say.
+inline bool device_uuid(const Api &hip, const DeviceRef &d, uint8_t *out) noexcept {
+  hipUUID u{};
+  if (hip.hipDeviceGetUuid == nullptr || hip.hipDeviceGetUuid(&u, d.ordinal) != hipSuccess)
+    return false;
+  std::memcpy(out, u.bytes, sizeof u.bytes);
+  return true;
+}
 
 inline void *vp(uintptr_t p) noexcept { return reinterpret_cast<void *>(p); }
 

@@ -10,7 +10,10 @@
 //   HURRAY_KIT_EXPORT(hurray::myplugin::kTable)
 //
 // free is spelled free_ (the name free is libc's). A plugin without IPC
-// passes HURRAY_KIT_NO_IPC_ENTRIES: those entries stay NULL.
+// passes HURRAY_KIT_NO_IPC_ENTRIES: those entries stay NULL. The optional
+// entries added later (device_identity, ...) follow as more arguments, each
+// one HURRAY_KIT_ENTRY(t, field, fn) (t is the table being built), with
+// their declaration macros (HURRAY_KIT_DECLARE_IDENTITY_ENTRY()).
 #pragma once
 
 #include <hurray_backend.h>
@@ -65,6 +68,10 @@ int32_t count_devices(void *state) noexcept {
                                  const hurray_backend_ipc_handle *handle, void **event,   \
                                  hurray_error *err);
 
+#define HURRAY_KIT_DECLARE_IDENTITY_ENTRY()                                          \
+  hurray_status device_identity(void *state, int32_t device,                         \
+                                hurray_backend_device_identity *out, hurray_error *err);
+
 // Each listed entry behind the barrier: HURRAY_KIT_ENTRY(t, field, field),
 // except free, whose function is free_.
 #define HURRAY_KIT_SET_(t, field) HURRAY_KIT_ENTRY(t, field, field);
@@ -74,7 +81,7 @@ int32_t count_devices(void *state) noexcept {
 #define HURRAY_KIT_NO_IPC_ENTRIES(t)
 
 // constinit const hurray_backend_v1 name: every entry behind the barrier.
-#define HURRAY_KIT_TABLE(name, device_tag, ipc_entries)                                  \
+#define HURRAY_KIT_TABLE(name, device_tag, ipc_entries, ...)                             \
   constinit const hurray_backend_v1 name = [] {                                         \
     hurray_backend_v1 t = ::hurray::kit::make_table(device_tag);                        \
     HURRAY_KIT_SET_(t, probe) HURRAY_KIT_SET_(t, shutdown) HURRAY_KIT_SET_(t, device_count) \
@@ -83,6 +90,7 @@ int32_t count_devices(void *state) noexcept {
     HURRAY_KIT_SET_(t, classify) HURRAY_KIT_SET_(t, event_record)                       \
     HURRAY_KIT_SET_(t, event_wait) HURRAY_KIT_SET_(t, event_release)                    \
     ipc_entries(t) HURRAY_KIT_SET_(t, native)                                           \
+    __VA_ARGS__;                                                                        \
     return t;                                                                           \
   }();
 

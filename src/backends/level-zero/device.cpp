@@ -1,4 +1,5 @@
 // The Level Zero plugin: probe, shutdown and the description of each device.
+#include "kit/identity.h"
 #include "kit/probe.h"
 #include "state.h"
 
@@ -318,6 +319,15 @@ hurray_status device_info(void *state, int32_t device, hurray_backend_device_inf
                 d->peers.empty() ? "none" : "zeMemAllocDevice, peers ",
                 d->peers.empty() ? "" : peers.c_str(), d->driver->ipc_memory() ? "yes" : "no",
                 d->driver->ipc_events() ? "yes" : "no", d->group);
+  return HURRAY_OK;
+}
+
+// The device's stable identity: ze_device_properties_t.uuid (read at probe).
+hurray_status device_identity(void *state, int32_t device, hurray_backend_device_identity *out,
+                              hurray_error *err) {
+  HURRAY_KIT_ENTER_OUT(State, "device_identity: out", out);
+  static_assert(sizeof d->props.uuid.id == 16);
+  hurray::kit::set_identity(out, HURRAY_BACKEND_ID_UUID, d->props.uuid.id, sizeof d->props.uuid.id);
   return HURRAY_OK;
 }
 

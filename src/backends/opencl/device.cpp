@@ -1,4 +1,5 @@
 // The OpenCL plugin: probe, shutdown and the description of each device.
+#include "kit/identity.h"
 #include "kit/probe.h"
 #include "state.h"
 
@@ -216,6 +217,39 @@ hurray_status device_info(void *state, int32_t device, hurray_backend_device_inf
                 d->version.c_str(), d->platform_name.c_str(),
                 d->fine_svm ? "fine-grain buffer SVM" : "none (no fine-grain buffer SVM)",
                 d->base_align);
+  return HURRAY_OK;
+}
+
+// The device's stable identity: CL_DEVICE_UUID_KHR where the device offers
+// cl_khr_device_uuid, else its PCI address (cl_khr_pci_bus_info), else NONE
+// (PoCL's CPU device offers neither).
+hurray_status device_identity(void *state, int32_t device, hurray_backend_device_identity *out,
+                              hurray_error *err) {
+  HURRAY_KIT_ENTER_OUT(const State, "device_identity: out", out);
+  const Api &cl = s->cl;
+  std::string ext;
+  if (device_string(cl, d->id, CL_DEVICE_EXTENSIONS, &ext) != CL_SUCCESS) return HURRAY_OK;
+  auto offers = [&](const char *name) {
+    const size_t n = std::strlen(name);
+    for (size_t at = ext.find(name); at != std::string::npos; at = ext.find(name, at + 1))
+      if ((at == 0 || ext[at - 1] == ' ') && (at + n == ext.size() || ext[at + n] == ' '))
+        return true;
+    return false;
+  };
+  if (offers("cl_khr_device_uuid")) {
+    cl_uchar uuid[CL_UUID_SIZE_KHR] = {};
+    if (cl.clGetDeviceInfo(d->id, CL_DEVICE_UUID_KHR, sizeof uuid, uuid, nullptr) == CL_SUCCESS) {
+      hurray::kit::set_identity(out, HURRAY_BACKEND_ID_UUID, uuid, sizeof uuid);
+      if (out->kind != HURRAY_BACKEND_ID_NONE) return HURRAY_OK;
+    }
+  }
+  if (offers("cl_khr_pci_bus_info")) {
+    cl_device_pci_bus_info_khr pci{};
+    if (cl.clGetDeviceInfo(d->id, CL_DEVICE_PCI_BUS_INFO_KHR, sizeof pci, &pci, nullptr) ==
+        CL_SUCCESS)
+      hurray::kit::set_pci_identity(out, pci.pci_domain, pci.pci_bus, pci.pci_device,
+                                    pci.pci_function);
+  }
   return HURRAY_OK;
 }
 

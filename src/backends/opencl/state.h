@@ -140,5 +140,6 @@ void free_allocation(State *s, Allocation *a) noexcept;
 
 // The entry points (src/backends/kit/table.h).
 HURRAY_KIT_DECLARE_ENTRIES()
+HURRAY_KIT_DECLARE_IDENTITY_ENTRY()
 
 }  // namespace hurray::opencl

@@ -1,4 +1,5 @@
 // The Vulkan plugin: probe (instance, devices, memory types, queues) and shutdown.
+#include "kit/identity.h"
 #include "state.h"
 
 namespace hurray::vulkan {
@@ -355,6 +356,15 @@ hurray_status probe_impl(void **out_state, hurray_error *err) {
   if (s->devices.empty())
     return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "no usable Vulkan device: %s", why.c_str());
   *out_state = s.release();
+  return HURRAY_OK;
+}
+
+// The device's stable identity: VkPhysicalDeviceIDProperties.deviceUUID (as
+// Vulkan 1.1 reports it), the UUID the IPC import already checks.
+hurray_status device_identity(void *state, int32_t device, hurray_backend_device_identity *out,
+                              hurray_error *err) {
+  HURRAY_KIT_ENTER_OUT(State, "device_identity: out", out);
+  hurray::kit::set_identity(out, HURRAY_BACKEND_ID_UUID, d->device_uuid, VK_UUID_SIZE);
   return HURRAY_OK;
 }
 

@@ -509,6 +509,7 @@ hurray_status ipc_import_event_impl(Device *d, const hurray_backend_ipc_handle *
 
 // The entry points (src/backends/kit/table.h).
 HURRAY_KIT_DECLARE_ENTRIES()
+HURRAY_KIT_DECLARE_IDENTITY_ENTRY()
 HURRAY_KIT_DECLARE_IPC_ENTRIES()
 
 }  // namespace hurray::vulkan

@@ -286,4 +286,15 @@ hurray_status device_info(void *state, int32_t device, hurray_backend_device_inf
   return HURRAY_OK;
 }
 
+// The device's stable identity: NONE. WGPUAdapterInfo has a vendor and a
+// device ID only (two boards of one model share them) and the webgpu.h ABI
+// this plugin binds exposes no UUID or PCI address, so imports (there is no
+// WebGPU IPC) and hurray_device_find have nothing to match.
+hurray_status device_identity(void *state, int32_t device, hurray_backend_device_identity *out,
+                              hurray_error *err) {
+  HURRAY_KIT_ENTER_OUT(const State, "device_identity: out", out);
+  (void)s, (void)d;
+  return HURRAY_OK;
+}
+
 }  // namespace hurray::webgpu

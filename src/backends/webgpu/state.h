@@ -107,5 +107,6 @@ void release_buffer(State *s, WGPUBuffer b) noexcept;  // destroy + release; s->
 
 // The entry points (src/backends/kit/table.h).
 HURRAY_KIT_DECLARE_ENTRIES()
+HURRAY_KIT_DECLARE_IDENTITY_ENTRY()
 
 }  // namespace hurray::webgpu

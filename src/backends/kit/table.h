@@ -74,7 +74,9 @@ int32_t count_devices(void *state) noexcept {
 #define HURRAY_KIT_NO_IPC_ENTRIES(t)
 
 // constinit const hurray_backend_v1 name: every entry behind the barrier.
-#define HURRAY_KIT_TABLE(name, device_tag, ipc_entries)                                  \
+// Optional entries beyond those follow as statements, one each:
+//   HURRAY_KIT_TABLE(kTable, tag, ipc, HURRAY_KIT_ENTRY(t, release_after, release_after);)
+#define HURRAY_KIT_TABLE(name, device_tag, ipc_entries, ...)                             \
   constinit const hurray_backend_v1 name = [] {                                         \
     hurray_backend_v1 t = ::hurray::kit::make_table(device_tag);                        \
     HURRAY_KIT_SET_(t, probe) HURRAY_KIT_SET_(t, shutdown) HURRAY_KIT_SET_(t, device_count) \
@@ -83,6 +85,7 @@ int32_t count_devices(void *state) noexcept {
     HURRAY_KIT_SET_(t, classify) HURRAY_KIT_SET_(t, event_record)                       \
     HURRAY_KIT_SET_(t, event_wait) HURRAY_KIT_SET_(t, event_release)                    \
     ipc_entries(t) HURRAY_KIT_SET_(t, native)                                           \
+    __VA_ARGS__                                                                         \
     return t;                                                                           \
   }();
 

@@ -210,7 +210,10 @@ struct ClGate {
 template <class Gate>
 void gated_release(uint8_t tag, void *(*stream_of)(Gate &), int n) {
   Gate gate;
-  std::vector<Counter> counts(static_cast<size_t>(n));
+  // Freed only on success: a failed check leaves releases pending that would
+  // count into it later.
+  auto *owned = new std::vector<Counter>(static_cast<size_t>(n));
+  std::vector<Counter> &counts = *owned;
   for (int i = 0; i < n; ++i) {
     hurray_handoff h = make_handoff(nullptr, tag, &counts[static_cast<size_t>(i)]);
     hurray_error err{};
@@ -231,6 +234,7 @@ void gated_release(uint8_t tag, void *(*stream_of)(Gate &), int n) {
   }));
   settle();
   for (auto &c : counts) REQUIRE(c.n.load() == 1);
+  delete owned;
 }
 
 void *vk_stream(VkGate &g) { return g.queue; }
@@ -301,7 +305,8 @@ template <class Gate>
 void racing_release(uint8_t tag, void *(*stream_of)(Gate &)) {
   constexpr int kThreads = 4, kEach = 250;
   Gate gate;
-  std::vector<Counter> counts(kThreads * kEach);
+  auto *owned = new std::vector<Counter>(kThreads * kEach);  // freed only on success
+  std::vector<Counter> &counts = *owned;
   std::atomic<int> failed{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t)
@@ -337,6 +342,7 @@ void racing_release(uint8_t tag, void *(*stream_of)(Gate &)) {
   }));
   settle();
   for (auto &c : counts) REQUIRE(c.n.load() == 1);
+  delete owned;
 }
 
 TEST_CASE("release_after: Vulkan, exactly once from four threads", "[vulkan][threads]") {

@@ -421,3 +421,19 @@ TEST_CASE("release_after: a backend without the entry waits on the host", "[fall
   REQUIRE(h.release == nullptr);
   hurray_context_destroy(ctx);
 }
+
+// WebGPU (Dawn) has no release_after entry yet: the fallback, on a real
+// device, records the queue's work-done future, waits for it, releases.
+TEST_CASE("release_after: WebGPU falls back to a host wait", "[webgpu]") {
+  need_device(HURRAY_DEVICE_WEBGPU);
+  hurray_error err{};
+  INFO(err.message);
+  int deferred = -1;
+  REQUIRE(hurray_device_release_after_deferred(nullptr, HURRAY_DEVICE_WEBGPU, 0, &deferred,
+                                               &err) == HURRAY_OK);
+  REQUIRE(deferred == 0);
+  Counter c;
+  hurray_handoff h = make_handoff(nullptr, HURRAY_DEVICE_WEBGPU, &c);
+  REQUIRE(hurray_handoff_release_after(nullptr, &h, nullptr, nullptr, 0, &err) == HURRAY_OK);
+  REQUIRE(c.n.load() == 1);  // waited, then released, before the return
+}

@@ -59,7 +59,10 @@ int main(int argc, char **argv) {
   auto create = reinterpret_cast<PFN_vkCreateSemaphore>(gdpa(dev, "vkCreateSemaphore"));
   auto submit = reinterpret_cast<PFN_vkQueueSubmit>(gdpa(dev, "vkQueueSubmit"));
   auto signal = reinterpret_cast<PFN_vkSignalSemaphore>(gdpa(dev, "vkSignalSemaphore"));
-  if (!create || !submit || !signal) return die("Vulkan functions missing");
+  auto destroy = reinterpret_cast<PFN_vkDestroySemaphore>(gdpa(dev, "vkDestroySemaphore"));
+  auto wait_idle = reinterpret_cast<PFN_vkQueueWaitIdle>(gdpa(dev, "vkQueueWaitIdle"));
+  if (!create || !submit || !signal || !destroy || !wait_idle)
+    return die("Vulkan functions missing");
   VkSemaphoreTypeCreateInfo type{};
   type.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
   type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
@@ -99,6 +102,8 @@ int main(int argc, char **argv) {
     if (hurray_ipc_get_stats(ch, &st, &err) != HURRAY_OK) return die("stats", &err);
     if (st.releases_sent >= 2) {
       hurray_ipc_close(ch);
+      wait_idle(queue);
+      destroy(dev, gate, nullptr);
       return 0;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

@@ -40,6 +40,18 @@ PAIRS = [
      "timeline semaphore + vkWaitSemaphores"),
 ]
 
+# release_after (issue 26): bench/release_after_bench.cpp, a two-stage pipeline whose
+# consumer enqueues a 1 MiB fill per buffer and releases it after that work, against
+# waiting on the host and then releasing.
+PAIRS += [
+    ("OpenCL pipeline: fill + release_after, per buffer",
+     "BM_Pipeline_ReleaseAfter_OpenCL/real_time", "BM_Pipeline_WaitRelease_OpenCL/real_time",
+     "the same fill, clFinish, then hurray_handoff_release"),
+    ("Vulkan pipeline: fill + release_after, per buffer",
+     "BM_Pipeline_ReleaseAfter_Vulkan/real_time", "BM_Pipeline_WaitRelease_Vulkan/real_time",
+     "the same fill, vkWaitSemaphores on its value, then hurray_handoff_release"),
+]
+
 # WebGPU (issue 25): bench/webgpu_bench.cpp, Dawn's OpenGL ES backend on llvmpipe.
 PAIRS += [
     ("WebGPU: allocate + free 1 MiB", "BM_AllocFree_Hurray_WebGPU",
@@ -520,7 +532,7 @@ def main():
     os.environ.setdefault("EGL_PLATFORM", "surfaceless")
     os.environ.setdefault("HURRAY_WEBGPU_BACKEND", "opengles")
     for name in ("hurray_bench", "hurray_backend_bench", "hurray_ipc_bench",
-                 "hurray_webgpu_bench"):
+                 "hurray_webgpu_bench", "hurray_release_bench"):
         exe = os.path.join(o.build_dir, "bench", name)
         if not os.path.exists(exe):
             continue

@@ -696,6 +696,19 @@ HURRAY_API hurray_status hurray_handoff_release_event(hurray_handoff *handoff,
  *  HURRAY_E_ALREADY_RELEASED and never reaches the producer. */
 HURRAY_API hurray_status hurray_handoff_release(hurray_handoff *handoff,
                                                 hurray_error *err);
+/** \brief Release the buffer once device work on it completes, without
+ *  waiting (BP-REL-AFTER, BP-REL-DEFER): the work queued so far on `stream`
+ *  (NULL: the device's default stream) or, when `event` is not NULL, (event,
+ *  event_value) recorded on the handoff's device. On success the handoff is
+ *  moved in (release becomes NULL) and its release runs exactly once on the
+ *  thread the completion arrives on; on error the caller still owns it. A
+ *  backend without the entry waits on the host first (see
+ *  hurray_device_release_after_deferred). */
+HURRAY_API hurray_status hurray_handoff_release_after(hurray_context *ctx,
+                                                      hurray_handoff *handoff,
+                                                      void *stream, void *event,
+                                                      uint64_t event_value,
+                                                      hurray_error *err);
 /** \brief Move ownership: *dst = *src, then src is marked released. dst must
  *  not hold a live handoff (it is overwritten). */
 HURRAY_API hurray_status hurray_handoff_move(hurray_handoff *src,
@@ -749,6 +762,12 @@ HURRAY_API hurray_status hurray_device_find(
     hurray_context *ctx, uint8_t device_tag,
     const struct hurray_backend_device_identity *identity, int32_t *ordinal,
     hurray_error *err);
+/** \brief *deferred = 1 if the device's backend defers
+ *  hurray_handoff_release_after to its completion, 0 if it waits on the host
+ *  then releases (the detail of hurray_device_info says so too). */
+HURRAY_API hurray_status hurray_device_release_after_deferred(
+    hurray_context *ctx, uint8_t device_tag, int32_t device_ordinal,
+    int *deferred, hurray_error *err);
 /** \brief Record an event after the work queued on `stream` (NULL: the
  *  device's default stream) and make *desc an EVENT export carrying it:
  *  sync_mode, sync_object, sync_value, event_free_fn and event_user are set,

@@ -1,5 +1,6 @@
 // hurray_context: guard mode, its reports, and the default context.
 #include "context.h"
+#include "pending.h"
 
 #include <dlfcn.h>
 
@@ -36,7 +37,10 @@ void report_leaks(hurray_context *ctx, const char *when) noexcept {
                  total - n, when);
 }
 
-void at_exit() { report_leaks(default_context(), "at process exit"); }
+void at_exit() {
+  report_pending(default_context(), "at process exit");
+  report_leaks(default_context(), "at process exit");
+}
 
 }  // namespace
 
@@ -137,6 +141,7 @@ HURRAY_API hurray_status hurray_context_create(hurray_context **out, hurray_erro
 
 HURRAY_API void hurray_context_destroy(hurray_context *ctx) {
   if (!ctx || ctx->immortal) return;
+  report_pending(ctx, "when the context was destroyed");
   report_leaks(ctx, "when the context was destroyed");
   context_unref(ctx);
 }

@@ -14,6 +14,14 @@ using namespace hurray::detail;
 
 namespace {
 
+// hurray_device_info's detail says when release_after waits on the host.
+void note_release_wait(hurray_backend_device_info *out) {
+  constexpr char kNote[] = "; release_after: host wait (no backend entry)";
+  out->detail[sizeof out->detail - 1] = '\0';
+  const size_t n = std::strlen(out->detail);
+  if (n + sizeof kNote <= sizeof out->detail) std::memcpy(out->detail + n, kNote, sizeof kNote);
+}
+
 void event_free_trampoline(void *user, void *event) {
   const auto *r = static_cast<const DeviceRef *>(user);
   dispatch::event_release(r->backend, r->device, event);
@@ -43,7 +51,9 @@ HURRAY_API hurray_status hurray_device_info(hurray_context *ctx, uint8_t tag, in
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_device_info: out is NULL");
   Backend b;
   HURRAY_RETURN_NOT_OK(backend_device(tag, ordinal, &b, err));
-  return dispatch::device_info(b, ordinal, out, err);
+  HURRAY_RETURN_NOT_OK(dispatch::device_info(b, ordinal, out, err));
+  if (!dispatch::has_release_after(b)) note_release_wait(out);
+  return HURRAY_OK;
 }
 
 HURRAY_API hurray_status hurray_device_native(hurray_context *ctx, uint8_t tag, int32_t ordinal,

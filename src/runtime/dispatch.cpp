@@ -81,3 +81,24 @@ hurray_status check_identity(const Backend &b, hurray_backend_device_identity *o
 }
 
 }  // namespace hurray::detail::dispatch
+
+namespace hurray::detail::dispatch {
+
+hurray_status release_after_wait(const Backend &b, int32_t device, void *stream, void *event,
+                                 uint64_t value, void (*done)(void *), void *user,
+                                 hurray_error *err) noexcept {
+  if (event) {
+    HURRAY_RETURN_NOT_OK(event_wait(b, device, event, value, nullptr, err));
+  } else {
+    void *recorded = nullptr;
+    uint64_t v = 0;
+    HURRAY_RETURN_NOT_OK(event_record(b, device, stream, &recorded, &v, err));
+    const hurray_status st = event_wait(b, device, recorded, v, nullptr, err);
+    event_release(b, device, recorded);
+    if (st != HURRAY_OK) return st;
+  }
+  done(user);
+  return HURRAY_OK;
+}
+
+}  // namespace hurray::detail::dispatch

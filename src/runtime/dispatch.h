@@ -4,7 +4,8 @@
 // the same direct call as before; what the entries have in common is
 // decided here once:
 //  - A NULL optional entry (classify, the four IPC entries, native) is
-//    HURRAY_E_UNSUPPORTED with one message format,
+//    HURRAY_E_UNSUPPORTED with one message format (a NULL release_after
+//    waits on the host instead),
 //    "<plugin>: <entry>: UNSUPPORTED: <why>" (see unsupported() below); a
 //    NULL shutdown does nothing.
 //  - Errors this layer finds in what a plugin returned use the same prefix,
@@ -194,6 +195,25 @@ inline hurray_status device_identity(const Backend &b, int32_t device,
     return st;
   }
   return check_identity(b, out, err);
+}
+
+// Whether the backend defers a release to its completion (release_after
+// entry); without one, release_after below waits on the host.
+inline bool has_release_after(const Backend &b) noexcept { return b.table->release_after != nullptr; }
+
+// A NULL release_after: wait on the host for (event, value), or for an event
+// recorded on `stream`, then call done (dispatch.cpp).
+hurray_status release_after_wait(const Backend &b, int32_t device, void *stream, void *event,
+                                 uint64_t value, void (*done)(void *), void *user,
+                                 hurray_error *err) noexcept;
+
+// done(user) exactly once when the work completes; never on an error return.
+inline hurray_status release_after(const Backend &b, int32_t device, void *stream, void *event,
+                                   uint64_t value, void (*done)(void *), void *user,
+                                   hurray_error *err) noexcept {
+  if (!b.table->release_after)
+    return release_after_wait(b, device, stream, event, value, done, user, err);
+  return b.table->release_after(b.state, device, stream, event, value, done, user, err);
 }
 
 }  // namespace hurray::detail::dispatch

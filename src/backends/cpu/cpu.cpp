@@ -206,6 +206,12 @@ hurray_status cpu_event_wait(void *, int32_t, void *, uint64_t, void *, hurray_e
               "BP-SYNC-CPU: CPU buffers are PRODUCER_SYNCED; there are no CPU events");
 }
 void cpu_event_release(void *, int32_t, void *) {}
+// CPU work is the caller's and done when it calls: release at once.
+hurray_status cpu_release_after(void *, int32_t, void *, void *, uint64_t, void (*done)(void *),
+                                void *user, hurray_error *) {
+  done(user);
+  return HURRAY_OK;
+}
 
 // device_identity is NULL (kind NONE, docs/spec/identity.md): the CPU is the
 // one host-memory device, ordinal 0 in every process of the host, and a
@@ -214,7 +220,8 @@ const hurray_backend_v1 kCpuBackend = {
     HURRAY_BACKEND_API_VERSION, sizeof(hurray_backend_v1), "cpu", HURRAY_DEVICE_CPU, {},
     cpu_probe, nullptr, cpu_device_count, cpu_device_info, cpu_alloc_fn, cpu_free_fn,
     cpu_to_host, cpu_from_host, nullptr, cpu_event_record, cpu_event_wait, cpu_event_release,
-    cpu_ipc_export_memory, cpu_ipc_import_memory, nullptr, nullptr, nullptr, nullptr, nullptr, {}};
+    cpu_ipc_export_memory, cpu_ipc_import_memory, nullptr, nullptr, nullptr, nullptr,
+    cpu_release_after, {}};
 
 }  // namespace
 

@@ -280,6 +280,7 @@ hurray_status probe(void **state, hurray_error *err) {
 // The lists drained, then the allocations still alive freed with the state
 // (their records too).
 static void free_left(State *s) {
+  s->releaser.reset();  // release_after's waiter first: it uses the devices
   for (auto &d : s->devices) {
     std::lock_guard<std::mutex> lock(d->mu);
     drain(s->ze, *d);

@@ -173,6 +173,13 @@ struct Allocation {
   int ipc_fd = -1;       // imported: the dup given to the driver
 };
 
+// release_after's waiter thread (release.cpp), stopped and joined first at
+// shutdown.
+struct Releaser;
+struct ReleaserDelete {
+  void operator()(Releaser *r) const noexcept;
+};
+
 struct State {
   void *lib = nullptr;
   Api ze;
@@ -182,6 +189,7 @@ struct State {
   std::mutex mu;                           // guards what follows
   std::map<uintptr_t, Allocation *> live;  // by data address (empty buffers have none)
   std::vector<Allocation *> empties;       // zero-byte allocations have no address
+  std::unique_ptr<Releaser, ReleaserDelete> releaser;  // release_after, made under mu
 };
 
 using hurray::kit::find_device;
@@ -243,6 +251,8 @@ hurray_status check_shareable(const Device &d, uint8_t mc, const char *what,
 // The entry points (src/backends/kit/table.h).
 HURRAY_KIT_DECLARE_ENTRIES()
 HURRAY_KIT_DECLARE_IDENTITY_ENTRY()
+hurray_status release_after(void *state, int32_t device, void *stream, void *event,
+                            uint64_t value, void (*done)(void *), void *user, hurray_error *err);
 HURRAY_KIT_DECLARE_IPC_ENTRIES()
 
 }  // namespace hurray::level_zero

@@ -39,6 +39,7 @@ namespace hurray::opencl {
   XX(clWaitForEvents, true)                \
   XX(clReleaseEvent, true)                 \
   XX(clFlush, true)                        \
+  XX(clSetEventCallback, false)            \
   XX(clFinish, true)                       \
   XX(clSVMAlloc, false)                    \
   XX(clSVMFree, false)

@@ -53,4 +53,65 @@ void event_release(void *state, int32_t device, void *event) {
   if (s != nullptr && event != nullptr) s->cl.clReleaseEvent(static_cast<cl_event>(event));
 }
 
+// ---- release_after ----------------------------------------------------------
+
+namespace {
+
+// One pending release: freed by the callback (on the ICD's callback thread).
+struct Pending {
+  const Api *cl;
+  void (*done)(void *);
+  void *user;
+};
+
+void CL_CALLBACK on_marker_complete(cl_event marker, cl_int status, void *p) {
+  (void)status;  // complete or failed: either way the work no longer runs
+  auto *r = static_cast<Pending *>(p);
+  r->done(r->user);
+  r->cl->clReleaseEvent(marker);
+  delete r;
+}
+
+}  // namespace
+
+// A marker after the work queued on `stream` (or after `event`, on the
+// default queue), flushed, with a CL_COMPLETE callback that calls done. An
+// ICD without clSetEventCallback waits for the marker on the host instead.
+hurray_status release_after(void *state, int32_t device, void *stream, void *event,
+                            uint64_t value, void (*done)(void *), void *user,
+                            hurray_error *err) {
+  HURRAY_KIT_ENTER(const State, "release_after: done", reinterpret_cast<const void *>(done));
+  if (event != nullptr && value != 0)
+    return hurray::kit::check_binary_value(value, "OpenCL", err);
+  const Api &cl = s->cl;
+  auto *queue = stream != nullptr ? static_cast<cl_command_queue>(stream) : d->queue;
+  auto *after = static_cast<cl_event>(event);
+  cl_event marker = nullptr;
+  cl_int e = cl.clEnqueueMarkerWithWaitList(queue, after ? 1u : 0u, after ? &after : nullptr,
+                                            &marker);
+  if (e != CL_SUCCESS)
+    return cl_fail(err, HURRAY_OK, "clEnqueueMarkerWithWaitList", e, "release_after on '%s'",
+                   d->name.c_str());
+  e = cl.clFlush(queue);
+  if (e == CL_SUCCESS && cl.clSetEventCallback == nullptr) e = cl.clWaitForEvents(1, &marker);
+  if (e != CL_SUCCESS) {
+    cl.clReleaseEvent(marker);
+    return cl_fail(err, HURRAY_OK, "clFlush", e, "release_after on '%s'", d->name.c_str());
+  }
+  if (cl.clSetEventCallback == nullptr) {
+    cl.clReleaseEvent(marker);
+    done(user);
+    return HURRAY_OK;
+  }
+  auto *r = new Pending{&cl, done, user};
+  e = cl.clSetEventCallback(marker, CL_COMPLETE, on_marker_complete, r);
+  if (e != CL_SUCCESS) {
+    delete r;
+    cl.clReleaseEvent(marker);
+    return cl_fail(err, HURRAY_OK, "clSetEventCallback", e, "release_after on '%s'",
+                   d->name.c_str());
+  }
+  return HURRAY_OK;
+}
+
 }  // namespace hurray::opencl

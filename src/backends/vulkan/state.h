@@ -174,7 +174,9 @@ inline __attribute__((format(printf, 5, 6))) hurray_status vk_fail(
   X(vkResetFences)                 \
   X(vkCreateSemaphore)             \
   X(vkDestroySemaphore)            \
-  X(vkWaitSemaphores)
+  X(vkWaitSemaphores)              \
+  X(vkSignalSemaphore)             \
+  X(vkGetSemaphoreCounterValue)
 
 // Present only with their extension.
 #define HVK_DEVICE_OPT_FNS(X) \
@@ -303,6 +305,13 @@ struct Timeline {
   uint64_t value = 0;  // last value submitted for signalling
 };
 
+// release_after's waiter thread (release.cpp), stopped and joined first
+// when its device goes.
+struct ReleaseWaiter;
+struct WaiterDelete {
+  void operator()(ReleaseWaiter *w) const noexcept;
+};
+
 struct Device {
   int32_t ordinal = 0;
   VkPhysicalDevice phys = VK_NULL_HANDLE;
@@ -332,11 +341,13 @@ struct Device {
   VkCommandBuffer host_barrier = VK_NULL_HANDLE;  // ALL_COMMANDS -> HOST
   std::deque<Timeline> timelines;                 // [0]: the plugin's queue
   std::vector<VkSemaphore> imported;              // from ipc_import_event
+  std::unique_ptr<ReleaseWaiter, WaiterDelete> waiter;  // release_after, under mu
 
   Device() = default;
   Device(const Device &) = delete;
   Device &operator=(const Device &) = delete;
   ~Device() {
+    waiter.reset();
     if (!dev) return;
     if (fn.vkDeviceWaitIdle) fn.vkDeviceWaitIdle(dev);
     if (fn.vkDestroySemaphore) {
@@ -497,6 +508,8 @@ hurray_status event_record_impl(Device *d, void *stream, void **event, uint64_t 
 hurray_status event_wait_impl(Device *d, void *event, uint64_t value, void *stream,
                               hurray_error *err);
 void event_release_impl(State &s, int32_t device, void *event) noexcept;
+hurray_status release_after(void *state, int32_t device, void *stream, void *event,
+                            uint64_t value, void (*done)(void *), void *user, hurray_error *err);
 hurray_status ipc_export_memory_impl(State &, const hurray_backend_allocation *alloc,
                                      hurray_backend_ipc_handle *out, hurray_error *err);
 hurray_status ipc_import_memory_impl(State &s, Device *d, const hurray_backend_ipc_handle *h,

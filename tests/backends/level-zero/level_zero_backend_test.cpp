@@ -771,6 +771,49 @@ TEST_CASE("level-zero (stand-in: loader null driver): events: record, wait on th
   p.b->event_release(p.state, 0, &not_an_event);
 }
 
+namespace {
+void count_done(void *user) { static_cast<std::atomic<int> *>(user)->fetch_add(1); }
+}  // namespace
+
+TEST_CASE("level-zero (stand-in: loader null driver): release_after calls done exactly once, later, from its waiter",
+          "[.][standin]") {
+  Probed p(true);
+  REQUIRE(p.b->release_after != nullptr);
+  const hurray_backend_native nat = p.native(0);
+  hurray_error err{};
+  constexpr int kN = 64;
+  std::atomic<int> calls[kN];
+  std::vector<void *> events;
+  for (int i = 0; i < kN; ++i) {
+    calls[i] = 0;
+    void *ev = nullptr;
+    void *stream = nullptr;
+    if (i % 3 == 0) events.push_back(ev = p.record(0, nullptr));  // after an event
+    else if (i % 3 == 1) stream = nat.handles[3];                    // after the plugin's list
+    INFO(err.message);
+    REQUIRE(p.b->release_after(p.state, 0, stream, ev, 0, count_done, &calls[i], &err) ==
+            HURRAY_OK);
+  }
+  // A binary event with a value, or no done, is refused and never called.
+  std::atomic<int> never{0};
+  CHECK(p.b->release_after(p.state, 0, nullptr, events[0], 5, count_done, &never, &err) ==
+        HURRAY_E_INVALID_ARGUMENT);
+  CHECK(p.b->release_after(p.state, 0, nullptr, nullptr, 0, nullptr, nullptr, &err) ==
+        HURRAY_E_INVALID_ARGUMENT);
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  auto all = [&] {
+    for (auto &c : calls)
+      if (c.load() == 0) return false;
+    return true;
+  };
+  while (!all() && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (auto &c : calls) CHECK(c.load() == 1);
+  CHECK(never.load() == 0);
+  for (void *e : events) p.b->event_release(p.state, 0, e);
+}
+
 TEST_CASE("level-zero (stand-in: loader null driver): IPC is refused, as the null driver reports no IPC property",
           "[.][standin]") {
   Probed p(true);

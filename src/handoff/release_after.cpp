@@ -1,0 +1,85 @@
+// hurray_handoff_release_after: the consumer hands a handoff back together
+// with the device work that still uses it, and the release runs exactly once
+// when that work completes, on whichever thread the backend's completion
+// arrives (BP-REL-AFTER without a host stall; BP-REL-DEFER in guard mode).
+// The handoff is moved into a heap record; the backend's release_after entry
+// (through the dispatch layer: a NULL entry waits on the host first) calls
+// back with the record, which releases its copy of the struct through
+// hurray_handoff_release (for a handoff received over IPC that sends
+// RELEASE, from the completion thread) and is freed. Also
+// hurray_device_release_after_deferred.
+#include <new>
+
+#include "../runtime/pending.h"
+#include "internal.h"
+
+using namespace hurray::detail;
+
+namespace {
+
+struct Deferred {
+  hurray_handoff h;
+  PendingNode node;  // guard mode only
+};
+
+void release_done(void *user) {
+  auto *d = static_cast<Deferred *>(user);
+  pending_untrack(&d->node);
+  (void)hurray_handoff_release(&d->h, nullptr);
+  delete d;
+}
+
+}  // namespace
+
+extern "C" {
+
+HURRAY_API hurray_status hurray_handoff_release_after(hurray_context *ctx, hurray_handoff *h,
+                                                      void *stream, void *event,
+                                                      uint64_t event_value,
+                                                      hurray_error *err) {
+  const void *const where = __builtin_return_address(0);
+  if (!h)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_handoff_release_after: handoff is NULL");
+  if (!h->release)
+    return fail(err, HURRAY_E_ALREADY_RELEASED, HURRAY_RULE_REL_ONCE,
+                "BP-REL-ONCE: the handoff is already released (release is NULL)");
+  hurray_buffer_handle handle;
+  HURRAY_RETURN_NOT_OK(hurray_handle_decode(h->handle, HURRAY_HANDLE_SIZE, &handle, err));
+  Backend b;
+  HURRAY_RETURN_NOT_OK(backend_device(handle.device_tag, h->device_ordinal, &b, err));
+  auto *d = new (std::nothrow) Deferred;
+  if (!d)
+    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE,
+                "hurray_handoff_release_after: out of memory");
+  d->h = *h;
+  hurray_context *const c = resolve(ctx);
+  if (c->guard.load(std::memory_order_relaxed)) pending_track(c, &d->node, where);
+  // Moved in before the call: the completion may run before it returns.
+  h->release = nullptr;
+  h->release_event = nullptr;
+  const hurray_status st = dispatch::release_after(b, h->device_ordinal, stream, event,
+                                                   event_value, release_done, d, err);
+  if (st != HURRAY_OK) {  // done was not called: the caller keeps the handoff
+    pending_untrack(&d->node);
+    *h = d->h;
+    delete d;
+  }
+  return st;
+}
+
+HURRAY_API hurray_status hurray_device_release_after_deferred(hurray_context *ctx, uint8_t tag,
+                                                              int32_t ordinal, int *deferred,
+                                                              hurray_error *err) {
+  (void)ctx;
+  if (!deferred)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_device_release_after_deferred: deferred is NULL");
+  *deferred = 0;
+  Backend b;
+  HURRAY_RETURN_NOT_OK(backend_device(tag, ordinal, &b, err));
+  *deferred = dispatch::has_release_after(b) ? 1 : 0;
+  return HURRAY_OK;
+}
+
+}  // extern "C"

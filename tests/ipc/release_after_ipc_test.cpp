@@ -1,0 +1,178 @@
+// release_after over IPC between real processes (hurray_ipc_release_peer,
+// release_peer.cpp, is the consumer): the consumer's RELEASE of a buffer it
+// released after gated device work leaves only when that work completes,
+// and a consumer SIGKILLed with the release still pending has the buffer
+// reclaimed as any other (BP-IPC-RELEASE). Vulkan (lavapipe here); exit 77
+// (skipped) without a Vulkan device.
+#include <hurray_ipc.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#ifndef HURRAY_IPC_RELEASE_PEER
+#error "HURRAY_IPC_RELEASE_PEER (path of hurray_ipc_release_peer) is not defined"
+#endif
+
+namespace {
+
+struct ReleasePeer {
+  pid_t pid = -1;
+  int out = -1;
+  hurray_ipc_channel *ch = nullptr;
+
+  explicit ReleasePeer(const hurray_ipc_options *opts) {
+    int sv[2], pipefd[2];
+    REQUIRE(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
+    REQUIRE(pipe2(pipefd, O_CLOEXEC) == 0);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      const int fd = dup(sv[1]);
+      dup2(pipefd[1], 1);
+      const std::string fds = std::to_string(fd);
+      execl(HURRAY_IPC_RELEASE_PEER, HURRAY_IPC_RELEASE_PEER, fds.c_str(), (char *)nullptr);
+      _exit(127);
+    }
+    close(sv[1]);
+    close(pipefd[1]);
+    out = pipefd[0];
+    hurray_error err{};
+    const hurray_status st = hurray_ipc_channel_from_fd(sv[0], opts, &ch, &err);
+    INFO(err.message);
+    REQUIRE(st == HURRAY_OK);
+  }
+  ~ReleasePeer() {
+    if (ch) hurray_ipc_close(ch);
+    if (pid > 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+    if (out >= 0) close(out);
+  }
+  char signal_byte() {
+    char c = 0;
+    REQUIRE(read(out, &c, 1) == 1);
+    return c;
+  }
+  int wait_exit() {
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    pid = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+};
+
+struct Backs {
+  std::vector<uint64_t> ids;
+  std::vector<hurray_ipc_release_reason> reasons;
+  static void on(void *user, uint64_t id, hurray_ipc_release_reason reason) {
+    auto *b = static_cast<Backs *>(user);
+    b->ids.push_back(id);
+    b->reasons.push_back(reason);
+  }
+};
+
+hurray_ipc_stats stats_of(hurray_ipc_channel *ch) {
+  hurray_ipc_stats s;
+  s.size = sizeof s;
+  REQUIRE(hurray_ipc_get_stats(ch, &s, nullptr) == HURRAY_OK);
+  return s;
+}
+
+// The Vulkan buffer the consumer releases after its gated work, sent.
+uint64_t send_vulkan(hurray_ipc_channel *ch) {
+  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
+  d.flags = HURRAY_ALLOC_SHAREABLE;
+  d.byte_size = 65536;
+  d.alignment = HURRAY_IPC_ALIGNMENT;
+  d.device_tag = HURRAY_DEVICE_VULKAN;
+  d.memory_class = HURRAY_MEMORY_UNIFIED;
+  hurray_buffer *b = nullptr;
+  hurray_error err{};
+  INFO(err.message);
+  REQUIRE(hurray_buffer_alloc(nullptr, &d, &b, &err) == HURRAY_OK);
+  uint64_t id = 0;
+  REQUIRE(hurray_ipc_send(ch, b, nullptr, &id, &err) == HURRAY_OK);
+  hurray_buffer_unref(b);
+  return id;
+}
+
+void need_vulkan() {
+  int32_t n = 0;
+  hurray_error err{};
+  if (hurray_device_count(nullptr, HURRAY_DEVICE_VULKAN, &n, &err) != HURRAY_OK) {
+    std::printf("skipped: %s\n", err.message);
+    std::exit(77);
+  }
+}
+
+const uint8_t kVulkan[] = {HURRAY_DEVICE_VULKAN};
+
+}  // namespace
+
+TEST_CASE("release_after: the consumer's RELEASE leaves when its device work completes",
+          "[.release-after]") {
+  need_vulkan();
+  hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
+  o.device_count = 1;
+  o.device_tags = kVulkan;
+  ReleasePeer peer(&o);
+  Backs backs;
+  hurray_ipc_set_release_callback(peer.ch, Backs::on, &backs, nullptr);
+  const uint64_t id = send_vulkan(peer.ch);
+  REQUIRE(peer.signal_byte() == 'R');  // released after its gated work
+  // The gate is closed: however long this side reads, no RELEASE may come.
+  for (int i = 0; i < 20; ++i) REQUIRE(hurray_ipc_progress(peer.ch, 10, nullptr, nullptr) == HURRAY_OK);
+  REQUIRE(backs.ids.empty());
+  // "go": the consumer releases it, opens its gate, and the deferred RELEASE leaves.
+  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
+  d.flags = HURRAY_ALLOC_SHAREABLE;
+  d.byte_size = 4096;
+  d.alignment = HURRAY_IPC_ALIGNMENT;
+  hurray_buffer *go = nullptr;
+  REQUIRE(hurray_buffer_alloc(nullptr, &d, &go, nullptr) == HURRAY_OK);
+  REQUIRE(hurray_ipc_send(peer.ch, go, nullptr, nullptr, nullptr) == HURRAY_OK);
+  hurray_buffer_unref(go);
+  for (int i = 0; i < 300 && backs.ids.size() < 2; ++i)  // at most 30 s
+    if (hurray_ipc_progress(peer.ch, 100, nullptr, nullptr) != HURRAY_OK) break;
+  REQUIRE(backs.ids.size() == 2);
+  CHECK(backs.ids[1] == id);  // the deferred one comes back after the "go"
+  for (auto r : backs.reasons) CHECK(r == HURRAY_IPC_RELEASED);
+  CHECK(peer.wait_exit() == 0);
+  CHECK(stats_of(peer.ch).released == 2);
+}
+
+TEST_CASE("release_after: a consumer SIGKILLed with a release pending is reclaimed",
+          "[.release-after]") {
+  need_vulkan();
+  hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
+  o.device_count = 1;
+  o.device_tags = kVulkan;
+  ReleasePeer peer(&o);
+  Backs backs;
+  hurray_ipc_set_release_callback(peer.ch, Backs::on, &backs, nullptr);
+  send_vulkan(peer.ch);
+  REQUIRE(peer.signal_byte() == 'R');
+  REQUIRE(kill(peer.pid, SIGKILL) == 0);
+  CHECK(peer.wait_exit() == 128 + SIGKILL);
+  hurray_status st = HURRAY_OK;
+  for (int i = 0; i < 300 && st == HURRAY_OK; ++i) st = hurray_ipc_progress(peer.ch, 100, nullptr, nullptr);
+  CHECK(st == HURRAY_E_IO);
+  const hurray_ipc_stats s = stats_of(peer.ch);
+  CHECK(s.reclaimed == 1);
+  CHECK(s.released == 0);
+  CHECK(s.outstanding == 0);
+  REQUIRE(backs.reasons.size() == 1);
+  CHECK(backs.reasons[0] == HURRAY_IPC_PEER_GONE);
+}

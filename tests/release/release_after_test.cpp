@@ -1,0 +1,439 @@
+// hurray_handoff_release_after on the devices here: the release never
+// happens before the device work it was given (the order is observed from
+// the device's side: the work waits on a gate the test opens from the host
+// later), happens exactly once afterwards (many buffers in flight, from
+// many threads), the fallback of a backend without the entry waits on the
+// host, and guard mode reports a deferred release whose work never completes
+// (BP-REL-DEFER). Every wait is bounded (kWaitMs); a device that is absent
+// exits 77 (skipped).
+#include <catch2/catch.hpp>
+
+#include <hurray.h>
+#include <hurray_backend.h>
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CL/cl.h>
+#include <vulkan/vulkan.h>
+
+namespace {
+
+constexpr int kWaitMs = 20000;
+
+// One counter per buffer: how many times its memory was released.
+struct Counter {
+  std::atomic<int> n{0};
+};
+void count_free(void *user, void *) { static_cast<Counter *>(user)->n.fetch_add(1); }
+
+// A handoff of a wrapped opaque buffer of `tag` whose release counts into c.
+hurray_handoff make_handoff(hurray_context *ctx, uint8_t tag, Counter *c) {
+  hurray_buffer_desc bd = HURRAY_BUFFER_DESC_INIT;
+  bd.flags = HURRAY_HANDOFF_OPAQUE_DATA;
+  bd.handle.byte_size = 256;
+  bd.handle.alignment = 64;
+  bd.handle.device_tag = tag;
+  bd.handle.sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
+  bd.handle.memory_class = HURRAY_MEMORY_STANDARD;
+  bd.data = c;  // any non-NULL handle
+  bd.free_fn = count_free;
+  bd.free_user = c;
+  hurray_error err{};
+  hurray_buffer *b = nullptr;
+  INFO(err.message);
+  REQUIRE(hurray_buffer_wrap(ctx, &bd, &b, &err) == HURRAY_OK);
+  hurray_handoff h{};
+  REQUIRE(hurray_buffer_export(b, nullptr, &h, &err) == HURRAY_OK);
+  hurray_buffer_unref(b);
+  return h;
+}
+
+// Bounded wait until pred() holds; false when kWaitMs passed first.
+template <class Pred>
+bool wait_for(Pred pred) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+// Give a wrongly early release the chance to show (not a timing assertion:
+// the release must not happen at all while the gate is closed).
+void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(100)); }
+
+void need_device(uint8_t tag) {
+  int32_t n = 0;
+  hurray_error err{};
+  if (hurray_device_count(nullptr, tag, &n, &err) != HURRAY_OK || n < 1) {
+    std::printf("skipped: device 0x%02x unavailable: %s\n", tag, err.message);
+    std::fflush(stdout);
+    std::_Exit(77);
+  }
+}
+
+// ---- Vulkan: a queue submission that waits on a host-signalled gate ----
+
+struct VkGate {
+  VkDevice dev = VK_NULL_HANDLE;
+  VkQueue queue = VK_NULL_HANDLE;
+  VkSemaphore gate = VK_NULL_HANDLE;
+  PFN_vkCreateSemaphore create = nullptr;
+  PFN_vkDestroySemaphore destroy = nullptr;
+  PFN_vkQueueSubmit submit = nullptr;
+  PFN_vkSignalSemaphore signal = nullptr;
+  PFN_vkQueueWaitIdle wait_idle = nullptr;
+
+  VkGate() {
+    need_device(HURRAY_DEVICE_VULKAN);
+    hurray_backend_native nat{};
+    hurray_error err{};
+    REQUIRE(hurray_device_native(nullptr, HURRAY_DEVICE_VULKAN, 0, &nat, &err) == HURRAY_OK);
+    auto instance = static_cast<VkInstance>(nat.handles[0]);
+    dev = static_cast<VkDevice>(nat.handles[2]);
+    queue = static_cast<VkQueue>(nat.handles[3]);
+    PFN_vkGetInstanceProcAddr gipa = nullptr;
+    std::memcpy(&gipa, &nat.handles[5], sizeof gipa);
+    auto gdpa = reinterpret_cast<PFN_vkGetDeviceProcAddr>(gipa(instance, "vkGetDeviceProcAddr"));
+    create = reinterpret_cast<PFN_vkCreateSemaphore>(gdpa(dev, "vkCreateSemaphore"));
+    destroy = reinterpret_cast<PFN_vkDestroySemaphore>(gdpa(dev, "vkDestroySemaphore"));
+    submit = reinterpret_cast<PFN_vkQueueSubmit>(gdpa(dev, "vkQueueSubmit"));
+    signal = reinterpret_cast<PFN_vkSignalSemaphore>(gdpa(dev, "vkSignalSemaphore"));
+    wait_idle = reinterpret_cast<PFN_vkQueueWaitIdle>(gdpa(dev, "vkQueueWaitIdle"));
+    REQUIRE((create && destroy && submit && signal && wait_idle));
+    VkSemaphoreTypeCreateInfo type{};
+    type.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
+    type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    VkSemaphoreCreateInfo ci{};
+    ci.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
+    ci.pNext = &type;
+    REQUIRE(create(dev, &ci, nullptr, &gate) == VK_SUCCESS);
+    // The plugin's queue now waits for gate >= 1 before any later work.
+    const uint64_t one = 1;
+    const VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+    VkTimelineSemaphoreSubmitInfo tl{};
+    tl.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
+    tl.waitSemaphoreValueCount = 1;
+    tl.pWaitSemaphoreValues = &one;
+    VkSubmitInfo si{};
+    si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+    si.pNext = &tl;
+    si.waitSemaphoreCount = 1;
+    si.pWaitSemaphores = &gate;
+    si.pWaitDstStageMask = &stage;
+    REQUIRE(submit(queue, 1, &si, VK_NULL_HANDLE) == VK_SUCCESS);
+  }
+  bool opened = false;
+  void open() {
+    if (opened) return;
+    opened = true;
+    VkSemaphoreSignalInfo s{};
+    s.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO;
+    s.semaphore = gate;
+    s.value = 1;
+    REQUIRE(signal(dev, &s) == VK_SUCCESS);
+  }
+  ~VkGate() {
+    if (!gate) return;
+    if (!opened) {
+      VkSemaphoreSignalInfo s{};
+      s.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO;
+      s.semaphore = gate;
+      s.value = 1;
+      (void)signal(dev, &s);
+    }
+    wait_idle(queue);
+    destroy(dev, gate, nullptr);
+  }
+};
+
+// ---- OpenCL: a marker on the plugin's queue gated by a user event ----
+
+struct ClGate {
+  cl_command_queue queue = nullptr;
+  cl_event user = nullptr, gated = nullptr;
+  decltype(&clSetUserEventStatus) set_status = nullptr;
+  decltype(&clReleaseEvent) release = nullptr;
+  decltype(&clFinish) finish = nullptr;
+  bool opened = false;
+
+  ClGate() {
+    need_device(HURRAY_DEVICE_OPENCL);
+    hurray_backend_native nat{};
+    hurray_error err{};
+    REQUIRE(hurray_device_native(nullptr, HURRAY_DEVICE_OPENCL, 0, &nat, &err) == HURRAY_OK);
+    auto context = static_cast<cl_context>(nat.handles[2]);
+    queue = static_cast<cl_command_queue>(nat.handles[3]);
+    void *lib = nat.handles[4];
+    auto create_user = reinterpret_cast<decltype(&clCreateUserEvent)>(dlsym(lib, "clCreateUserEvent"));
+    auto marker = reinterpret_cast<decltype(&clEnqueueMarkerWithWaitList)>(
+        dlsym(lib, "clEnqueueMarkerWithWaitList"));
+    auto flush = reinterpret_cast<decltype(&clFlush)>(dlsym(lib, "clFlush"));
+    set_status = reinterpret_cast<decltype(&clSetUserEventStatus)>(dlsym(lib, "clSetUserEventStatus"));
+    release = reinterpret_cast<decltype(&clReleaseEvent)>(dlsym(lib, "clReleaseEvent"));
+    finish = reinterpret_cast<decltype(&clFinish)>(dlsym(lib, "clFinish"));
+    REQUIRE((create_user && marker && flush && set_status && release && finish));
+    cl_int e = CL_SUCCESS;
+    user = create_user(context, &e);
+    REQUIRE(e == CL_SUCCESS);
+    // An in-order queue: everything after this marker waits for the user event.
+    REQUIRE(marker(queue, 1, &user, &gated) == CL_SUCCESS);
+    REQUIRE(flush(queue) == CL_SUCCESS);
+  }
+  void open() {
+    if (opened) return;
+    opened = true;
+    REQUIRE(set_status(user, CL_COMPLETE) == CL_SUCCESS);
+  }
+  ~ClGate() {
+    if (!opened) set_status(user, CL_COMPLETE);
+    finish(queue);
+    release(gated);
+    release(user);
+  }
+};
+
+// The gated pattern on one device: n buffers released after the work queued
+// behind the gate, none before it opens, each exactly once after.
+template <class Gate>
+void gated_release(uint8_t tag, void *(*stream_of)(Gate &), int n) {
+  Gate gate;
+  // Freed only on success: a failed check leaves releases pending that would
+  // count into it later.
+  auto *owned = new std::vector<Counter>(static_cast<size_t>(n));
+  std::vector<Counter> &counts = *owned;
+  for (int i = 0; i < n; ++i) {
+    hurray_handoff h = make_handoff(nullptr, tag, &counts[static_cast<size_t>(i)]);
+    hurray_error err{};
+    INFO(err.message);
+    REQUIRE(hurray_handoff_release_after(nullptr, &h, stream_of(gate), nullptr, 0, &err) ==
+            HURRAY_OK);
+    REQUIRE(h.release == nullptr);  // moved in
+  }
+  settle();
+  int early = 0;
+  for (auto &c : counts) early += c.n.load();
+  REQUIRE(early == 0);  // the gate is closed: no release may have happened
+  gate.open();
+  REQUIRE(wait_for([&] {
+    for (auto &c : counts)
+      if (c.n.load() == 0) return false;
+    return true;
+  }));
+  settle();
+  for (auto &c : counts) REQUIRE(c.n.load() == 1);
+  delete owned;
+}
+
+void *vk_stream(VkGate &g) { return g.queue; }
+void *cl_stream(ClGate &g) { return g.queue; }
+
+}  // namespace
+
+TEST_CASE("release_after: CPU releases at once", "[cpu]") {
+  Counter c;
+  hurray_handoff h = make_handoff(nullptr, HURRAY_DEVICE_CPU, &c);
+  hurray_error err{};
+  REQUIRE(hurray_handoff_release_after(nullptr, &h, nullptr, nullptr, 0, &err) == HURRAY_OK);
+  REQUIRE(c.n.load() == 1);
+  REQUIRE(h.release == nullptr);
+  // A released handoff cannot be released after anything.
+  REQUIRE(hurray_handoff_release_after(nullptr, &h, nullptr, nullptr, 0, &err) ==
+          HURRAY_E_ALREADY_RELEASED);
+  int deferred = -1;
+  REQUIRE(hurray_device_release_after_deferred(nullptr, HURRAY_DEVICE_CPU, 0, &deferred, &err) ==
+          HURRAY_OK);
+  REQUIRE(deferred == 1);
+}
+
+TEST_CASE("release_after: Vulkan waits for queued work", "[vulkan]") {
+  gated_release<VkGate>(HURRAY_DEVICE_VULKAN, vk_stream, 1);
+}
+
+TEST_CASE("release_after: Vulkan, 1000 buffers in flight", "[vulkan]") {
+  gated_release<VkGate>(HURRAY_DEVICE_VULKAN, vk_stream, 1000);
+}
+
+TEST_CASE("release_after: Vulkan, after an event", "[vulkan]") {
+  VkGate gate;
+  Counter c;
+  hurray_handoff h = make_handoff(nullptr, HURRAY_DEVICE_VULKAN, &c);
+  hurray_error err{};
+  // The gate semaphore itself is the event: released once it reaches 1.
+  REQUIRE(hurray_handoff_release_after(nullptr, &h, nullptr, gate.gate, 1, &err) == HURRAY_OK);
+  settle();
+  REQUIRE(c.n.load() == 0);
+  gate.open();
+  REQUIRE(wait_for([&] { return c.n.load() == 1; }));
+}
+
+TEST_CASE("release_after: OpenCL waits for queued work", "[opencl]") {
+  gated_release<ClGate>(HURRAY_DEVICE_OPENCL, cl_stream, 1);
+}
+
+TEST_CASE("release_after: OpenCL, 1000 buffers in flight", "[opencl]") {
+  gated_release<ClGate>(HURRAY_DEVICE_OPENCL, cl_stream, 1000);
+}
+
+TEST_CASE("release_after: OpenCL, after a user event", "[opencl]") {
+  ClGate gate;
+  Counter c;
+  hurray_handoff h = make_handoff(nullptr, HURRAY_DEVICE_OPENCL, &c);
+  hurray_error err{};
+  REQUIRE(hurray_handoff_release_after(nullptr, &h, nullptr, gate.user, 0, &err) == HURRAY_OK);
+  settle();
+  REQUIRE(c.n.load() == 0);
+  gate.open();
+  REQUIRE(wait_for([&] { return c.n.load() == 1; }));
+}
+
+// Exactly once when releases are deferred from many threads at once and the
+// completions race with them (gate opened while they are being queued).
+template <class Gate>
+void racing_release(uint8_t tag, void *(*stream_of)(Gate &)) {
+  constexpr int kThreads = 4, kEach = 250;
+  Gate gate;
+  auto *owned = new std::vector<Counter>(kThreads * kEach);  // freed only on success
+  std::vector<Counter> &counts = *owned;
+  std::atomic<int> failed{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i) {
+        Counter *c = &counts[static_cast<size_t>(t * kEach + i)];
+        hurray_buffer_desc bd = HURRAY_BUFFER_DESC_INIT;
+        bd.flags = HURRAY_HANDOFF_OPAQUE_DATA;
+        bd.handle = {256, 64, tag, HURRAY_SYNC_PRODUCER_SYNCED, HURRAY_MEMORY_STANDARD, 0};
+        bd.data = c;
+        bd.free_fn = count_free;
+        bd.free_user = c;
+        hurray_buffer *b = nullptr;
+        hurray_handoff h{};
+        if (hurray_buffer_wrap(nullptr, &bd, &b, nullptr) != HURRAY_OK ||
+            hurray_buffer_export(b, nullptr, &h, nullptr) != HURRAY_OK) {
+          failed.fetch_add(1);
+          continue;
+        }
+        hurray_buffer_unref(b);
+        if (hurray_handoff_release_after(nullptr, &h, stream_of(gate), nullptr, 0, nullptr) !=
+            HURRAY_OK)
+          failed.fetch_add(1);
+      }
+    });
+  gate.open();
+  for (auto &th : threads) th.join();
+  REQUIRE(failed.load() == 0);
+  REQUIRE(wait_for([&] {
+    for (auto &c : counts)
+      if (c.n.load() == 0) return false;
+    return true;
+  }));
+  settle();
+  for (auto &c : counts) REQUIRE(c.n.load() == 1);
+  delete owned;
+}
+
+TEST_CASE("release_after: Vulkan, exactly once from four threads", "[vulkan][threads]") {
+  racing_release<VkGate>(HURRAY_DEVICE_VULKAN, vk_stream);
+}
+
+TEST_CASE("release_after: OpenCL, exactly once from four threads", "[opencl][threads]") {
+  racing_release<ClGate>(HURRAY_DEVICE_OPENCL, cl_stream);
+}
+
+namespace {
+struct Reports {
+  std::vector<std::string> messages;
+};
+void collect(void *user, const hurray_error *r) {
+  static_cast<Reports *>(user)->messages.emplace_back(r->message);
+}
+}  // namespace
+
+TEST_CASE("release_after: guard reports work that never completed (BP-REL-DEFER)", "[opencl]") {
+  ClGate gate;
+  Reports reports;
+  hurray_context *ctx = nullptr;
+  hurray_error err{};
+  REQUIRE(hurray_context_create(&ctx, &err) == HURRAY_OK);
+  REQUIRE(hurray_context_set_guard(ctx, 1, &err) == HURRAY_OK);
+  REQUIRE(hurray_context_set_guard_callback(ctx, collect, &reports, &err) == HURRAY_OK);
+  Counter c, done;
+  hurray_handoff h = make_handoff(ctx, HURRAY_DEVICE_OPENCL, &c);
+  hurray_handoff h2 = make_handoff(ctx, HURRAY_DEVICE_CPU, &done);
+  REQUIRE(hurray_handoff_release_after(ctx, &h, cl_stream(gate), nullptr, 0, &err) == HURRAY_OK);
+  REQUIRE(hurray_handoff_release_after(ctx, &h2, nullptr, nullptr, 0, &err) == HURRAY_OK);
+  hurray_context_destroy(ctx);
+  int deferred = 0;
+  for (const std::string &m : reports.messages)
+    if (m.rfind("BP-REL-DEFER:", 0) == 0) ++deferred;
+  INFO((reports.messages.empty() ? std::string("no report") : reports.messages.front()));
+  REQUIRE(deferred == 1);  // the gated one; the CPU one completed at once
+  gate.open();
+  REQUIRE(wait_for([&] { return c.n.load() == 1; }));
+}
+
+// The example private plugin (tag 0xF0) has no release_after entry: libhurray
+// records an event, waits for it on the host, then releases, before
+// returning; a wait that fails releases nothing and the caller keeps the
+// handoff. Run with HURRAY_BACKEND_PATH naming the example plugin.
+TEST_CASE("release_after: a backend without the entry waits on the host", "[fallback]") {
+  constexpr uint8_t kTag = 0xF0;
+  hurray_context *ctx = nullptr;
+  hurray_policy *pol = nullptr;
+  hurray_error err{};
+  INFO(err.message);
+  REQUIRE(hurray_context_create(&ctx, &err) == HURRAY_OK);
+  REQUIRE(hurray_policy_create(&pol, &err) == HURRAY_OK);
+  REQUIRE(hurray_policy_allow_private_tag(pol, kTag, 1, &err) == HURRAY_OK);
+  REQUIRE(hurray_context_set_policy(ctx, pol, &err) == HURRAY_OK);
+  hurray_policy_destroy(pol);
+  need_device(kTag);
+  int deferred = -1;
+  REQUIRE(hurray_device_release_after_deferred(ctx, kTag, 0, &deferred, &err) == HURRAY_OK);
+  REQUIRE(deferred == 0);
+  hurray_backend_device_info info{};
+  REQUIRE(hurray_device_info(ctx, kTag, 0, &info, &err) == HURRAY_OK);
+  REQUIRE(std::strstr(info.detail, "release_after: host wait") != nullptr);
+
+  Counter c;
+  hurray_handoff h = make_handoff(ctx, kTag, &c);
+  // An event the plugin never recorded: its wait fails, nothing is released.
+  static int bogus;
+  REQUIRE(hurray_handoff_release_after(ctx, &h, nullptr, &bogus, 1, &err) != HURRAY_OK);
+  REQUIRE(c.n.load() == 0);
+  REQUIRE(h.release != nullptr);  // still the caller's
+  // The stream's work: recorded, waited for, released before the return.
+  REQUIRE(hurray_handoff_release_after(ctx, &h, nullptr, nullptr, 0, &err) == HURRAY_OK);
+  REQUIRE(c.n.load() == 1);
+  REQUIRE(h.release == nullptr);
+  hurray_context_destroy(ctx);
+}
+
+// WebGPU (Dawn) has no release_after entry yet: the fallback, on a real
+// device, records the queue's work-done future, waits for it, releases.
+TEST_CASE("release_after: WebGPU falls back to a host wait", "[webgpu]") {
+  need_device(HURRAY_DEVICE_WEBGPU);
+  hurray_error err{};
+  INFO(err.message);
+  int deferred = -1;
+  REQUIRE(hurray_device_release_after_deferred(nullptr, HURRAY_DEVICE_WEBGPU, 0, &deferred,
+                                               &err) == HURRAY_OK);
+  REQUIRE(deferred == 0);
+  Counter c;
+  hurray_handoff h = make_handoff(nullptr, HURRAY_DEVICE_WEBGPU, &c);
+  REQUIRE(hurray_handoff_release_after(nullptr, &h, nullptr, nullptr, 0, &err) == HURRAY_OK);
+  REQUIRE(c.n.load() == 1);  // waited, then released, before the return
+}

@@ -43,4 +43,8 @@ hurray_status fail(hurray_error *err, hurray_status status, hurray_rule rule,
   return status;
 }
 
+hurray_status null_argument(hurray_error *err, const char *fn, const char *what) noexcept {
+  return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s: %s is NULL", fn, what);
+}
+
 }  // namespace hurray::detail

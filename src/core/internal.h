@@ -104,6 +104,9 @@ void fill(hurray_error *err, hurray_status status, hurray_rule rule,
           hurray_severity severity, int64_t index, int64_t offset,
           const char *fmt, ...) noexcept __attribute__((format(printf, 7, 8)));
 hurray_status status_of_rule(hurray_rule rule) noexcept;
+// INVALID_ARGUMENT "<fn>: <what> is NULL", for `if (!p) return null_argument(...)`.
+[[gnu::cold]] hurray_status null_argument(hurray_error *err, const char *fn,
+                                          const char *what) noexcept;
 
 // The body of a hurray_*_create(T **out, err): *out = a new T, else
 // INVALID_ARGUMENT "<fn>: out is NULL" or OUT_OF_MEMORY "<fn>: out of memory".

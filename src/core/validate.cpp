@@ -347,9 +347,7 @@ extern "C" {
 HURRAY_API hurray_status hurray_handle_validate(const hurray_buffer_handle *handle,
                                                 const hurray_policy *policy,
                                                 hurray_error *err) {
-  if (!handle)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_handle_validate: handle is NULL");
+  if (!handle) return null_argument(err, "hurray_handle_validate", "handle");
   const Policy &p = resolve(policy);
   if (fast_valid(*handle, p)) return HURRAY_OK;
   FirstError sink{p, HURRAY_HANDLE_SIZE, err};
@@ -361,9 +359,7 @@ HURRAY_API hurray_status hurray_handle_validate(const hurray_buffer_handle *hand
 HURRAY_API hurray_status hurray_handle_check_address(const hurray_buffer_handle *handle,
                                                      const void *address,
                                                      hurray_error *err) {
-  if (!handle)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_handle_check_address: handle is NULL");
+  if (!handle) return null_argument(err, "hurray_handle_check_address", "handle");
   if (handle->byte_size == 0) return HURRAY_OK;  // BP-ALIGN-EMPTY
   const auto addr = reinterpret_cast<uintptr_t>(address);
   if (!is_pow2(handle->alignment)) {

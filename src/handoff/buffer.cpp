@@ -257,31 +257,29 @@ hurray_status copy_target(const hurray_buffer *b, uint64_t &offset, uint64_t n,
   return HURRAY_OK;
 }
 
+// Both copies between a buffer and host memory.
+hurray_status copy_host(const hurray_buffer *buffer, uint64_t offset, void *host, uint64_t n,
+                        bool to_host, hurray_error *err) {
+  const char *fn = to_host ? "hurray_buffer_copy_to_host" : "hurray_buffer_copy_from_host";
+  Backend be;
+  hurray_backend_allocation view;
+  HURRAY_RETURN_NOT_OK(copy_target(buffer, offset, n, &be, &view, fn, err));
+  if (n && !host) return null_argument(err, fn, to_host ? "dst" : "src");
+  return to_host ? dispatch::copy_to_host(be, &view, offset, host, n, err)
+                 : dispatch::copy_from_host(be, &view, offset, host, n, err);
+}
+
 }  // namespace
 
 HURRAY_API hurray_status hurray_buffer_copy_from_host(hurray_buffer *buffer, uint64_t offset,
                                                       const void *src, uint64_t n,
                                                       hurray_error *err) {
-  Backend be;
-  hurray_backend_allocation view;
-  HURRAY_RETURN_NOT_OK(
-      copy_target(buffer, offset, n, &be, &view, "hurray_buffer_copy_from_host", err));
-  if (n && !src)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_buffer_copy_from_host: src is NULL");
-  return dispatch::copy_from_host(be, &view, offset, src, n, err);
+  return copy_host(buffer, offset, const_cast<void *>(src), n, false, err);
 }
 
 HURRAY_API hurray_status hurray_buffer_copy_to_host(const hurray_buffer *buffer, uint64_t offset,
                                                     void *dst, uint64_t n, hurray_error *err) {
-  Backend be;
-  hurray_backend_allocation view;
-  HURRAY_RETURN_NOT_OK(
-      copy_target(buffer, offset, n, &be, &view, "hurray_buffer_copy_to_host", err));
-  if (n && !dst)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_buffer_copy_to_host: dst is NULL");
-  return dispatch::copy_to_host(be, &view, offset, dst, n, err);
+  return copy_host(buffer, offset, dst, n, true, err);
 }
 
 }  // extern "C"

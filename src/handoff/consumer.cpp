@@ -82,9 +82,7 @@ HURRAY_API hurray_status hurray_handoff_check(const hurray_handoff *h, const hur
 // hurray_handoff_acquire beyond its common case: waits, and every error.
 [[gnu::noinline]] static hurray_status acquire_handoff(hurray_handoff *h, void *consumer_stream,
                                                        hurray_error *err) {
-  if (!h)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_handoff_acquire: handoff is NULL");
+  if (!h) return null_argument(err, "hurray_handoff_acquire", "handoff");
   if (!h->release)
     return fail(err, HURRAY_E_ALREADY_RELEASED, HURRAY_RULE_REL_AFTER,
                 "BP-REL-AFTER: the handoff is released (release is NULL)");

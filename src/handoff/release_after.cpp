@@ -38,9 +38,7 @@ HURRAY_API hurray_status hurray_handoff_release_after(hurray_context *ctx, hurra
                                                       uint64_t event_value,
                                                       hurray_error *err) {
   const void *const where = __builtin_return_address(0);
-  if (!h)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_handoff_release_after: handoff is NULL");
+  if (!h) return null_argument(err, "hurray_handoff_release_after", "handoff");
   if (!h->release)
     return fail(err, HURRAY_E_ALREADY_RELEASED, HURRAY_RULE_REL_ONCE,
                 "BP-REL-ONCE: the handoff is already released (release is NULL)");
@@ -72,9 +70,7 @@ HURRAY_API hurray_status hurray_device_release_after_deferred(hurray_context *ct
                                                               int32_t ordinal, int *deferred,
                                                               hurray_error *err) {
   (void)ctx;
-  if (!deferred)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_device_release_after_deferred: deferred is NULL");
+  if (!deferred) return null_argument(err, "hurray_device_release_after_deferred", "deferred");
   *deferred = 0;
   Backend b;
   HURRAY_RETURN_NOT_OK(backend_device(tag, ordinal, &b, err));

@@ -3,6 +3,8 @@
 // the server's worker address. The server's side is in bootstrap_server.cpp.
 #pragma once
 
+#include <netdb.h>
+
 #include "auth.h"
 #include "ucx.h"
 
@@ -23,5 +25,11 @@ hurray_status bootstrap_connect(Worker &w, const char *host, uint16_t port, cons
 // handling; shared by both sides.
 ucs_status_t ep_to_worker(Worker &w, const unsigned char *address, size_t length,
                           ucp_err_handler_cb_t cb, void *arg, ucp_ep_h *out) noexcept;
+
+// getaddrinfo of host:port for a TCP stream (flags: AI_PASSIVE... for a
+// listener); *res is the caller's to free. HURRAY_E_IO "cannot resolve";
+// shared by both sides.
+hurray_status resolve_tcp(const char *host, uint16_t port, int flags, addrinfo **res,
+                          hurray_error *err) noexcept;
 
 }  // namespace hurray::net

@@ -30,6 +30,23 @@ ucs_status_t ep_to_worker(Worker &w, const unsigned char *address, size_t length
   return ucp_ep_create(w.worker, &p, out);
 }
 
+hurray_status resolve_tcp(const char *host, uint16_t port, int flags, addrinfo **res,
+                          hurray_error *err) noexcept {
+  addrinfo hints;
+  std::memset(&hints, 0, sizeof hints);
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = flags;
+  char service[8];
+  std::snprintf(service, sizeof service, "%u", static_cast<unsigned>(port));
+  *res = nullptr;
+  const int rc = ::getaddrinfo(host, service, &hints, res);
+  if (rc != 0 || *res == nullptr)
+    return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray-net: cannot resolve %s: %s", host,
+                gai_strerror(rc));
+  return HURRAY_OK;
+}
+
 namespace {
 struct Socket {
   int fd = -1;
@@ -82,17 +99,8 @@ bool recv_all(int fd, unsigned char *p, size_t n, const Deadline &d) {
 
 hurray_status dial(const char *host, uint16_t port, const Deadline &d, Socket *s,
                    hurray_error *err) {
-  addrinfo hints;
-  std::memset(&hints, 0, sizeof hints);
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  char service[8];
-  std::snprintf(service, sizeof service, "%u", static_cast<unsigned>(port));
   addrinfo *res = nullptr;
-  const int rc = ::getaddrinfo(host, service, &hints, &res);
-  if (rc != 0 || res == nullptr)
-    return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray-net: cannot resolve %s: %s", host,
-                gai_strerror(rc));
+  if (const hurray_status st = resolve_tcp(host, port, 0, &res, err)) return st;
   int last = ECONNREFUSED;
   for (addrinfo *a = res; a != nullptr; a = a->ai_next) {
     const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,

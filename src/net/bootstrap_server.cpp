@@ -55,18 +55,10 @@ ucp_err_handler_cb_t hurray_net_server::error_handler() { return server_ep_error
 
 hurray_status hurray_net_server::open_bootstrap(const char *address, uint16_t want_port,
                                                 hurray_error *err) {
-  addrinfo hints;
-  std::memset(&hints, 0, sizeof hints);
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-  char service[8];
-  std::snprintf(service, sizeof service, "%u", static_cast<unsigned>(want_port));
   addrinfo *res = nullptr;
-  const int rc = ::getaddrinfo(address, service, &hints, &res);
-  if (rc != 0 || res == nullptr)
-    return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray-net: cannot resolve %s: %s", address,
-                gai_strerror(rc));
+  if (const hurray_status st =
+          resolve_tcp(address, want_port, AI_PASSIVE | AI_NUMERICSERV, &res, err))
+    return st;
   int last = 0;
   for (addrinfo *a = res; a != nullptr && listen_fd < 0; a = a->ai_next) {
     const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,

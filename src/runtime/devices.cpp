@@ -27,6 +27,14 @@ void event_free_trampoline(void *user, void *event) {
   dispatch::event_release(r->backend, r->device, event);
 }
 
+// The device functions' prologue: `p` (what `what` names) not NULL, then
+// the backend of (tag, ordinal).
+hurray_status device_backend(uint8_t tag, int32_t ordinal, const void *p, const char *fn,
+                             const char *what, Backend *b, hurray_error *err) noexcept {
+  if (!p) return null_argument(err, fn, what);
+  return backend_device(tag, ordinal, b, err);
+}
+
 }  // namespace
 
 extern "C" {
@@ -34,9 +42,7 @@ extern "C" {
 HURRAY_API hurray_status hurray_device_count(hurray_context *ctx, uint8_t tag, int32_t *count,
                                              hurray_error *err) {
   (void)ctx;
-  if (!count)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_device_count: count is NULL");
+  if (!count) return null_argument(err, "hurray_device_count", "count");
   Backend b;
   *count = 0;
   HURRAY_RETURN_NOT_OK(backend_for(tag, &b, err));
@@ -47,10 +53,8 @@ HURRAY_API hurray_status hurray_device_count(hurray_context *ctx, uint8_t tag, i
 HURRAY_API hurray_status hurray_device_info(hurray_context *ctx, uint8_t tag, int32_t ordinal,
                                             hurray_backend_device_info *out, hurray_error *err) {
   (void)ctx;
-  if (!out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_device_info: out is NULL");
   Backend b;
-  HURRAY_RETURN_NOT_OK(backend_device(tag, ordinal, &b, err));
+  HURRAY_RETURN_NOT_OK(device_backend(tag, ordinal, out, "hurray_device_info", "out", &b, err));
   HURRAY_RETURN_NOT_OK(dispatch::device_info(b, ordinal, out, err));
   if (!dispatch::has_release_after(b)) note_release_wait(out);
   return HURRAY_OK;
@@ -59,10 +63,8 @@ HURRAY_API hurray_status hurray_device_info(hurray_context *ctx, uint8_t tag, in
 HURRAY_API hurray_status hurray_device_native(hurray_context *ctx, uint8_t tag, int32_t ordinal,
                                               hurray_backend_native *out, hurray_error *err) {
   (void)ctx;
-  if (!out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_device_native: out is NULL");
   Backend b;
-  HURRAY_RETURN_NOT_OK(backend_device(tag, ordinal, &b, err));
+  HURRAY_RETURN_NOT_OK(device_backend(tag, ordinal, out, "hurray_device_native", "out", &b, err));
   return dispatch::native(b, ordinal, out, err);
 }
 

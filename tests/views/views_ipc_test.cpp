@@ -300,6 +300,17 @@ TEST_CASE("ipc: wire: a HANDOFF with a view offset round-trips, and its offset i
   CHECK(w::parse(buf, w::kHeaderSize + w::kHandoffBody + 4, 0, &back, &err) == HURRAY_E_PROTOCOL);
 }
 
+namespace {
+// The bytes a HANDOFF of Vulkan device 0 carries beyond its body for a peer
+// of `version`: the device's identity (docs/spec/identity.md) when the
+// device has one and the peer reads it (version 2).
+size_t vulkan_identity_bytes(uint32_t version) {
+  hurray_backend_device_identity id{};
+  REQUIRE(hurray_device_identity(nullptr, HURRAY_DEVICE_VULKAN, 0, &id, nullptr) == HURRAY_OK);
+  return version >= 2 && id.kind != HURRAY_BACKEND_ID_NONE ? hurray::ipc::kIdentitySize : 0;
+}
+}  // namespace
+
 TEST_CASE("ipc: a device view at an offset goes only to a peer of protocol version 2",
           "[vulkan]") {
   namespace w = hurray::ipc;
@@ -329,10 +340,11 @@ TEST_CASE("ipc: a device view at an offset goes only to a peer of protocol versi
     REQUIRE(read(sv[1], buf, sizeof buf) > 0);  // this side's HELLO
     hurray_buffer *p = alloc(HURRAY_DEVICE_VULKAN, HURRAY_MEMORY_STANDARD, 65536);
     hurray_buffer *at0 = view(p, 0, 4096), *at8k = view(p, 8192, 4096);
-    // offset 0: the 216-byte form, which every version reads
+    // offset 0: the 216-byte form (a version-2 peer also gets the identity)
     REQUIRE(hurray_ipc_send(ch, at0, nullptr, nullptr, &err) == HURRAY_OK);
     ssize_t got = recv(sv[1], buf, sizeof buf, 0);  // its descriptor is dropped with the socket
-    CHECK(got == static_cast<ssize_t>(w::kHeaderSize + w::kHandoffBody));
+    CHECK(got == static_cast<ssize_t>(w::kHeaderSize + w::kHandoffBody +
+                                      vulkan_identity_bytes(version)));
     const hurray_status st = hurray_ipc_send(ch, at8k, nullptr, nullptr, &err);
     if (version == 1) {
       CHECK(st == HURRAY_E_UNSUPPORTED);
@@ -341,7 +353,8 @@ TEST_CASE("ipc: a device view at an offset goes only to a peer of protocol versi
     } else {
       REQUIRE(st == HURRAY_OK);
       got = recv(sv[1], buf, sizeof buf, 0);
-      REQUIRE(got == static_cast<ssize_t>(w::kHeaderSize + w::kHandoffViewBody));
+      REQUIRE(got == static_cast<ssize_t>(w::kHeaderSize + w::kHandoffViewBody +
+                                          vulkan_identity_bytes(version)));
       w::Message m{};
       REQUIRE(w::parse(buf, static_cast<size_t>(got), 1, &m, &err) == HURRAY_OK);
       CHECK(m.view_offset == 8192);
@@ -422,7 +435,8 @@ TEST_CASE("ipc: a received view offset is checked against the view's alignment (
   hurray_buffer_unref(v);
   int fd = -1;
   const ssize_t got = recv_with_fd(sv[1], buf, sizeof buf, &fd);
-  REQUIRE(got == static_cast<ssize_t>(w::kHeaderSize + w::kHandoffViewBody));
+  REQUIRE(got == static_cast<ssize_t>(w::kHeaderSize + w::kHandoffViewBody +
+                                      vulkan_identity_bytes(2)));
   REQUIRE(fd >= 0);
   w::Message m{};
   REQUIRE(w::parse(buf, static_cast<size_t>(got), 1, &m, &err) == HURRAY_OK);

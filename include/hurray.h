@@ -787,13 +787,8 @@ HURRAY_API hurray_status hurray_event_record(hurray_context *ctx,
 HURRAY_API size_t hurray_backend_report(hurray_context *ctx, char *out,
                                         size_t cap);
 
-/* ------------------------------------------------------------------------ */
-/* Sections reserved for later parts of the API (each arrives with its own  */
-/* issue and only adds declarations):                                       */
-/*   ipc      - hurray_ipc_* channel                                        */
-/*   dlpack   - DLPack bridge                                               */
-/*   net      - hurray_net_* transfers                                      */
-/* ------------------------------------------------------------------------ */
+/* The IPC channel, the DLPack bridge and network transfers have headers of
+ * their own: hurray_ipc.h, hurray_dlpack.h, hurray_net.h. */
 
 #ifdef __cplusplus
 } /* extern "C" */

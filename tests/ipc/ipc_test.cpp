@@ -25,6 +25,7 @@
 #include <catch2/catch.hpp>
 
 #include "../../src/ipc/wire.h"
+#include "peer_process.h"
 
 #ifndef HURRAY_IPC_PEER
 #error "HURRAY_IPC_PEER (path of hurray_ipc_test_peer) is not defined"
@@ -62,54 +63,11 @@ int count_memfds() {
   return n;
 }
 
-// A child running hurray_ipc_test_peer with one end of a socket pair; its
-// stdout is a pipe this side reads.
-struct Peer {
-  pid_t pid = -1;
-  int out = -1;  // the child's stdout
-  hurray_ipc_channel *ch = nullptr;
-
-  Peer(const char *mode, int n, hurray_ipc_options *opts = nullptr) {
-    int sv[2], pipefd[2];
-    REQUIRE(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
-    REQUIRE(pipe2(pipefd, O_CLOEXEC) == 0);
-    pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      const int fd = dup(sv[1]);  // without CLOEXEC: crosses exec
-      dup2(pipefd[1], 1);
-      const std::string fds = std::to_string(fd), ns = std::to_string(n);
-      execl(HURRAY_IPC_PEER, HURRAY_IPC_PEER, mode, fds.c_str(), ns.c_str(), (char *)nullptr);
-      _exit(127);
-    }
-    close(sv[1]);
-    close(pipefd[1]);
-    out = pipefd[0];
-    hurray_error err{};
-    const hurray_status st = hurray_ipc_channel_from_fd(sv[0], opts, &ch, &err);
-    INFO(err.message);
-    REQUIRE(st == HURRAY_OK);
-  }
-  ~Peer() {
-    if (ch) hurray_ipc_close(ch);
-    if (pid > 0) {
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
-    if (out >= 0) close(out);
-  }
-  // Wait for the child's one-byte signal on its stdout.
-  char signal_byte() {
-    char c = 0;
-    REQUIRE(read(out, &c, 1) == 1);
-    return c;
-  }
-  int wait_exit() {
-    int status = 0;
-    REQUIRE(waitpid(pid, &status, 0) == pid);
-    pid = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
+// A child running hurray_ipc_test_peer `mode` `n` with one end of a socket
+// pair; its stdout is a pipe this side reads.
+struct Peer : hurray_test::PeerProcess {
+  Peer(const char *mode, int n, hurray_ipc_options *opts = nullptr)
+      : PeerProcess(HURRAY_IPC_PEER, {mode, "{fd}", std::to_string(n)}, opts) {}
   void sigkill() {
     REQUIRE(kill(pid, SIGKILL) == 0);
     int status = 0;

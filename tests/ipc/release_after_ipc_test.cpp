@@ -20,57 +20,18 @@
 
 #include <catch2/catch.hpp>
 
+#include "peer_process.h"
+
 #ifndef HURRAY_IPC_RELEASE_PEER
 #error "HURRAY_IPC_RELEASE_PEER (path of hurray_ipc_release_peer) is not defined"
 #endif
 
 namespace {
 
-struct ReleasePeer {
-  pid_t pid = -1;
-  int out = -1;
-  hurray_ipc_channel *ch = nullptr;
-
-  explicit ReleasePeer(const hurray_ipc_options *opts) {
-    int sv[2], pipefd[2];
-    REQUIRE(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
-    REQUIRE(pipe2(pipefd, O_CLOEXEC) == 0);
-    pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      const int fd = dup(sv[1]);
-      dup2(pipefd[1], 1);
-      const std::string fds = std::to_string(fd);
-      execl(HURRAY_IPC_RELEASE_PEER, HURRAY_IPC_RELEASE_PEER, fds.c_str(), (char *)nullptr);
-      _exit(127);
-    }
-    close(sv[1]);
-    close(pipefd[1]);
-    out = pipefd[0];
-    hurray_error err{};
-    const hurray_status st = hurray_ipc_channel_from_fd(sv[0], opts, &ch, &err);
-    INFO(err.message);
-    REQUIRE(st == HURRAY_OK);
-  }
-  ~ReleasePeer() {
-    if (ch) hurray_ipc_close(ch);
-    if (pid > 0) {
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
-    if (out >= 0) close(out);
-  }
-  char signal_byte() {
-    char c = 0;
-    REQUIRE(read(out, &c, 1) == 1);
-    return c;
-  }
-  int wait_exit() {
-    int status = 0;
-    REQUIRE(waitpid(pid, &status, 0) == pid);
-    pid = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
+// hurray_ipc_release_peer with one end of a socket pair.
+struct ReleasePeer : hurray_test::PeerProcess {
+  explicit ReleasePeer(const hurray_ipc_options *opts)
+      : PeerProcess(HURRAY_IPC_RELEASE_PEER, {"{fd}"}, opts) {}
 };
 
 struct Backs {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "../../src/ipc/wire.h"
+#include "../ipc/peer_process.h"
 
 namespace {
 
@@ -31,48 +32,34 @@ uint64_t fnv(const unsigned char *p, uint64_t n) {
   return h;
 }
 
+// The channel options of a peer serving `tag`.
+hurray_ipc_options peer_options(const uint8_t *tag) {
+  hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
+  if (*tag != HURRAY_DEVICE_CPU) {
+    o.device_count = 1;
+    o.device_tags = tag;
+  }
+  return o;
+}
+
 // hurray_views_peer on one end of a socket pair; its stdout is a pipe.
 struct Peer {
-  pid_t pid = -1;
+  uint8_t tag;
+  hurray_ipc_options opts;
+  hurray_test::PeerProcess proc;
+  hurray_ipc_channel *ch;
   FILE *out = nullptr;
-  hurray_ipc_channel *ch = nullptr;
 
-  Peer(uint8_t tag, int n) {
-    int sv[2], pipefd[2];
-    REQUIRE(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
-    REQUIRE(pipe2(pipefd, O_CLOEXEC) == 0);
-    pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      const int fd = dup(sv[1]);  // without CLOEXEC: crosses exec
-      dup2(pipefd[1], 1);
-      const std::string fds = std::to_string(fd), tags = std::to_string(tag),
-                        ns = std::to_string(n);
-      execl(HURRAY_VIEWS_PEER, HURRAY_VIEWS_PEER, fds.c_str(), tags.c_str(), ns.c_str(),
-            (char *)nullptr);
-      _exit(127);
-    }
-    close(sv[1]);
-    close(pipefd[1]);
-    out = fdopen(pipefd[0], "r");
+  Peer(uint8_t t, int n)
+      : tag(t),
+        opts(peer_options(&tag)),
+        proc(HURRAY_VIEWS_PEER, {"{fd}", std::to_string(t), std::to_string(n)}, &opts),
+        ch(proc.ch) {
+    out = fdopen(proc.out, "r");
     REQUIRE(out);
-    const uint8_t tags[1] = {tag};
-    hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
-    if (tag != HURRAY_DEVICE_CPU) {
-      o.device_count = 1;
-      o.device_tags = tags;
-    }
-    hurray_error err{};
-    const hurray_status st = hurray_ipc_channel_from_fd(sv[0], &o, &ch, &err);
-    INFO(err.message);
-    REQUIRE(st == HURRAY_OK);
+    proc.out = -1;  // the FILE's now
   }
   ~Peer() {
-    if (ch) hurray_ipc_close(ch);
-    if (pid > 0) {
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
     if (out) fclose(out);
   }
   struct Line {
@@ -88,12 +75,7 @@ struct Peer {
                         &l.align, &l.flags, &l.offset, &l.hash) == 5);
     return l;
   }
-  int wait_exit() {
-    int status = 0;
-    REQUIRE(waitpid(pid, &status, 0) == pid);
-    pid = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
+  int wait_exit() { return proc.wait_exit(); }
 };
 
 hurray_buffer *alloc(uint8_t tag, uint8_t mc, uint64_t size) {

@@ -266,17 +266,25 @@ TEST_CASE("release_after: Vulkan, 1000 buffers in flight", "[vulkan]") {
   gated_release<VkGate>(HURRAY_DEVICE_VULKAN, vk_stream, 1000);
 }
 
-TEST_CASE("release_after: Vulkan, after an event", "[vulkan]") {
-  VkGate gate;
+// Released once the gate's own event completes (Vulkan: its timeline
+// semaphore at 1; OpenCL: its user event), and not before.
+template <class Gate>
+void event_gated_release(uint8_t tag, void *(*event_of)(Gate &), uint64_t value) {
+  Gate gate;
   Counter c;
-  hurray_handoff h = make_handoff(nullptr, HURRAY_DEVICE_VULKAN, &c);
+  hurray_handoff h = make_handoff(nullptr, tag, &c);
   hurray_error err{};
-  // The gate semaphore itself is the event: released once it reaches 1.
-  REQUIRE(hurray_handoff_release_after(nullptr, &h, nullptr, gate.gate, 1, &err) == HURRAY_OK);
+  REQUIRE(hurray_handoff_release_after(nullptr, &h, nullptr, event_of(gate), value, &err) ==
+          HURRAY_OK);
   settle();
   REQUIRE(c.n.load() == 0);
   gate.open();
   REQUIRE(wait_for([&] { return c.n.load() == 1; }));
+}
+
+TEST_CASE("release_after: Vulkan, after an event", "[vulkan]") {
+  event_gated_release<VkGate>(
+      HURRAY_DEVICE_VULKAN, [](VkGate &g) -> void * { return g.gate; }, 1);
 }
 
 TEST_CASE("release_after: OpenCL waits for queued work", "[opencl]") {
@@ -288,15 +296,8 @@ TEST_CASE("release_after: OpenCL, 1000 buffers in flight", "[opencl]") {
 }
 
 TEST_CASE("release_after: OpenCL, after a user event", "[opencl]") {
-  ClGate gate;
-  Counter c;
-  hurray_handoff h = make_handoff(nullptr, HURRAY_DEVICE_OPENCL, &c);
-  hurray_error err{};
-  REQUIRE(hurray_handoff_release_after(nullptr, &h, nullptr, gate.user, 0, &err) == HURRAY_OK);
-  settle();
-  REQUIRE(c.n.load() == 0);
-  gate.open();
-  REQUIRE(wait_for([&] { return c.n.load() == 1; }));
+  event_gated_release<ClGate>(
+      HURRAY_DEVICE_OPENCL, [](ClGate &g) -> void * { return g.user; }, 0);
 }
 
 // Exactly once when releases are deferred from many threads at once and the

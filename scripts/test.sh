@@ -5,7 +5,8 @@
 #      consumers of the installed library; then three mutants of
 #      scripts/mutate.sh --ci, each of which must be caught;
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer: the whole suite again
-#      (less the ABI checks, which need the plain build);
+#      (less the ABI checks, which need the plain build, and the benchmarks'
+#      smoke runs, which stage 1 makes);
 #   3. ThreadSanitizer: the concurrency tests (ctest -L concurrency), building
 #      only what they run (target hurray_concurrency_checks);
 #   4. valgrind memcheck over the unit-test programs of stage 1: no error,

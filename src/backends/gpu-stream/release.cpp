@@ -166,10 +166,7 @@ hurray_status wait_then_done(void *state, int32_t device, void *stream, void *ev
 hurray_status release_after(void *state, int32_t device, void *stream, void *event,
                             uint64_t value, void (*done)(void *), void *user,
                             hurray_error *err) {
-  HURRAY_KIT_ENTER(State, "release_after: done", reinterpret_cast<const void *>(done));
-  if (event != nullptr)
-    if (const hurray_status st = hurray::kit::check_binary_value(value, rt::kVendor, err))
-      return st;
+  HURRAY_KIT_ENTER_BINARY_RELEASE_AFTER(State, rt::kVendor);
   const Api &api = s->api;
   if (!rt::has_host_func(api)) return wait_then_done(state, device, stream, event, done, user, err);
   HURRAY_GPU_CURRENT_(s, d, err)

@@ -42,6 +42,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -51,6 +52,7 @@
 #include <catch2/catch.hpp>
 
 #include "plugin_test_util.h"
+#include "release_test_util.h"
 
 namespace {
 
@@ -673,35 +675,11 @@ void count_release(void *user, void *) {
 
 // A handoff of a wrapped opaque CUDA buffer whose release counts into r.
 hurray_handoff release_counted(Released *r) {
-  hurray_buffer_desc bd = HURRAY_BUFFER_DESC_INIT;
-  bd.flags = HURRAY_HANDOFF_OPAQUE_DATA;
-  bd.handle.byte_size = 256;
-  bd.handle.alignment = 64;
-  bd.handle.device_tag = HURRAY_DEVICE_CUDA;
-  bd.handle.sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
-  bd.handle.memory_class = HURRAY_MEMORY_STANDARD;
-  bd.data = r;  // any non-NULL handle
-  bd.free_fn = count_release;
-  bd.free_user = r;
-  hurray_error err{};
-  hurray_buffer *b = nullptr;
-  INFO(err.message);
-  REQUIRE(hurray_buffer_wrap(nullptr, &bd, &b, &err) == HURRAY_OK);
-  hurray_handoff h{};
-  REQUIRE(hurray_buffer_export(b, nullptr, &h, &err) == HURRAY_OK);
-  hurray_buffer_unref(b);
-  return h;
+  return release_test::wrapped_handoff(nullptr, HURRAY_DEVICE_CUDA, count_release, r);
 }
 
-// Bounded wait until pred() holds.
-template <class Pred>
-bool wait_for(Pred pred) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(kReleaseWaitMs);
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
+bool wait_for(const std::function<bool()> &pred) {
+  return release_test::wait_for(pred, kReleaseWaitMs);
 }
 
 // Time for a release that comes too early to show.

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "plugin_test_util.h"
+#include "release_test_util.h"
 
 #define FAKE(text) "cuda (stand-in: fake driver): " text
 
@@ -90,12 +91,7 @@ void count_done(void *user) {
 
 template <class Pred>
 bool wait_for(Pred pred) {
-  const auto end = Clock::now() + std::chrono::seconds(10);
-  while (!pred()) {
-    if (Clock::now() > end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
+  return release_test::wait_for(pred, 10000);
 }
 
 void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(50)); }

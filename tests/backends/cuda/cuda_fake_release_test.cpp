@@ -176,7 +176,8 @@ TEST_CASE(FAKE("release_after: a done that releases after again, from the worker
   CHECK(again.first.n.load() == 1);
 }
 
-TEST_CASE(FAKE("release_after: pending at shutdown, dropped, and late host functions are harmless")) {
+TEST_CASE(FAKE("release_after: pending at shutdown, dropped, and late host functions are "
+               "harmless")) {
   FakeDriver f(HURRAY_FAKE_CUDA);
   const CUstream a = f.stream();  // the test's: the plugin does not wait for it at shutdown
   f.gate(a);

@@ -12,9 +12,9 @@
 // (BP-REL-DEFER: guard mode reports them). Each entry holds the queue, so a
 // host function that runs after shutdown (on a caller's stream, which the
 // plugin does not synchronise) finds it and only drops its entry. A runtime
-// without a host function call (CUDA before 10.0, a HIP with neither call):
-// the entry waits on the host, then calls done before returning
-// (device_info's detail says so).
+// without a host function call (a CUDA driver that lacks cuLaunchHostFunc, a
+// HIP runtime with neither call): the entry waits on the host, then calls
+// done before returning (device_info's detail says so).
 #include <condition_variable>
 #include <thread>
 

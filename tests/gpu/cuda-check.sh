@@ -49,6 +49,15 @@
 #                            the producer reclaims and frees. Built apart
 #                            from the rest: if it does not build, this part
 #                            fails and the others still run
+#               release      hurray_handoff_release_after on the device
+#                            (hurray_cuda_device_tests "[release]"): 3000
+#                            releases from 4 threads behind gate kernels
+#                            (a given stream, the plugin's stream, an
+#                            event): none before the host opens the gate,
+#                            each exactly once after, each seeing the
+#                            kernel's mark; a plugin state shut down with
+#                            200 releases pending: quick, none called, the
+#                            late host functions harmless
 #               plugin       the plugin's own tests through its table
 #                            (hurray_cuda_tests), now with a device
 #   4. summary  one PASS/FAIL line per part.
@@ -275,6 +284,7 @@ run_part conformance 'test cases|device\(s\)' \
 run_part classes '^classes:' "$build/tests/backends/cuda/hurray_cuda_device_tests" '[classes]'
 run_part event '^event:' "$build/tests/backends/cuda/hurray_cuda_device_tests" '[event]'
 run_part ipc '^ipc:' "$build/tests/backends/cuda/hurray_cuda_device_tests" '[ipc]'
+run_part release '^release:' "$build/tests/backends/cuda/hurray_cuda_device_tests" '[release]'
 # The same path through libhurray's IPC channel: the plugin is found next to
 # libhurray ($build/hurray/libhurray-cuda.so); its tests print "cuda-ipc: ...".
 if [[ $ipc_built == 1 ]]; then

@@ -93,6 +93,9 @@ struct AllocGuard {
   ~AllocGuard() { p.b->free(p.state, &a); }
 };
 
+// A release_after done that counts its calls into the int at user.
+inline void count_call(void *user) { ++*static_cast<int *>(user); }
+
 inline std::vector<unsigned char> pattern(size_t n, unsigned seed) {
   std::vector<unsigned char> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = static_cast<unsigned char>((i * 131 + seed) ^ (i >> 9));

@@ -27,6 +27,8 @@
 #include <CL/cl.h>
 #include <vulkan/vulkan.h>
 
+#include "release_test_util.h"
+
 namespace {
 
 constexpr int kWaitMs = 20000;
@@ -39,35 +41,13 @@ void count_free(void *user, void *) { static_cast<Counter *>(user)->n.fetch_add(
 
 // A handoff of a wrapped opaque buffer of `tag` whose release counts into c.
 hurray_handoff make_handoff(hurray_context *ctx, uint8_t tag, Counter *c) {
-  hurray_buffer_desc bd = HURRAY_BUFFER_DESC_INIT;
-  bd.flags = HURRAY_HANDOFF_OPAQUE_DATA;
-  bd.handle.byte_size = 256;
-  bd.handle.alignment = 64;
-  bd.handle.device_tag = tag;
-  bd.handle.sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
-  bd.handle.memory_class = HURRAY_MEMORY_STANDARD;
-  bd.data = c;  // any non-NULL handle
-  bd.free_fn = count_free;
-  bd.free_user = c;
-  hurray_error err{};
-  hurray_buffer *b = nullptr;
-  INFO(err.message);
-  REQUIRE(hurray_buffer_wrap(ctx, &bd, &b, &err) == HURRAY_OK);
-  hurray_handoff h{};
-  REQUIRE(hurray_buffer_export(b, nullptr, &h, &err) == HURRAY_OK);
-  hurray_buffer_unref(b);
-  return h;
+  return release_test::wrapped_handoff(ctx, tag, count_free, c);
 }
 
 // Bounded wait until pred() holds; false when kWaitMs passed first.
 template <class Pred>
 bool wait_for(Pred pred) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
+  return release_test::wait_for(pred, kWaitMs);
 }
 
 // Give a wrongly early release the chance to show (not a timing assertion:

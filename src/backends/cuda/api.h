@@ -16,8 +16,9 @@ namespace hurray::cuda {
 // one of that versioned symbol, so `symbol` must be the header's mapping:
 // cu_api.cpp checks that at compile time. Every symbol here exists in the
 // drivers of CUDA 11.0 and later; a missing required one makes probe()
-// report HURRAY_E_DEVICE_UNAVAILABLE. The optional ones only improve
-// messages.
+// report HURRAY_E_DEVICE_UNAVAILABLE. The optional ones improve messages,
+// except cuLaunchHostFunc (CUDA 10.0): without it release_after waits on the
+// host (gpu-stream/release.cpp).
 #define HURRAY_CUDA_FUNCTIONS(XX)                                     \
   XX(cuInit, "cuInit", true)                                          \
   XX(cuDriverGetVersion, "cuDriverGetVersion", true)                  \
@@ -41,6 +42,7 @@ namespace hurray::cuda {
   XX(cuStreamDestroy, "cuStreamDestroy_v2", true)                     \
   XX(cuStreamSynchronize, "cuStreamSynchronize", true)                \
   XX(cuStreamWaitEvent, "cuStreamWaitEvent", true)                    \
+  XX(cuLaunchHostFunc, "cuLaunchHostFunc", false)                     \
   XX(cuEventCreate, "cuEventCreate", true)                            \
   XX(cuEventRecord, "cuEventRecord", true)                            \
   XX(cuEventSynchronize, "cuEventSynchronize", true)                  \

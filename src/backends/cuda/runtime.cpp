@@ -104,7 +104,7 @@ bool open_device(const Api &cu, int ordinal, Device *d, std::string *why) {
     Current cur(cu, d->ref);
     r = cur.result();
     if (r == CUDA_SUCCESS) {
-      r = cu.cuStreamCreate(&d->stream, CU_STREAM_NON_BLOCKING);
+      r = stream_create(cu, &d->stream);
       if (r != CUDA_SUCCESS)
         d->stream = nullptr;
       else

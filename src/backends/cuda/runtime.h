@@ -99,6 +99,21 @@ inline Result copy_async(const Api &cu, bool to_host, void *host, uintptr_t dev,
                  : cu.cuMemcpyHtoDAsync(dptr(dev), host, n, s);
 }
 
+// A non-blocking stream on the current context.
+inline Result stream_create(const Api &cu, Stream *s) noexcept {
+  return cu.cuStreamCreate(s, CU_STREAM_NON_BLOCKING);
+}
+
+// Host functions (release_after): Fn(user) on the runtime's own thread once
+// the work queued on s so far has completed; Fn must not call the driver.
+// Not run at all after an error in the context (cuLaunchHostFunc's rule).
+inline bool has_host_func(const Api &cu) noexcept { return cu.cuLaunchHostFunc != nullptr; }
+inline const char *host_func_name(const Api &) noexcept { return "cuLaunchHostFunc"; }
+template <void (*Fn)(void *)>
+Result launch_host_func(const Api &cu, Stream s, void *user) noexcept {
+  return cu.cuLaunchHostFunc(s, Fn, user);
+}
+
 // Events.
 inline Result event_create(const Api &cu, bool ipc, Event *ev) noexcept {
   const unsigned flags = static_cast<unsigned>(CU_EVENT_DISABLE_TIMING) |

@@ -65,10 +65,12 @@ hurray_status probe(void **state, hurray_error *err) {
 }
 
 void shutdown(void *state) {
-  // Allocations still alive are freed with the state (their records too).
+  // release_after's worker first (it may still call done, which frees);
+  // allocations still alive are freed with the state (their records too).
   hurray::kit::shutdown_state<State>(
       state,
       [](State *s) {
+        s->releaser.reset();
         while (Allocation *a = s->live.take_any()) free_allocation(s, a);
       },
       close_devices);
@@ -94,6 +96,10 @@ hurray_status device_info(void *state, int32_t device, hurray_backend_device_inf
                 d->map_host ? rt::kPinnedAlloc : "none", d->managed ? rt::kManagedAlloc : "none",
                 peers.empty() ? "none" : "devices ", peers.c_str(),
                 d->ipc_events ? ", events" : ", no events");
+  // release_after without a host function call waits on the host (whole or not said).
+  const size_t n = std::strlen(out->detail), note_size = std::strlen(rt::kHostWaitNote) + 1;
+  if (!rt::has_host_func(s->api) && n + note_size <= sizeof out->detail)
+    std::memcpy(out->detail + n, rt::kHostWaitNote, note_size);
   return HURRAY_OK;
 }
 

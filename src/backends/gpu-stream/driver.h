@@ -52,6 +52,12 @@ struct Device {
   bool peers_enabled = false;  // peer access enabled from every peer
 };
 
+// release_after's worker (release.cpp), stopped and joined first at shutdown.
+struct Releaser;
+struct ReleaserDelete {
+  void operator()(Releaser *r) const noexcept;
+};
+
 struct State {
   void *lib = nullptr;
   std::string lib_name;
@@ -59,6 +65,9 @@ struct State {
   int version = 0;  // the driver's or runtime's, as the runtime numbers it
   std::vector<std::unique_ptr<Device>> devices;  // fixed after probe
   hurray::kit::Registry live;                    // every allocation not yet freed
+
+  std::mutex mu;                                       // guards releaser
+  std::unique_ptr<Releaser, ReleaserDelete> releaser;  // made on first release_after
 };
 
 // "[cuMemAlloc] CUDA_ERROR_OUT_OF_MEMORY: out of memory (details)"; the
@@ -128,6 +137,7 @@ hurray_status pointer_class(const State *s, const Device &d0, const void *ptr, u
 
 HURRAY_KIT_DECLARE_ENTRIES()
 HURRAY_KIT_DECLARE_IDENTITY_ENTRY()
+HURRAY_KIT_DECLARE_RELEASE_AFTER_ENTRY()
 HURRAY_KIT_DECLARE_IPC_ENTRIES()
 
 }  // namespace hurray::gpu_stream

@@ -68,7 +68,9 @@ constexpr uint32_t kIpcEventKind = HURRAY_GPU_PICK(hurray::kit::fourcc('C', 'U',
   X(kHostDevicePointer, "cuMemHostGetDevicePointer", "hipHostGetDevicePointer") \
   X(kEventCreate, "cuEventCreate", "hipEventCreateWithFlags") \
   X(kIpcGetMem, "cuIpcGetMemHandle", "hipIpcGetMemHandle") \
-  X(kIpcOpenMem, "cuIpcOpenMemHandle", "hipIpcOpenMemHandle")
+  X(kIpcOpenMem, "cuIpcOpenMemHandle", "hipIpcOpenMemHandle") \
+  X(kStreamCreate, "cuStreamCreate", "hipStreamCreateWithFlags") \
+  X(kHostWaitNote, "; release_after: host wait (no cuLaunchHostFunc)", "; release_after: host wait (no hipLaunchHostFunc or hipStreamAddCallback)")
 #define HURRAY_GPU_WORD_(name, cuda, hip) constexpr const char *name = HURRAY_GPU_PICK(cuda, hip);
 HURRAY_GPU_WORDS(HURRAY_GPU_WORD_)
 #undef HURRAY_GPU_WORD_
@@ -89,12 +91,14 @@ HURRAY_GPU_CALL_(event_destroy_raw, cuEventDestroy, hipEventDestroy)
 HURRAY_GPU_CALL_(ipc_get_event, cuIpcGetEventHandle, hipIpcGetEventHandle)
 HURRAY_GPU_CALL_(ipc_open_event, cuIpcOpenEventHandle, hipIpcOpenEventHandle)
 HURRAY_GPU_CALL_(stream_wait, cuStreamWaitEvent, hipStreamWaitEvent)
+HURRAY_GPU_CALL_(stream_destroy_raw, cuStreamDestroy, hipStreamDestroy)
 #undef HURRAY_GPU_CALL_
 
 inline Result stream_wait_event(const Api &api, Stream s, Event ev) noexcept {
   return stream_wait(api, s, ev, 0u);
 }
 inline void event_destroy(const Api &api, Event ev) noexcept { (void)event_destroy_raw(api, ev); }
+inline void stream_destroy(const Api &api, Stream s) noexcept { (void)stream_destroy_raw(api, s); }
 
 // The runtime's own tables (the plugin's api file).
 inline const char *load_api(void *lib, Api *api) noexcept { return vendor::load_api(lib, api); }

@@ -20,10 +20,14 @@ namespace hurray::hip {
 // the prototype it is called with (last, since it holds commas). The header
 // overloads some names with C++ templates (hipMalloc, hipHostMalloc,
 // hipMallocManaged), so the prototype is spelled out; hip_api.cpp checks each
-// against the header at compile time. Every one exists in HIP 4.2 and later
-// (symbol version hip_4.2); a missing required one makes probe() report
-// HURRAY_E_DEVICE_UNAVAILABLE. hipError_t is [[nodiscard]]: a result the
-// plugin has no use for (cleanup) is cast to void.
+// against the header at compile time. Every one but hipLaunchHostFunc exists
+// in HIP 4.2 and later (symbol version hip_4.2; Debian's HIP 5.2 runtime
+// exports no hipLaunchHostFunc although its header declares it); a missing
+// required one makes probe() report HURRAY_E_DEVICE_UNAVAILABLE.
+// release_after's completion is hipLaunchHostFunc, else hipStreamAddCallback
+// (gpu-stream/release.cpp); with neither it waits on the host.
+// hipError_t is [[nodiscard]]: a result the plugin has no use for (cleanup)
+// is cast to void.
 #define HURRAY_HIP_FUNCTIONS(XX)                                                                 \
   XX(hipGetDeviceCount, true, hipError_t(int *))                                                 \
   XX(hipGetErrorName, false, const char *(hipError_t))                                           \
@@ -42,6 +46,8 @@ namespace hurray::hip {
   XX(hipStreamDestroy, true, hipError_t(hipStream_t))                                            \
   XX(hipStreamSynchronize, true, hipError_t(hipStream_t))                                        \
   XX(hipStreamWaitEvent, true, hipError_t(hipStream_t, hipEvent_t, unsigned int))                \
+  XX(hipLaunchHostFunc, false, hipError_t(hipStream_t, hipHostFn_t, void *))                     \
+  XX(hipStreamAddCallback, false, hipError_t(hipStream_t, hipStreamCallback_t, void *, unsigned)) \
   XX(hipEventCreateWithFlags, true, hipError_t(hipEvent_t *, unsigned))                          \
   XX(hipEventRecord, true, hipError_t(hipEvent_t, hipStream_t))                                  \
   XX(hipEventSynchronize, true, hipError_t(hipEvent_t))                                          \

@@ -70,7 +70,7 @@ bool open_device(const Api &hip, int ordinal, Device *d, std::string *why) {
   d->managed = attribute(hip, ordinal, hipDeviceAttributeManagedMemory, 0) == 1;
   size_t total = 0;
   if (hip.hipDeviceTotalMem(&total, ordinal) == hipSuccess) d->total_mem = total;
-  const hipError_t r = hip.hipStreamCreateWithFlags(&d->stream, hipStreamNonBlocking);
+  const hipError_t r = stream_create(hip, &d->stream);
   if (r != hipSuccess) {
     d->stream = nullptr;
     error_text(hip, r, &text);

@@ -88,6 +88,28 @@ inline Result copy_async(const Api &hip, bool to_host, void *host, uintptr_t dev
                  : hip.hipMemcpyAsync(vp(dev), host, n, hipMemcpyHostToDevice, s);
 }
 
+// A non-blocking stream on the current device.
+inline Result stream_create(const Api &hip, Stream *s) noexcept {
+  return hip.hipStreamCreateWithFlags(s, hipStreamNonBlocking);
+}
+
+// Host functions (release_after): Fn(user) on the runtime's own thread once
+// the work queued on s so far has completed; Fn must not call the runtime.
+// hipLaunchHostFunc where the runtime exports it, else a stream callback
+// (hipStreamAddCallback, which runs on an error in the stream too: the work
+// no longer runs either way).
+inline bool has_host_func(const Api &hip) noexcept {
+  return hip.hipLaunchHostFunc != nullptr || hip.hipStreamAddCallback != nullptr;
+}
+inline const char *host_func_name(const Api &hip) noexcept {
+  return hip.hipLaunchHostFunc != nullptr ? "hipLaunchHostFunc" : "hipStreamAddCallback";
+}
+template <void (*Fn)(void *)>
+Result launch_host_func(const Api &hip, Stream s, void *user) noexcept {
+  if (hip.hipLaunchHostFunc != nullptr) return hip.hipLaunchHostFunc(s, Fn, user);
+  return hip.hipStreamAddCallback(s, [](hipStream_t, hipError_t, void *u) { Fn(u); }, user, 0);
+}
+
 // Events.
 inline Result event_create(const Api &hip, bool ipc, Event *ev) noexcept {
   return hip.hipEventCreateWithFlags(ev, hipEventDisableTiming | (ipc ? hipEventInterprocess : 0u));

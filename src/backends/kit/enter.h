@@ -110,7 +110,9 @@ void free_record(void *state, hurray_backend_allocation *allocation, Release &&r
 // entries' (parameters state, offset, n, err): s, a (the const RecordT *)
 // and d, returning the status when kit::enter_copy refuses and OK when n is
 // 0. HURRAY_KIT_ENTER_BINARY_WAIT is event_wait's prologue in a plugin whose
-// events are binary: event not NULL, value 0 (kit::check_binary_value).
+// events are binary: event not NULL, value 0 (kit::check_binary_value);
+// HURRAY_KIT_ENTER_BINARY_RELEASE_AFTER is release_after's there: done not
+// NULL and, with an event, value 0.
 #define HURRAY_KIT_ENTER(StateT, what, ...)                                    \
   StateT *s = nullptr;                                                         \
   decltype(::hurray::kit::element(s->devices[0])) d = nullptr;                 \
@@ -143,6 +145,11 @@ void free_record(void *state, hurray_backend_allocation *allocation, Release &&r
   HURRAY_KIT_ENTER(StateT, "event_wait: event", event);          \
   if (const hurray_status kit_value_status_ =                    \
           ::hurray::kit::check_binary_value(value, vendor, err)) \
+    return kit_value_status_
+#define HURRAY_KIT_ENTER_BINARY_RELEASE_AFTER(StateT, vendor)                              \
+  HURRAY_KIT_ENTER(StateT, "release_after: done", reinterpret_cast<const void *>(done));   \
+  if (const hurray_status kit_value_status_ =                                               \
+          event != nullptr ? ::hurray::kit::check_binary_value(value, vendor, err) : HURRAY_OK) \
     return kit_value_status_
 #define HURRAY_KIT_ENTER_OUT(StateT, what, ...) \
   HURRAY_KIT_ENTER(StateT, what, __VA_ARGS__);  \

@@ -13,7 +13,8 @@
 // passes HURRAY_KIT_NO_IPC_ENTRIES: those entries stay NULL. The optional
 // entries added later (device_identity, ...) follow as more arguments, each
 // one HURRAY_KIT_ENTRY(t, field, fn) (t is the table being built), with
-// their declaration macros (HURRAY_KIT_DECLARE_IDENTITY_ENTRY()).
+// their declaration macros (HURRAY_KIT_DECLARE_IDENTITY_ENTRY(),
+// HURRAY_KIT_DECLARE_RELEASE_AFTER_ENTRY()).
 #pragma once
 
 #include <hurray_backend.h>
@@ -71,6 +72,11 @@ int32_t count_devices(void *state) noexcept {
 #define HURRAY_KIT_DECLARE_IDENTITY_ENTRY()                                          \
   hurray_status device_identity(void *state, int32_t device,                         \
                                 hurray_backend_device_identity *out, hurray_error *err);
+
+#define HURRAY_KIT_DECLARE_RELEASE_AFTER_ENTRY()                                             \
+  hurray_status release_after(void *state, int32_t device, void *stream, void *event,       \
+                              uint64_t value, void (*done)(void *), void *user,             \
+                              hurray_error *err);
 
 // Each listed entry behind the barrier: HURRAY_KIT_ENTRY(t, field, field),
 // except free, whose function is free_.

@@ -74,8 +74,7 @@ void ReleaserDelete::operator()(Releaser *r) const noexcept {
 hurray_status release_after(void *state, int32_t device, void *stream, void *event,
                             uint64_t value, void (*done)(void *), void *user,
                             hurray_error *err) {
-  HURRAY_KIT_ENTER(State, "release_after: done", reinterpret_cast<const void *>(done));
-  if (event != nullptr && value != 0) return hurray::kit::check_binary_value(value, "Level Zero", err);
+  HURRAY_KIT_ENTER_BINARY_RELEASE_AFTER(State, "Level Zero");
   Releaser *r;
   {
     std::lock_guard<std::mutex> lock(s->mu);

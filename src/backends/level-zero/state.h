@@ -251,8 +251,7 @@ hurray_status check_shareable(const Device &d, uint8_t mc, const char *what,
 // The entry points (src/backends/kit/table.h).
 HURRAY_KIT_DECLARE_ENTRIES()
 HURRAY_KIT_DECLARE_IDENTITY_ENTRY()
-hurray_status release_after(void *state, int32_t device, void *stream, void *event,
-                            uint64_t value, void (*done)(void *), void *user, hurray_error *err);
+HURRAY_KIT_DECLARE_RELEASE_AFTER_ENTRY()
 HURRAY_KIT_DECLARE_IPC_ENTRIES()
 
 }  // namespace hurray::level_zero

@@ -141,7 +141,6 @@ void free_allocation(State *s, Allocation *a) noexcept;
 // The entry points (src/backends/kit/table.h).
 HURRAY_KIT_DECLARE_ENTRIES()
 HURRAY_KIT_DECLARE_IDENTITY_ENTRY()
-hurray_status release_after(void *state, int32_t device, void *stream, void *event,
-                            uint64_t value, void (*done)(void *), void *user, hurray_error *err);
+HURRAY_KIT_DECLARE_RELEASE_AFTER_ENTRY()
 
 }  // namespace hurray::opencl

@@ -80,9 +80,7 @@ void CL_CALLBACK on_marker_complete(cl_event marker, cl_int status, void *p) {
 hurray_status release_after(void *state, int32_t device, void *stream, void *event,
                             uint64_t value, void (*done)(void *), void *user,
                             hurray_error *err) {
-  HURRAY_KIT_ENTER(const State, "release_after: done", reinterpret_cast<const void *>(done));
-  if (event != nullptr && value != 0)
-    return hurray::kit::check_binary_value(value, "OpenCL", err);
+  HURRAY_KIT_ENTER_BINARY_RELEASE_AFTER(const State, "OpenCL");
   const Api &cl = s->cl;
   auto *queue = stream != nullptr ? static_cast<cl_command_queue>(stream) : d->queue;
   auto *after = static_cast<cl_event>(event);

@@ -94,6 +94,8 @@ TEST_CASE("cuda: entry table: version size device tag and functions") {
   CHECK(b->ipc_export_event != nullptr);
   CHECK(b->ipc_import_event != nullptr);
   CHECK(b->native != nullptr);
+  CHECK(b->device_identity != nullptr);
+  CHECK(b->release_after != nullptr);
   for (void *r : b->reserved) CHECK(r == nullptr);
   for (uint8_t r : b->reserved0) CHECK(r == 0);
   // Nothing works before probe; nothing crashes either.
@@ -101,6 +103,11 @@ TEST_CASE("cuda: entry table: version size device tag and functions") {
   hurray_error err{};
   hurray_backend_allocation a{};
   CHECK(b->alloc(nullptr, 0, 0, 64, 64, 0, &a, &err) == HURRAY_E_INVALID_ARGUMENT);
+  int calls = 0;
+  if (b->release_after != nullptr)
+    CHECK(b->release_after(nullptr, 0, nullptr, nullptr, 0, gpu_test::count_call, &calls, &err) ==
+          HURRAY_E_INVALID_ARGUMENT);
+  CHECK(calls == 0);  // never on an error
   b->shutdown(nullptr);
 }
 

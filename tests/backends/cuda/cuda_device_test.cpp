@@ -16,9 +16,9 @@
 //             sends them over a socketpair; the child (this program, run
 //             again: CUDA does not survive fork) imports both, waits on the
 //             event, reads the bytes back and reports
+//   [release] release_after (cuda_device_release_test.cpp)
 //
-// The driver functions the test calls itself come from the plugin's dlopen
-// handle of libcuda (native slot 4): the program links libhurray and dl only.
+// What the device tests share is in cuda_device_util.h.
 #include <cuda.h>
 #include <dlfcn.h>
 #include <hurray.h>
@@ -40,67 +40,11 @@
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
-#include "plugin_test_util.h"
+#include "cuda_device_util.h"
+
+using namespace cuda_test;
 
 namespace {
-
-// ---- driver functions the test calls itself ---------------------------------
-
-#define TEST_CU_FUNCTIONS(XX)                          \
-  XX(cuGetErrorName, "cuGetErrorName")                 \
-  XX(cuCtxPushCurrent, "cuCtxPushCurrent_v2")          \
-  XX(cuCtxPopCurrent, "cuCtxPopCurrent_v2")            \
-  XX(cuPointerGetAttributes, "cuPointerGetAttributes") \
-  XX(cuStreamCreate, "cuStreamCreate")                 \
-  XX(cuStreamDestroy, "cuStreamDestroy_v2")            \
-  XX(cuStreamSynchronize, "cuStreamSynchronize")       \
-  XX(cuStreamQuery, "cuStreamQuery")                   \
-  XX(cuModuleLoadData, "cuModuleLoadData")             \
-  XX(cuModuleGetFunction, "cuModuleGetFunction")       \
-  XX(cuModuleUnload, "cuModuleUnload")                 \
-  XX(cuLaunchKernel, "cuLaunchKernel")                 \
-  XX(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2")
-
-struct Cu {
-#define TEST_CU_XX_(name, symbol) decltype(&::name) name = nullptr;
-  TEST_CU_FUNCTIONS(TEST_CU_XX_)
-#undef TEST_CU_XX_
-  explicit Cu(void *lib) {
-    REQUIRE(lib != nullptr);
-#define TEST_CU_XX_(name, symbol)                                 \
-  name = reinterpret_cast<decltype(&::name)>(dlsym(lib, symbol)); \
-  INFO("dlsym " symbol);                                          \
-  REQUIRE(name != nullptr);
-    TEST_CU_FUNCTIONS(TEST_CU_XX_)
-#undef TEST_CU_XX_
-  }
-  std::string name_of(CUresult r) const {
-    const char *s = nullptr;
-    if (cuGetErrorName(r, &s) == CUDA_SUCCESS && s != nullptr) return s;
-    return "CUresult " + std::to_string(static_cast<int>(r));
-  }
-};
-
-#define CU_OK(cu, call)                      \
-  do {                                       \
-    const CUresult r_ = (call);              \
-    INFO(#call << ": " << (cu).name_of(r_)); \
-    REQUIRE(r_ == CUDA_SUCCESS);             \
-  } while (0)
-
-// The primary context current for a scope.
-struct Push {
-  const Cu &cu;
-  explicit Push(const Cu &c, void *ctx) : cu(c) {
-    CU_OK(cu, cu.cuCtxPushCurrent(static_cast<CUcontext>(ctx)));
-  }
-  ~Push() {
-    CUcontext popped = nullptr;
-    cu.cuCtxPopCurrent(&popped);
-  }
-  Push(const Push &) = delete;
-  Push &operator=(const Push &) = delete;
-};
 
 // ---- the kernel ---------------------------------------------------------------------
 
@@ -154,22 +98,11 @@ uint32_t fill_value(uint32_t i, uint32_t seed) { return i * 2654435761u + seed; 
 constexpr uint32_t kElements = 1u << 20;      // 4 MiB of u32
 constexpr uint64_t kSpinCycles = 20'000'000;  // ~10 ms per wave at 2 GHz
 
-struct Kernel {
-  const Cu &cu;
-  CUmodule module = nullptr;
-  CUfunction fill = nullptr;
-  explicit Kernel(const Cu &c) : cu(c) {
-    CU_OK(cu, cu.cuModuleLoadData(&module, kFillPtx));
-    CU_OK(cu, cu.cuModuleGetFunction(&fill, module, "fill"));
-  }
-  ~Kernel() {
-    if (module != nullptr) cu.cuModuleUnload(module);
-  }
-  Kernel(const Kernel &) = delete;
-  Kernel &operator=(const Kernel &) = delete;
+struct Kernel : Module {
+  explicit Kernel(const Cu &c) : Module(c, kFillPtx, "fill") {}
   void launch(CUdeviceptr out, uint32_t n, uint32_t seed, uint64_t spin, CUstream stream) const {
     void *args[] = {&out, &n, &seed, &spin};
-    CU_OK(cu, cu.cuLaunchKernel(fill, (n + 255) / 256, 1, 1, 256, 1, 1, 0, stream, args, nullptr));
+    Module::launch((n + 255) / 256, 256, args, stream);
   }
 };
 
@@ -181,19 +114,6 @@ size_t count_mismatches(const std::vector<uint32_t> &v, uint32_t seed, uint32_t 
     }
   return bad;
 }
-
-// Skip (77) unless the public API sees a CUDA device.
-int32_t require_device() {
-  int32_t n = 0;
-  hurray_error err{};
-  if (hurray_device_count(nullptr, HURRAY_DEVICE_CUDA, &n, &err) != HURRAY_OK)
-    gpu_test::skip("no CUDA device", err.message);
-  return n;
-}
-
-struct Probed : gpu_test::Probed {
-  Probed() : gpu_test::Probed(HURRAY_CUDA_PLUGIN, "no CUDA device") {}
-};
 
 }  // namespace
 
@@ -218,6 +138,15 @@ TEST_CASE("cuda: public API: hurray_device_count(0x01) counts devices or says wh
     CHECK(st == HURRAY_E_DEVICE_UNAVAILABLE);
     CHECK(std::string(err.message).find("device_tag 0x01 CUDA is unavailable: cuda: [cu") == 0);
   }
+  // release_after is deferred to the device's completion where there is a device (the
+  // driver has cuLaunchHostFunc); without one the query is refused the same way.
+  int deferred = -1;
+  hurray_error derr{};
+  const hurray_status dst =
+      hurray_device_release_after_deferred(nullptr, HURRAY_DEVICE_CUDA, 0, &deferred, &derr);
+  CHECK(dst == st);
+  CHECK(deferred == (st == HURRAY_OK ? 1 : 0));
+  if (st != HURRAY_OK) CHECK(std::string(derr.message) == err.message);
   // The report says the same.
   std::vector<char> report(hurray_backend_report(nullptr, nullptr, 0) + 1);
   hurray_backend_report(nullptr, report.data(), report.size());

@@ -42,6 +42,14 @@ TEST_CASE("hip: public API: hurray_device_count(0x02) counts devices or says why
     CHECK(st == HURRAY_OK);
     CHECK(n >= 1);
   }
+  // release_after: deferred where there is a device (hipLaunchHostFunc or
+  // hipStreamAddCallback); without one the query is refused the same way.
+  int deferred = -1;
+  hurray_error derr{};
+  CHECK(hurray_device_release_after_deferred(nullptr, HURRAY_DEVICE_ROCM, 0, &deferred, &derr) ==
+        st);
+  CHECK(deferred == (st == HURRAY_OK ? 1 : 0));
+  if (st != HURRAY_OK) CHECK(std::string(derr.message) == err.message);
 }
 
 TEST_CASE("hip: public API: a buffer allocated on device 0x02 round-trips its bytes") {

@@ -1,0 +1,275 @@
+// A fake CUDA driver for the plugin's release_after tests without a GPU
+// (libhurray_fake_cuda.so; built again with HURRAY_FAKE_CUDA_NO_HOST_FUNC
+// as libhurray_fake_cuda_old.so, a driver without cuLaunchHostFunc). The
+// plugin loads it through HURRAY_CUDA_LIBRARY. One device with unified
+// addressing; each stream is a thread that runs its operations in order:
+// event records, event waits, host functions, and gates (the test's own
+// operation, hurray_fake_cuda_gate, which waits until the test opens the
+// gates). What release_after does not need is CUDA_ERROR_NOT_SUPPORTED. A
+// destroyed stream runs what it still holds, as CUDA's do.
+#include <cuda.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#define FAKE_API extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+struct Event {
+  uint64_t recorded = 0;   // records queued
+  uint64_t completed = 0;  // records run
+};
+
+struct Op {
+  enum Kind { kGate, kRecord, kWait, kHost } kind;
+  Event *event = nullptr;
+  uint64_t generation = 0;
+  CUhostFn fn = nullptr;
+  void *user = nullptr;
+};
+
+struct Stream {
+  std::deque<Op> ops;
+  bool busy = false;
+  bool destroyed = false;
+};
+
+// One lock for everything: a fake, not a fast one. Never destroyed: stream
+// threads may still wait on them when the process exits.
+std::mutex &mu = *new std::mutex;
+std::condition_variable &cv = *new std::condition_variable;
+std::vector<Stream *> &streams = *new std::vector<Stream *>;  // until they have run all
+bool gates_open = false;
+int context = 0;  // the primary context's address stands for it
+thread_local std::vector<CUcontext> current;
+// A host function must not call the driver: each call made from one counts.
+thread_local bool in_host_func = false;
+int calls_from_host_funcs = 0;  // under mu
+#define FAKE_NOT_FROM_HOST_FUNC()             \
+  if (in_host_func) {                         \
+    std::lock_guard<std::mutex> lock_(mu);    \
+    ++calls_from_host_funcs;                  \
+  }
+
+void run(Stream *s) {
+  std::unique_lock<std::mutex> lock(mu);
+  for (;;) {
+    cv.wait(lock, [&] { return !s->ops.empty() || s->destroyed; });
+    if (s->ops.empty()) break;  // destroyed and done
+    const Op op = s->ops.front();
+    s->busy = true;
+    switch (op.kind) {
+      case Op::kGate:
+        cv.wait(lock, [] { return gates_open; });
+        break;
+      case Op::kRecord:
+        op.event->completed = op.generation;
+        break;
+      case Op::kWait:
+        cv.wait(lock, [&] { return op.event->completed >= op.generation; });
+        break;
+      case Op::kHost:
+        lock.unlock();  // a host function runs without the driver's locks
+        in_host_func = true;
+        op.fn(op.user);
+        in_host_func = false;
+        lock.lock();
+        break;
+    }
+    s->ops.pop_front();
+    s->busy = false;
+    cv.notify_all();
+  }
+  std::erase(streams, s);
+  delete s;
+  cv.notify_all();
+}
+
+CUresult push(CUstream hs, Op op) {
+  FAKE_NOT_FROM_HOST_FUNC()
+  if (hs == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  std::lock_guard<std::mutex> lock(mu);
+  auto *s = reinterpret_cast<Stream *>(hs);
+  s->ops.push_back(op);
+  cv.notify_all();
+  return CUDA_SUCCESS;
+}
+
+bool idle(const Stream *s) { return s->ops.empty() && !s->busy; }
+
+}  // namespace
+
+// ---- the test's controls ------------------------------------------------------
+
+// Queue a gate on stream s: what follows waits until the gates open.
+FAKE_API CUresult hurray_fake_cuda_gate(CUstream s) { return push(s, {Op::kGate}); }
+FAKE_API void hurray_fake_cuda_set_gates(int open) {
+  std::lock_guard<std::mutex> lock(mu);
+  gates_open = open != 0;
+  cv.notify_all();
+}
+// Whether this thread is running a host function.
+FAKE_API int hurray_fake_cuda_in_host_func() { return in_host_func ? 1 : 0; }
+// How many driver calls host functions made (none is allowed).
+FAKE_API int hurray_fake_cuda_calls_from_host_funcs() {
+  std::lock_guard<std::mutex> lock(mu);
+  return calls_from_host_funcs;
+}
+// Wait until every stream, destroyed ones included, has run all it holds.
+FAKE_API void hurray_fake_cuda_drain() {
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [] {
+    for (const Stream *s : streams)
+      if (!idle(s)) return false;
+    return true;
+  });
+}
+
+// ---- the driver ---------------------------------------------------------------
+
+FAKE_API CUresult cuInit(unsigned) { return CUDA_SUCCESS; }
+FAKE_API CUresult cuDriverGetVersion(int *v) {
+  *v = 12000;
+  return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuDeviceGetCount(int *n) {
+  *n = 1;
+  return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuDeviceGet(CUdevice *d, int ordinal) {
+  if (ordinal != 0) return CUDA_ERROR_INVALID_DEVICE;
+  *d = 0;
+  return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuDeviceGetName(char *name, int len, CUdevice) {
+  std::snprintf(name, static_cast<size_t>(len), "fake CUDA device");
+  return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice) {
+  if (a != CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING) return CUDA_ERROR_INVALID_VALUE;
+  *v = 1;
+  return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuDeviceTotalMem(size_t *bytes, CUdevice) {
+  *bytes = size_t{1} << 30;
+  return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuDeviceCanAccessPeer(int *can, CUdevice, CUdevice) {
+  *can = 0;
+  return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice) {
+  *ctx = reinterpret_cast<CUcontext>(&context);
+  return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuDevicePrimaryCtxRelease(CUdevice) { return CUDA_SUCCESS; }
+FAKE_API CUresult cuCtxPushCurrent(CUcontext ctx) {
+  FAKE_NOT_FROM_HOST_FUNC()
+  current.push_back(ctx);
+  return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuCtxPopCurrent(CUcontext *ctx) {
+  if (current.empty()) return CUDA_ERROR_INVALID_CONTEXT;
+  *ctx = current.back();
+  current.pop_back();
+  return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuCtxGetCurrent(CUcontext *ctx) {
+  FAKE_NOT_FROM_HOST_FUNC()
+  *ctx = current.empty() ? nullptr : current.back();
+  return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuCtxSynchronize() {
+  hurray_fake_cuda_drain();
+  return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuStreamCreate(CUstream *hs, unsigned) {
+  FAKE_NOT_FROM_HOST_FUNC()
+  auto *s = new Stream;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    streams.push_back(s);
+  }
+  std::thread(run, s).detach();
+  *hs = reinterpret_cast<CUstream>(s);
+  return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuStreamDestroy(CUstream hs) {
+  FAKE_NOT_FROM_HOST_FUNC()
+  std::lock_guard<std::mutex> lock(mu);
+  reinterpret_cast<Stream *>(hs)->destroyed = true;
+  cv.notify_all();
+  return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuStreamSynchronize(CUstream hs) {
+  FAKE_NOT_FROM_HOST_FUNC()
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [&] { return idle(reinterpret_cast<Stream *>(hs)); });
+  return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuStreamWaitEvent(CUstream hs, CUevent he, unsigned) {
+  auto *e = reinterpret_cast<Event *>(he);
+  uint64_t generation;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    generation = e->recorded;
+  }
+  return push(hs, {Op::kWait, e, generation});
+}
+#ifndef HURRAY_FAKE_CUDA_NO_HOST_FUNC
+FAKE_API CUresult cuLaunchHostFunc(CUstream hs, CUhostFn fn, void *user) {
+  return push(hs, {Op::kHost, nullptr, 0, fn, user});
+}
+#endif
+FAKE_API CUresult cuEventCreate(CUevent *he, unsigned) {
+  FAKE_NOT_FROM_HOST_FUNC()
+  *he = reinterpret_cast<CUevent>(new Event);
+  return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuEventRecord(CUevent he, CUstream hs) {
+  auto *e = reinterpret_cast<Event *>(he);
+  uint64_t generation;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    generation = ++e->recorded;
+  }
+  return push(hs, {Op::kRecord, e, generation});
+}
+FAKE_API CUresult cuEventSynchronize(CUevent he) {
+  FAKE_NOT_FROM_HOST_FUNC()
+  auto *e = reinterpret_cast<Event *>(he);
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [&] { return e->completed >= e->recorded; });
+  return CUDA_SUCCESS;
+}
+// Kept: a queued wait may still read it (a fake may leak).
+FAKE_API CUresult cuEventDestroy(CUevent) {
+  FAKE_NOT_FROM_HOST_FUNC()
+  return CUDA_SUCCESS;
+}
+
+// What the release tests do not use.
+#define FAKE_UNSUPPORTED(name, ...) \
+  FAKE_API CUresult name(__VA_ARGS__) { return CUDA_ERROR_NOT_SUPPORTED; }
+FAKE_UNSUPPORTED(cuCtxEnablePeerAccess, CUcontext, unsigned)
+FAKE_UNSUPPORTED(cuMemAlloc, CUdeviceptr *, size_t)
+FAKE_UNSUPPORTED(cuMemFree, CUdeviceptr)
+FAKE_UNSUPPORTED(cuMemHostAlloc, void **, size_t, unsigned)
+FAKE_UNSUPPORTED(cuMemFreeHost, void *)
+FAKE_UNSUPPORTED(cuMemHostGetDevicePointer, CUdeviceptr *, void *, unsigned)
+FAKE_UNSUPPORTED(cuMemAllocManaged, CUdeviceptr *, size_t, unsigned)
+FAKE_UNSUPPORTED(cuMemGetAddressRange, CUdeviceptr *, size_t *, CUdeviceptr)
+FAKE_UNSUPPORTED(cuMemcpyHtoDAsync, CUdeviceptr, const void *, size_t, CUstream)
+FAKE_UNSUPPORTED(cuMemcpyDtoHAsync, void *, CUdeviceptr, size_t, CUstream)
+FAKE_UNSUPPORTED(cuPointerGetAttributes, unsigned, CUpointer_attribute *, void **, CUdeviceptr)
+FAKE_UNSUPPORTED(cuIpcGetMemHandle, CUipcMemHandle *, CUdeviceptr)
+FAKE_UNSUPPORTED(cuIpcOpenMemHandle, CUdeviceptr *, CUipcMemHandle, unsigned)
+FAKE_UNSUPPORTED(cuIpcCloseMemHandle, CUdeviceptr)
+FAKE_UNSUPPORTED(cuIpcGetEventHandle, CUipcEventHandle *, CUevent)
+FAKE_UNSUPPORTED(cuIpcOpenEventHandle, CUevent *, CUipcEventHandle)

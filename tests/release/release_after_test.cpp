@@ -423,18 +423,137 @@ TEST_CASE("release_after: a backend without the entry waits on the host", "[fall
   hurray_context_destroy(ctx);
 }
 
-// WebGPU (Dawn) has no release_after entry yet: the fallback, on a real
-// device, records the queue's work-done future, waits for it, releases.
-TEST_CASE("release_after: WebGPU falls back to a host wait", "[webgpu]") {
+// ---- WebGPU (Dawn): the plugin's entry defers ----
+//
+// Its releaser thread pumps Dawn's events while releases are pending and
+// releases after the queue's work-done callback (or the event's future):
+// after the call returned, never inline on the caller's thread, once. (On
+// Mesa's llvmpipe the work is done when it is submitted: where the release
+// runs is what a wrong entry changes; tests/backends/webgpu has the
+// plugin-level cases.)
+
+namespace {
+
+thread_local bool in_release_after = false;  // set around the call
+
+struct Seen {
+  Counter c;
+  std::atomic<int> inline_n{0};  // released on the caller's thread, inside the call
+  std::atomic<bool> open{true};  // false: the release waits until it is true
+};
+void seen_free(void *user, void *) {
+  auto *s = static_cast<Seen *>(user);
+  if (in_release_after) {
+    s->inline_n.fetch_add(1);
+  } else {
+    while (!s->open.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  s->c.n.fetch_add(1);
+}
+
+// A wrapped WebGPU handoff whose release reports into *s.
+hurray_handoff webgpu_handoff(hurray_context *ctx, Seen *s) {
+  hurray_buffer_desc bd = HURRAY_BUFFER_DESC_INIT;
+  bd.flags = HURRAY_HANDOFF_OPAQUE_DATA;
+  bd.handle = {256, 64, HURRAY_DEVICE_WEBGPU, HURRAY_SYNC_PRODUCER_SYNCED,
+               HURRAY_MEMORY_STANDARD, 0};
+  bd.data = s;
+  bd.free_fn = seen_free;
+  bd.free_user = s;
+  hurray_error err{};
+  hurray_buffer *b = nullptr;
+  INFO(err.message);
+  REQUIRE(hurray_buffer_wrap(ctx, &bd, &b, &err) == HURRAY_OK);
+  hurray_handoff h{};
+  REQUIRE(hurray_buffer_export(b, nullptr, &h, &err) == HURRAY_OK);
+  hurray_buffer_unref(b);
+  return h;
+}
+
+hurray_status webgpu_release_after(hurray_context *ctx, hurray_handoff *h, void *stream,
+                                   void *event, hurray_error *err) {
+  in_release_after = true;
+  const hurray_status st = hurray_handoff_release_after(ctx, h, stream, event, 0, err);
+  in_release_after = false;
+  return st;
+}
+
+}  // namespace
+
+TEST_CASE("release_after: WebGPU defers to the queue's work-done callback", "[webgpu]") {
   need_device(HURRAY_DEVICE_WEBGPU);
   hurray_error err{};
   INFO(err.message);
   int deferred = -1;
   REQUIRE(hurray_device_release_after_deferred(nullptr, HURRAY_DEVICE_WEBGPU, 0, &deferred,
                                                &err) == HURRAY_OK);
-  REQUIRE(deferred == 0);
-  Counter c;
-  hurray_handoff h = make_handoff(nullptr, HURRAY_DEVICE_WEBGPU, &c);
-  REQUIRE(hurray_handoff_release_after(nullptr, &h, nullptr, nullptr, 0, &err) == HURRAY_OK);
-  REQUIRE(c.n.load() == 1);  // waited, then released, before the return
+  REQUIRE(deferred == 1);
+  hurray_backend_device_info info{};
+  REQUIRE(hurray_device_info(nullptr, HURRAY_DEVICE_WEBGPU, 0, &info, &err) == HURRAY_OK);
+  REQUIRE(std::strstr(info.detail, "host wait") == nullptr);
+  hurray_backend_native nat{};
+  REQUIRE(hurray_device_native(nullptr, HURRAY_DEVICE_WEBGPU, 0, &nat, &err) == HURRAY_OK);
+  // The queue's work so far (NULL or the queue, native slot 3), or an event.
+  constexpr int kN = 300;
+  auto *owned = new std::vector<Seen>(kN);  // freed only on success
+  std::vector<Seen> &seen = *owned;
+  for (int i = 0; i < kN; ++i) {
+    hurray_handoff h = webgpu_handoff(nullptr, &seen[static_cast<size_t>(i)]);
+    void *stream = i % 3 == 1 ? nat.handles[3] : nullptr;
+    hurray_export_desc ev = HURRAY_EXPORT_DESC_INIT;
+    if (i % 3 == 2)
+      REQUIRE(hurray_event_record(nullptr, HURRAY_DEVICE_WEBGPU, 0, nullptr, &ev, &err) ==
+              HURRAY_OK);
+    REQUIRE(webgpu_release_after(nullptr, &h, stream, ev.sync_object, &err) == HURRAY_OK);
+    REQUIRE(h.release == nullptr);
+    if (ev.event_free_fn) ev.event_free_fn(ev.event_user, ev.sync_object);
+  }
+  REQUIRE(wait_for([&] {
+    for (auto &s : seen)
+      if (s.c.n.load() == 0) return false;
+    return true;
+  }));
+  settle();
+  for (auto &s : seen) {
+    REQUIRE(s.c.n.load() == 1);
+    REQUIRE(s.inline_n.load() == 0);
+  }
+  delete owned;
+}
+
+// Deterministically pending: the first release holds the plugin's releaser
+// thread (its free waits), so the second cannot run before the context is
+// destroyed.
+TEST_CASE("release_after: WebGPU, guard reports a release still pending (BP-REL-DEFER)",
+          "[webgpu]") {
+  need_device(HURRAY_DEVICE_WEBGPU);
+  auto *held = new Seen;  // freed only on success
+  auto *later = new Seen;
+  held->open = false;
+  hurray_error err{};
+  INFO(err.message);
+  hurray_handoff h1 = webgpu_handoff(nullptr, held);
+  REQUIRE(webgpu_release_after(nullptr, &h1, nullptr, nullptr, &err) == HURRAY_OK);
+  REQUIRE(held->inline_n.load() == 0);
+  settle();  // the releaser's thread is in held's free by now
+
+  Reports reports;
+  hurray_context *ctx = nullptr;
+  REQUIRE(hurray_context_create(&ctx, &err) == HURRAY_OK);
+  REQUIRE(hurray_context_set_guard(ctx, 1, &err) == HURRAY_OK);
+  REQUIRE(hurray_context_set_guard_callback(ctx, collect, &reports, &err) == HURRAY_OK);
+  hurray_handoff h2 = webgpu_handoff(ctx, later);
+  REQUIRE(webgpu_release_after(ctx, &h2, nullptr, nullptr, &err) == HURRAY_OK);
+  hurray_context_destroy(ctx);
+  int pending = 0;
+  for (const std::string &m : reports.messages)
+    if (m.rfind("BP-REL-DEFER:", 0) == 0) ++pending;
+  INFO((reports.messages.empty() ? std::string("no report") : reports.messages.front()));
+  REQUIRE(pending == 1);
+  REQUIRE(later->c.n.load() == 0);
+  held->open = true;
+  REQUIRE(wait_for([&] { return held->c.n.load() == 1 && later->c.n.load() == 1; }));
+  REQUIRE(later->inline_n.load() == 0);
+  delete held;
+  delete later;
 }

@@ -25,11 +25,11 @@
 #include <vector>
 
 #include <CL/cl.h>
-#include <vulkan/vulkan.h>
+
+#include "bounded_wait.h"
+#include "vulkan_gate.h"
 
 namespace {
-
-constexpr int kWaitMs = 20000;
 
 // One counter per buffer: how many times its memory was released.
 struct Counter {
@@ -37,8 +37,10 @@ struct Counter {
 };
 void count_free(void *user, void *) { static_cast<Counter *>(user)->n.fetch_add(1); }
 
-// A handoff of a wrapped opaque buffer of `tag` whose release counts into c.
-hurray_handoff make_handoff(hurray_context *ctx, uint8_t tag, Counter *c) {
+// A handoff of a wrapped opaque buffer of `tag` whose release calls
+// free_fn(user, user).
+hurray_handoff wrap_handoff(hurray_context *ctx, uint8_t tag, void *user,
+                            void (*free_fn)(void *, void *)) {
   hurray_buffer_desc bd = HURRAY_BUFFER_DESC_INIT;
   bd.flags = HURRAY_HANDOFF_OPAQUE_DATA;
   bd.handle.byte_size = 256;
@@ -46,9 +48,9 @@ hurray_handoff make_handoff(hurray_context *ctx, uint8_t tag, Counter *c) {
   bd.handle.device_tag = tag;
   bd.handle.sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
   bd.handle.memory_class = HURRAY_MEMORY_STANDARD;
-  bd.data = c;  // any non-NULL handle
-  bd.free_fn = count_free;
-  bd.free_user = c;
+  bd.data = user;  // any non-NULL handle
+  bd.free_fn = free_fn;
+  bd.free_user = user;
   hurray_error err{};
   hurray_buffer *b = nullptr;
   INFO(err.message);
@@ -59,20 +61,13 @@ hurray_handoff make_handoff(hurray_context *ctx, uint8_t tag, Counter *c) {
   return h;
 }
 
-// Bounded wait until pred() holds; false when kWaitMs passed first.
-template <class Pred>
-bool wait_for(Pred pred) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
+// ... whose release counts into c.
+hurray_handoff make_handoff(hurray_context *ctx, uint8_t tag, Counter *c) {
+  return wrap_handoff(ctx, tag, c, count_free);
 }
 
-// Give a wrongly early release the chance to show (not a timing assertion:
-// the release must not happen at all while the gate is closed).
-void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(100)); }
+using hurray_test::settle;
+using hurray_test::wait_for;
 
 void need_device(uint8_t tag) {
   int32_t n = 0;
@@ -86,77 +81,15 @@ void need_device(uint8_t tag) {
 
 // ---- Vulkan: a queue submission that waits on a host-signalled gate ----
 
-struct VkGate {
-  VkDevice dev = VK_NULL_HANDLE;
-  VkQueue queue = VK_NULL_HANDLE;
-  VkSemaphore gate = VK_NULL_HANDLE;
-  PFN_vkCreateSemaphore create = nullptr;
-  PFN_vkDestroySemaphore destroy = nullptr;
-  PFN_vkQueueSubmit submit = nullptr;
-  PFN_vkSignalSemaphore signal = nullptr;
-  PFN_vkQueueWaitIdle wait_idle = nullptr;
-
+struct VkGate : hurray_test::VkGateBase {
   VkGate() {
     need_device(HURRAY_DEVICE_VULKAN);
-    hurray_backend_native nat{};
     hurray_error err{};
-    REQUIRE(hurray_device_native(nullptr, HURRAY_DEVICE_VULKAN, 0, &nat, &err) == HURRAY_OK);
-    auto instance = static_cast<VkInstance>(nat.handles[0]);
-    dev = static_cast<VkDevice>(nat.handles[2]);
-    queue = static_cast<VkQueue>(nat.handles[3]);
-    PFN_vkGetInstanceProcAddr gipa = nullptr;
-    std::memcpy(&gipa, &nat.handles[5], sizeof gipa);
-    auto gdpa = reinterpret_cast<PFN_vkGetDeviceProcAddr>(gipa(instance, "vkGetDeviceProcAddr"));
-    create = reinterpret_cast<PFN_vkCreateSemaphore>(gdpa(dev, "vkCreateSemaphore"));
-    destroy = reinterpret_cast<PFN_vkDestroySemaphore>(gdpa(dev, "vkDestroySemaphore"));
-    submit = reinterpret_cast<PFN_vkQueueSubmit>(gdpa(dev, "vkQueueSubmit"));
-    signal = reinterpret_cast<PFN_vkSignalSemaphore>(gdpa(dev, "vkSignalSemaphore"));
-    wait_idle = reinterpret_cast<PFN_vkQueueWaitIdle>(gdpa(dev, "vkQueueWaitIdle"));
-    REQUIRE((create && destroy && submit && signal && wait_idle));
-    VkSemaphoreTypeCreateInfo type{};
-    type.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
-    type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
-    VkSemaphoreCreateInfo ci{};
-    ci.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
-    ci.pNext = &type;
-    REQUIRE(create(dev, &ci, nullptr, &gate) == VK_SUCCESS);
-    // The plugin's queue now waits for gate >= 1 before any later work.
-    const uint64_t one = 1;
-    const VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
-    VkTimelineSemaphoreSubmitInfo tl{};
-    tl.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
-    tl.waitSemaphoreValueCount = 1;
-    tl.pWaitSemaphoreValues = &one;
-    VkSubmitInfo si{};
-    si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-    si.pNext = &tl;
-    si.waitSemaphoreCount = 1;
-    si.pWaitSemaphores = &gate;
-    si.pWaitDstStageMask = &stage;
-    REQUIRE(submit(queue, 1, &si, VK_NULL_HANDLE) == VK_SUCCESS);
+    const char *failed = close(&err);
+    INFO((failed ? failed : "") << ": " << err.message);
+    REQUIRE(failed == nullptr);
   }
-  bool opened = false;
-  void open() {
-    if (opened) return;
-    opened = true;
-    VkSemaphoreSignalInfo s{};
-    s.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO;
-    s.semaphore = gate;
-    s.value = 1;
-    REQUIRE(signal(dev, &s) == VK_SUCCESS);
-  }
-  ~VkGate() {
-    if (!gate) return;
-    if (!opened) {
-      VkSemaphoreSignalInfo s{};
-      s.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO;
-      s.semaphore = gate;
-      s.value = 1;
-      (void)signal(dev, &s);
-    }
-    wait_idle(queue);
-    destroy(dev, gate, nullptr);
-  }
+  void open() { REQUIRE(VkGateBase::open()); }
 };
 
 // ---- OpenCL: a marker on the plugin's queue gated by a user event ----
@@ -237,7 +170,7 @@ void gated_release(uint8_t tag, void *(*stream_of)(Gate &), int n) {
   delete owned;
 }
 
-void *vk_stream(VkGate &g) { return g.queue; }
+void *vk_stream(VkGate &g) { return g.vk.queue; }
 void *cl_stream(ClGate &g) { return g.queue; }
 
 }  // namespace
@@ -453,21 +386,7 @@ void seen_free(void *user, void *) {
 
 // A wrapped WebGPU handoff whose release reports into *s.
 hurray_handoff webgpu_handoff(hurray_context *ctx, Seen *s) {
-  hurray_buffer_desc bd = HURRAY_BUFFER_DESC_INIT;
-  bd.flags = HURRAY_HANDOFF_OPAQUE_DATA;
-  bd.handle = {256, 64, HURRAY_DEVICE_WEBGPU, HURRAY_SYNC_PRODUCER_SYNCED,
-               HURRAY_MEMORY_STANDARD, 0};
-  bd.data = s;
-  bd.free_fn = seen_free;
-  bd.free_user = s;
-  hurray_error err{};
-  hurray_buffer *b = nullptr;
-  INFO(err.message);
-  REQUIRE(hurray_buffer_wrap(ctx, &bd, &b, &err) == HURRAY_OK);
-  hurray_handoff h{};
-  REQUIRE(hurray_buffer_export(b, nullptr, &h, &err) == HURRAY_OK);
-  hurray_buffer_unref(b);
-  return h;
+  return wrap_handoff(ctx, HURRAY_DEVICE_WEBGPU, s, seen_free);
 }
 
 hurray_status webgpu_release_after(hurray_context *ctx, hurray_handoff *h, void *stream,

@@ -33,13 +33,15 @@ struct Releaser {
   using Ready = std::pair<void (*)(void *), void *>;
   static constexpr auto kTick = std::chrono::milliseconds(1);
 
-  State *s = nullptr;
+  State *const s;
   std::vector<std::unique_ptr<Entry>> entries;  // under s->mu, used on the worker
   std::mutex mu;                                // woken, stop
   std::condition_variable cv;
   bool woken = false;
   bool stop = false;
-  std::thread thread;
+  std::thread thread;  // last: the members above exist when it starts
+
+  explicit Releaser(State *state) : s(state), thread([this] { run(); }) {}
 
   void wake() noexcept {
     {
@@ -132,12 +134,7 @@ hurray_status release_after(void *state, int32_t device, void *stream, void *eve
   if (const hurray_status st = check_stream(*d, stream, "release_after", err)) return st;
   Releaser *r;
   std::lock_guard<std::mutex> lock(s->mu);
-  if (!s->releaser) {
-    std::unique_ptr<Releaser, ReleaserDelete> made(new Releaser);
-    made->s = s;
-    made->thread = std::thread([p = made.get()] { p->run(); });
-    s->releaser = std::move(made);
-  }
+  if (!s->releaser) s->releaser.reset(new Releaser(s));  // its thread starts here
   r = s->releaser.get();
   auto entry = std::make_unique<Releaser::Entry>();
   r->entries.reserve(r->entries.size() + 1);  // may throw: before Dawn knows the entry

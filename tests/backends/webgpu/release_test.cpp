@@ -15,29 +15,18 @@
 #include <cstdio>
 #include <thread>
 
+#include "bounded_wait.h"
 #include "webgpu_test_util.h"
 
 using webgpu_test::pattern;
+using hurray_test::settle;
+using hurray_test::wait_for;
 using webgpu_test::Probed;
 
 namespace {
 
-constexpr int kWaitMs = 20000;
-
 // Set around each release_after call: a done that sees it runs inline.
 thread_local bool in_release_after = false;
-
-template <class Pred>
-bool wait_for(Pred pred) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
-
-void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(100)); }
 
 // What one deferred release saw when its done ran.
 struct Seen {
@@ -71,6 +60,12 @@ hurray_status defer(const Probed &p, void *stream, void *event, uint64_t value, 
   const hurray_status st = p.b->release_after(p.state, 0, stream, event, value, on_done, s, err);
   in_release_after = false;
   return st;
+}
+
+bool all_called(const std::vector<Seen> &seen) {
+  for (const Seen &s : seen)
+    if (s.calls.load() == 0) return false;
+  return true;
 }
 
 bool all_once(const std::vector<Seen> &seen) {
@@ -159,11 +154,7 @@ TEST_CASE("webgpu: 1000 releases in flight, each done once", "[webgpu]") {
     if (i % 2) REQUIRE(p.b->event_record(p.state, 0, nullptr, &event, &value, &err) == HURRAY_OK);
     REQUIRE(defer(p, nullptr, event, 0, &seen[static_cast<size_t>(i)], &err) == HURRAY_OK);
   }
-  REQUIRE(wait_for([&] {
-    for (const Seen &s : seen)
-      if (s.calls.load() == 0) return false;
-    return true;
-  }));
+  REQUIRE(wait_for([&] { return all_called(seen); }));
   settle();
   CHECK(all_once(seen));
   p.b->free(p.state, &a);
@@ -194,11 +185,7 @@ TEST_CASE("webgpu: release_after from four threads, each done once", "[webgpu]")
     });
   for (std::thread &th : threads) th.join();
   REQUIRE(failed.load() == 0);
-  REQUIRE(wait_for([&] {
-    for (const Seen &s : seen)
-      if (s.calls.load() == 0) return false;
-    return true;
-  }));
+  REQUIRE(wait_for([&] { return all_called(seen); }));
   settle();
   CHECK(all_once(seen));
 }

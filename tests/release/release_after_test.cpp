@@ -287,6 +287,25 @@ TEST_CASE("release_after: OpenCL, exactly once from four threads", "[opencl][thr
   racing_release<ClGate>(HURRAY_DEVICE_OPENCL, cl_stream);
 }
 
+// WebGPU has no gate to hold its queue back (WebGPU defines no host-signalled
+// wait; on llvmpipe the work is done once submitted): the same race on the
+// device's queue, "opened" from the start.
+struct WgpuQueue {
+  void *queue = nullptr;
+  WgpuQueue() {
+    need_device(HURRAY_DEVICE_WEBGPU);
+    hurray_backend_native nat{};
+    hurray_error err{};
+    REQUIRE(hurray_device_native(nullptr, HURRAY_DEVICE_WEBGPU, 0, &nat, &err) == HURRAY_OK);
+    queue = nat.handles[3];
+  }
+  void open() {}
+};
+
+TEST_CASE("release_after: WebGPU, exactly once from four threads", "[webgpu][threads]") {
+  racing_release<WgpuQueue>(HURRAY_DEVICE_WEBGPU, [](WgpuQueue &q) { return q.queue; });
+}
+
 namespace {
 struct Reports {
   std::vector<std::string> messages;

@@ -132,10 +132,9 @@ hurray_status release_after(void *state, int32_t device, void *stream, void *eve
   HURRAY_KIT_ENTER(State, "release_after: done", reinterpret_cast<const void *>(done));
   if (event != nullptr && value != 0) return hurray::kit::check_binary_value(value, "WebGPU", err);
   if (const hurray_status st = check_stream(*d, stream, "release_after", err)) return st;
-  Releaser *r;
   std::lock_guard<std::mutex> lock(s->mu);
   if (!s->releaser) s->releaser.reset(new Releaser(s));  // its thread starts here
-  r = s->releaser.get();
+  Releaser *const r = s->releaser.get();
   auto entry = std::make_unique<Releaser::Entry>();
   r->entries.reserve(r->entries.size() + 1);  // may throw: before Dawn knows the entry
   if (event != nullptr) {

@@ -4,8 +4,8 @@
 // src/backends/webgpu uses; one file a concern: api (resolving the
 // functions), device (probe, device_info), wait (futures and error scopes),
 // memory (allocation, classify), copy (host copies), sync (events), release
-// (release_after), plugin (native handles and the table). It links no WebGPU library: probe()
-// dlopens one. STANDARD is the only class: a WGPUBuffer (opaque data); events
+// (release_after), plugin (native handles and the table). It links no
+// WebGPU library: probe() dlopens one. STANDARD is the only class: a WGPUBuffer (opaque data); events
 // are futures of wgpuQueueOnSubmittedWorkDone; no IPC. One mutex serialises
 // every call into Dawn (its devices are not thread-safe by default). The user
 // reference is docs/backends/webgpu.md.

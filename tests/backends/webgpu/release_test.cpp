@@ -3,8 +3,9 @@
 // inline on the caller's: the entry always defers to Dawn's work-done
 // callback or the event's future), with no plugin lock held (done reads the
 // buffer the queued work wrote, through the plugin), for many entries in
-// flight and from several threads; entries still pending at shutdown are
-// dropped without done. Every wait is bounded (kWaitMs).
+// flight and from several threads, and a done may defer another release;
+// entries still pending at shutdown are dropped without done. Every wait is
+// bounded (hurray_test::kWaitMs).
 //
 // On Mesa's llvmpipe Dawn has done submitted copies by the time
 // wgpuQueueSubmit returns, so an early release cannot be seen as work
@@ -188,6 +189,43 @@ TEST_CASE("webgpu: release_after from four threads, each done once", "[webgpu]")
   REQUIRE(wait_for([&] { return all_called(seen); }));
   settle();
   CHECK(all_once(seen));
+}
+
+namespace {
+
+// A done that defers the next release itself (from the releaser's thread),
+// `left` times in all.
+struct Chain {
+  const Probed *p = nullptr;
+  std::atomic<int> left{3};
+  std::atomic<int> calls{0};
+  std::atomic<int> failed{0};
+};
+
+void chain_done(void *user) {
+  auto *c = static_cast<Chain *>(user);
+  c->calls.fetch_add(1);
+  if (c->left.fetch_sub(1) <= 1) return;
+  hurray_error err{};
+  if (c->p->b->release_after(c->p->state, 0, nullptr, nullptr, 0, chain_done, c, &err) !=
+      HURRAY_OK)
+    c->failed.fetch_add(1);
+}
+
+}  // namespace
+
+TEST_CASE("webgpu: a done may defer another release", "[webgpu]") {
+  Probed p;
+  Chain chain;
+  chain.p = &p;
+  hurray_error err{};
+  INFO(err.message);
+  REQUIRE(p.b->release_after(p.state, 0, nullptr, nullptr, 0, chain_done, &chain, &err) ==
+          HURRAY_OK);
+  REQUIRE(wait_for([&] { return chain.calls.load() == 3; }));
+  settle();
+  CHECK(chain.calls.load() == 3);
+  CHECK(chain.failed.load() == 0);
 }
 
 namespace {

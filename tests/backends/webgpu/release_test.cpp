@@ -55,12 +55,23 @@ void on_done(void *user) {
   s->calls.fetch_add(1);
 }
 
-hurray_status defer(const Probed &p, void *stream, void *event, uint64_t value, Seen *s,
-                    hurray_error *err) {
+// release_after with in_release_after set around the call.
+hurray_status defer_fn(const Probed &p, void *stream, void *event, uint64_t value,
+                       void (*done)(void *), void *user, hurray_error *err) {
   in_release_after = true;
-  const hurray_status st = p.b->release_after(p.state, 0, stream, event, value, on_done, s, err);
+  const hurray_status st = p.b->release_after(p.state, 0, stream, event, value, done, user, err);
   in_release_after = false;
   return st;
+}
+
+hurray_status defer(const Probed &p, void *stream, void *event, uint64_t value, Seen *s,
+                    hurray_error *err) {
+  return defer_fn(p, stream, event, value, on_done, s, err);
+}
+
+// done(user) after the queue's work so far.
+hurray_status defer_to(const Probed &p, void (*done)(void *), void *user, hurray_error *err) {
+  return defer_fn(p, nullptr, nullptr, 0, done, user, err);
 }
 
 bool all_called(const std::vector<Seen> &seen) {
@@ -212,11 +223,7 @@ void chain_done(void *user) {
   c->calls.fetch_add(1);
   if (c->left.fetch_sub(1) <= 1) return;
   hurray_error err{};
-  in_release_after = true;
-  if (c->p->b->release_after(c->p->state, 0, nullptr, nullptr, 0, chain_done, c, &err) !=
-      HURRAY_OK)
-    c->failed.fetch_add(1);
-  in_release_after = false;
+  if (defer_to(*c->p, chain_done, c, &err) != HURRAY_OK) c->failed.fetch_add(1);
 }
 
 }  // namespace
@@ -227,10 +234,7 @@ TEST_CASE("webgpu: a done may defer another release", "[webgpu]") {
   chain.p = &p;
   hurray_error err{};
   INFO(err.message);
-  in_release_after = true;
-  REQUIRE(p.b->release_after(p.state, 0, nullptr, nullptr, 0, chain_done, &chain, &err) ==
-          HURRAY_OK);
-  in_release_after = false;
+  REQUIRE(defer_to(p, chain_done, &chain, &err) == HURRAY_OK);
   REQUIRE(wait_for([&] { return chain.calls.load() == 3 || chain.inline_calls.load() > 0; }));
   settle();
   CHECK(chain.inline_calls.load() == 0);
@@ -265,10 +269,7 @@ TEST_CASE("webgpu: shutdown drops the releases still pending, done never runs", 
   Blocker blocker;
   hurray_error err{};
   INFO(err.message);
-  in_release_after = true;
-  REQUIRE(p.b->release_after(p.state, 0, nullptr, nullptr, 0, block_done, &blocker, &err) ==
-          HURRAY_OK);
-  in_release_after = false;
+  REQUIRE(defer_to(p, block_done, &blocker, &err) == HURRAY_OK);
   REQUIRE(!blocker.inline_call.load());
   REQUIRE(wait_for([&] { return blocker.entered.load() == 1; }));
   // Deferred while the releaser's thread is held: pending until shutdown.

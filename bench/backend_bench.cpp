@@ -7,12 +7,9 @@
 #include <hurray.h>
 #include <hurray_backend.h>
 
-#include <dlfcn.h>
-
-#define CL_TARGET_OPENCL_VERSION 300
-#include <CL/cl.h>
 #define VK_NO_PROTOTYPES
-#include <vulkan/vulkan.h>
+#include "bench_native.h"
+#include "vulkan_gate.h"
 
 #include <cstring>
 
@@ -21,10 +18,8 @@ namespace {
 constexpr uint64_t kSize = 1 << 20;
 
 // ---------------------------------------------------------------- OpenCL --
-struct OpenCL {
+struct OpenCL : hurray_bench::ClNative {
   bool ok = false;
-  cl_context context = nullptr;
-  cl_command_queue queue = nullptr;
   decltype(&clCreateBuffer) create_buffer = nullptr;
   decltype(&clReleaseMemObject) release_mem = nullptr;
   decltype(&clEnqueueMarkerWithWaitList) marker = nullptr;
@@ -32,17 +27,9 @@ struct OpenCL {
   decltype(&clReleaseEvent) release_event = nullptr;
 
   OpenCL() {
-    hurray_backend_native n;
-    if (hurray_device_native(nullptr, HURRAY_DEVICE_OPENCL, 0, &n, nullptr) != HURRAY_OK) return;
-    context = static_cast<cl_context>(n.handles[2]);
-    queue = static_cast<cl_command_queue>(n.handles[3]);
-    void *lib = n.handles[4];
-    create_buffer = reinterpret_cast<decltype(create_buffer)>(dlsym(lib, "clCreateBuffer"));
-    release_mem = reinterpret_cast<decltype(release_mem)>(dlsym(lib, "clReleaseMemObject"));
-    marker = reinterpret_cast<decltype(marker)>(dlsym(lib, "clEnqueueMarkerWithWaitList"));
-    wait = reinterpret_cast<decltype(wait)>(dlsym(lib, "clWaitForEvents"));
-    release_event = reinterpret_cast<decltype(release_event)>(dlsym(lib, "clReleaseEvent"));
-    ok = create_buffer && release_mem && marker && wait && release_event;
+    ok = load() && fn(&create_buffer, "clCreateBuffer") && fn(&release_mem, "clReleaseMemObject") &&
+         fn(&marker, "clEnqueueMarkerWithWaitList") && fn(&wait, "clWaitForEvents") &&
+         fn(&release_event, "clReleaseEvent");
   }
 };
 
@@ -115,10 +102,8 @@ BENCHMARK(BM_EventWait_Raw_OpenCL);
 // its memory (type chosen by the requirements), the bind; and for events a
 // submit of a host-visibility barrier that signals a timeline semaphore, then
 // a host wait.
-struct Vulkan {
+struct Vulkan : hurray_test::VkNative {
   bool ok = false;
-  VkDevice dev = VK_NULL_HANDLE;
-  VkQueue queue = VK_NULL_HANDLE;
   VkSemaphore timeline = VK_NULL_HANDLE;
   VkCommandBuffer host_barrier = VK_NULL_HANDLE;  // what the plugin submits with a signal
   uint64_t value = 0;
@@ -133,19 +118,10 @@ struct Vulkan {
   PFN_vkWaitSemaphores wait = nullptr;
 
   Vulkan() {
-    hurray_backend_native n;
-    if (hurray_device_native(nullptr, HURRAY_DEVICE_VULKAN, 0, &n, nullptr) != HURRAY_OK) return;
-    auto instance = static_cast<VkInstance>(n.handles[0]);
-    auto phys = static_cast<VkPhysicalDevice>(n.handles[1]);
-    dev = static_cast<VkDevice>(n.handles[2]);
-    queue = static_cast<VkQueue>(n.handles[3]);
-    PFN_vkGetInstanceProcAddr gipa;
-    std::memcpy(&gipa, &n.handles[5], sizeof gipa);
-    auto gdpa = reinterpret_cast<PFN_vkGetDeviceProcAddr>(gipa(instance, "vkGetDeviceProcAddr"));
-    auto props = reinterpret_cast<PFN_vkGetPhysicalDeviceMemoryProperties>(
-        gipa(instance, "vkGetPhysicalDeviceMemoryProperties"));
-    auto create_sem = reinterpret_cast<PFN_vkCreateSemaphore>(gdpa(dev, "vkCreateSemaphore"));
-#define HURRAY_LOAD_(field, name) field = reinterpret_cast<decltype(field)>(gdpa(dev, name))
+    if (!load()) return;
+    auto props = instance_fn<PFN_vkGetPhysicalDeviceMemoryProperties>(
+        "vkGetPhysicalDeviceMemoryProperties");
+#define HURRAY_LOAD_(field, name) field = device_fn<decltype(field)>(name)
     HURRAY_LOAD_(create_buffer, "vkCreateBuffer");
     HURRAY_LOAD_(destroy_buffer, "vkDestroyBuffer");
     HURRAY_LOAD_(requirements, "vkGetBufferMemoryRequirements");
@@ -155,7 +131,8 @@ struct Vulkan {
     HURRAY_LOAD_(submit, "vkQueueSubmit");
     HURRAY_LOAD_(wait, "vkWaitSemaphores");
 #undef HURRAY_LOAD_
-    if (!props || !create_sem || !create_buffer || !wait) return;
+    if (!props || !create_buffer || !wait) return;
+    if (!props || !create_buffer || !wait) return;
     VkPhysicalDeviceMemoryProperties mp;
     props(phys, &mp);
     for (uint32_t i = 0; i < mp.memoryTypeCount; ++i)
@@ -163,10 +140,7 @@ struct Vulkan {
         type = i;
         break;
       }
-    VkSemaphoreTypeCreateInfo ti{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, nullptr,
-                                 VK_SEMAPHORE_TYPE_TIMELINE, 0};
-    VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &ti, 0};
-    if (create_sem(dev, &si, nullptr, &timeline) != VK_SUCCESS) return;
+    if ((timeline = make_timeline()) == VK_NULL_HANDLE) return;
     // the same host-visibility barrier the plugin records once and submits
     // with every signal of its timeline
     auto create_pool = reinterpret_cast<PFN_vkCreateCommandPool>(gdpa(dev, "vkCreateCommandPool"));
@@ -174,8 +148,7 @@ struct Vulkan {
     auto begin = reinterpret_cast<PFN_vkBeginCommandBuffer>(gdpa(dev, "vkBeginCommandBuffer"));
     auto barrier = reinterpret_cast<PFN_vkCmdPipelineBarrier>(gdpa(dev, "vkCmdPipelineBarrier"));
     auto end = reinterpret_cast<PFN_vkEndCommandBuffer>(gdpa(dev, "vkEndCommandBuffer"));
-    VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, nullptr, 0,
-                               static_cast<uint32_t>(reinterpret_cast<uintptr_t>(n.handles[4]))};
+    VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, nullptr, 0, family};
     VkCommandPool pool;
     if (create_pool(dev, &pi, nullptr, &pool) != VK_SUCCESS) return;
     VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, nullptr, pool,

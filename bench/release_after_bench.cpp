@@ -10,12 +10,9 @@
 #include <hurray.h>
 #include <hurray_backend.h>
 
-#include <dlfcn.h>
-
-#define CL_TARGET_OPENCL_VERSION 300
-#include <CL/cl.h>
 #define VK_NO_PROTOTYPES
-#include <vulkan/vulkan.h>
+#include "bench_native.h"
+#include "vulkan_gate.h"
 
 #include <atomic>
 #include <cstring>
@@ -48,25 +45,18 @@ void wait_released(uint64_t target) {
 }
 
 // ---------------------------------------------------------------- OpenCL --
-struct OpenCL {
+struct OpenCL : hurray_bench::ClNative {
   bool ok = false;
-  cl_command_queue queue = nullptr;
   cl_mem target = nullptr;
   decltype(&clEnqueueFillBuffer) fill = nullptr;
   decltype(&clFinish) finish = nullptr;
   decltype(&clFlush) flush = nullptr;
 
   OpenCL() {
-    hurray_backend_native n;
-    if (hurray_device_native(nullptr, HURRAY_DEVICE_OPENCL, 0, &n, nullptr) != HURRAY_OK) return;
-    auto context = static_cast<cl_context>(n.handles[2]);
-    queue = static_cast<cl_command_queue>(n.handles[3]);
-    void *lib = n.handles[4];
-    auto create = reinterpret_cast<decltype(&clCreateBuffer)>(dlsym(lib, "clCreateBuffer"));
-    fill = reinterpret_cast<decltype(fill)>(dlsym(lib, "clEnqueueFillBuffer"));
-    finish = reinterpret_cast<decltype(finish)>(dlsym(lib, "clFinish"));
-    flush = reinterpret_cast<decltype(flush)>(dlsym(lib, "clFlush"));
-    if (!create || !fill || !finish || !flush) return;
+    decltype(&clCreateBuffer) create = nullptr;
+    if (!load() || !fn(&create, "clCreateBuffer") || !fn(&fill, "clEnqueueFillBuffer") ||
+        !fn(&finish, "clFinish") || !fn(&flush, "clFlush"))
+      return;
     cl_int e = CL_SUCCESS;
     target = create(context, CL_MEM_READ_WRITE, kFill, nullptr, &e);
     ok = e == CL_SUCCESS;
@@ -115,10 +105,8 @@ void BM_Pipeline_ReleaseAfter_OpenCL(benchmark::State &state) {
 BENCHMARK(BM_Pipeline_ReleaseAfter_OpenCL)->UseRealTime();
 
 // ---------------------------------------------------------------- Vulkan --
-struct Vulkan {
+struct Vulkan : hurray_test::VkNative {
   bool ok = false;
-  VkDevice dev = VK_NULL_HANDLE;
-  VkQueue queue = VK_NULL_HANDLE;
   VkCommandBuffer cb = VK_NULL_HANDLE;
   VkSemaphore done = VK_NULL_HANDLE;
   // Kept for the process's life (the plugin's device outlives the benchmark;
@@ -127,23 +115,13 @@ struct Vulkan {
   VkDeviceMemory mem = VK_NULL_HANDLE;
   VkCommandPool pool = VK_NULL_HANDLE;
   uint64_t value = 0;
-  PFN_vkQueueSubmit submit = nullptr;
   PFN_vkWaitSemaphores wait = nullptr;
 
   Vulkan() {
-    hurray_backend_native n;
-    if (hurray_device_native(nullptr, HURRAY_DEVICE_VULKAN, 0, &n, nullptr) != HURRAY_OK) return;
-    auto instance = static_cast<VkInstance>(n.handles[0]);
-    auto phys = static_cast<VkPhysicalDevice>(n.handles[1]);
-    dev = static_cast<VkDevice>(n.handles[2]);
-    queue = static_cast<VkQueue>(n.handles[3]);
-    const auto family = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(n.handles[4]));
-    PFN_vkGetInstanceProcAddr gipa = nullptr;
-    std::memcpy(&gipa, &n.handles[5], sizeof gipa);
-    auto gdpa = reinterpret_cast<PFN_vkGetDeviceProcAddr>(gipa(instance, "vkGetDeviceProcAddr"));
-    auto mem_props = reinterpret_cast<PFN_vkGetPhysicalDeviceMemoryProperties>(
-        gipa(instance, "vkGetPhysicalDeviceMemoryProperties"));
-#define HB_FN(name) auto name = reinterpret_cast<PFN_##name>(gdpa(dev, #name))
+    if (!load()) return;
+    auto mem_props = instance_fn<PFN_vkGetPhysicalDeviceMemoryProperties>(
+        "vkGetPhysicalDeviceMemoryProperties");
+#define HB_FN(name) auto name = device_fn<PFN_##name>(#name)
     HB_FN(vkCreateBuffer);
     HB_FN(vkGetBufferMemoryRequirements);
     HB_FN(vkAllocateMemory);
@@ -153,11 +131,9 @@ struct Vulkan {
     HB_FN(vkBeginCommandBuffer);
     HB_FN(vkCmdFillBuffer);
     HB_FN(vkEndCommandBuffer);
-    HB_FN(vkCreateSemaphore);
 #undef HB_FN
-    submit = reinterpret_cast<PFN_vkQueueSubmit>(gdpa(dev, "vkQueueSubmit"));
-    wait = reinterpret_cast<PFN_vkWaitSemaphores>(gdpa(dev, "vkWaitSemaphores"));
-    if (!mem_props || !vkCreateBuffer || !vkCmdFillBuffer || !submit || !wait) return;
+    wait = device_fn<PFN_vkWaitSemaphores>("vkWaitSemaphores");
+    if (!mem_props || !vkCreateBuffer || !vkCmdFillBuffer || !wait) return;
     VkBufferCreateInfo bi{};
     bi.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
     bi.size = kFill;
@@ -191,29 +167,11 @@ struct Vulkan {
     if (vkBeginCommandBuffer(cb, &cbi) != VK_SUCCESS) return;
     vkCmdFillBuffer(cb, buf, 0, kFill, 0x5a5a5a5au);
     if (vkEndCommandBuffer(cb) != VK_SUCCESS) return;
-    VkSemaphoreTypeCreateInfo tt{};
-    tt.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
-    tt.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
-    VkSemaphoreCreateInfo si{};
-    si.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
-    si.pNext = &tt;
-    ok = vkCreateSemaphore(dev, &si, nullptr, &done) == VK_SUCCESS;
+    ok = (done = make_timeline()) != VK_NULL_HANDLE;
   }
   // The consumer's work: the fill, signalling its own timeline.
   bool work() {
-    const uint64_t v = ++value;
-    VkTimelineSemaphoreSubmitInfo tl{};
-    tl.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
-    tl.signalSemaphoreValueCount = 1;
-    tl.pSignalSemaphoreValues = &v;
-    VkSubmitInfo s{};
-    s.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-    s.pNext = &tl;
-    s.commandBufferCount = 1;
-    s.pCommandBuffers = &cb;
-    s.signalSemaphoreCount = 1;
-    s.pSignalSemaphores = &done;
-    return submit(queue, 1, &s, VK_NULL_HANDLE) == VK_SUCCESS;
+    return submit_timeline(cb, VK_NULL_HANDLE, 0, done, ++value);
   }
   void host_wait() {
     VkSemaphoreWaitInfo wi{};

@@ -22,7 +22,7 @@
 #include <cstring>
 #include <thread>
 
-#include <vulkan/vulkan.h>
+#include "vulkan_gate.h"
 
 namespace {
 
@@ -47,43 +47,9 @@ int main(int argc, char **argv) {
   if (hurray_ipc_receive(ch, 30000, &h, nullptr, &err) != HURRAY_OK) return die("receive", &err);
   if (h.handle[12] != HURRAY_DEVICE_VULKAN) return die("not a Vulkan buffer");
 
-  hurray_backend_native nat{};
-  if (hurray_device_native(nullptr, HURRAY_DEVICE_VULKAN, 0, &nat, &err) != HURRAY_OK)
-    return die("native", &err);
-  auto instance = static_cast<VkInstance>(nat.handles[0]);
-  auto dev = static_cast<VkDevice>(nat.handles[2]);
-  auto queue = static_cast<VkQueue>(nat.handles[3]);
-  PFN_vkGetInstanceProcAddr gipa = nullptr;
-  std::memcpy(&gipa, &nat.handles[5], sizeof gipa);
-  auto gdpa = reinterpret_cast<PFN_vkGetDeviceProcAddr>(gipa(instance, "vkGetDeviceProcAddr"));
-  auto create = reinterpret_cast<PFN_vkCreateSemaphore>(gdpa(dev, "vkCreateSemaphore"));
-  auto submit = reinterpret_cast<PFN_vkQueueSubmit>(gdpa(dev, "vkQueueSubmit"));
-  auto signal = reinterpret_cast<PFN_vkSignalSemaphore>(gdpa(dev, "vkSignalSemaphore"));
-  auto destroy = reinterpret_cast<PFN_vkDestroySemaphore>(gdpa(dev, "vkDestroySemaphore"));
-  auto wait_idle = reinterpret_cast<PFN_vkQueueWaitIdle>(gdpa(dev, "vkQueueWaitIdle"));
-  if (!create || !submit || !signal || !destroy || !wait_idle)
-    return die("Vulkan functions missing");
-  VkSemaphoreTypeCreateInfo type{};
-  type.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
-  type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
-  VkSemaphoreCreateInfo ci{};
-  ci.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
-  ci.pNext = &type;
-  VkSemaphore gate = VK_NULL_HANDLE;
-  if (create(dev, &ci, nullptr, &gate) != VK_SUCCESS) return die("vkCreateSemaphore");
-  const uint64_t one = 1;
-  const VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
-  VkTimelineSemaphoreSubmitInfo tl{};
-  tl.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
-  tl.waitSemaphoreValueCount = 1;
-  tl.pWaitSemaphoreValues = &one;
-  VkSubmitInfo si{};
-  si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-  si.pNext = &tl;
-  si.waitSemaphoreCount = 1;
-  si.pWaitSemaphores = &gate;
-  si.pWaitDstStageMask = &stage;
-  if (submit(queue, 1, &si, VK_NULL_HANDLE) != VK_SUCCESS) return die("vkQueueSubmit");
+  hurray_test::VkGateBase gate;
+  if (const char *failed = gate.close(&err)) return die(failed, &err);
+  VkQueue queue = gate.vk.queue;
   if (hurray_handoff_release_after(nullptr, &h, queue, nullptr, 0, &err) != HURRAY_OK)
     return die("release_after", &err);
   if (write(1, "R", 1) != 1) return die("write");
@@ -91,20 +57,14 @@ int main(int argc, char **argv) {
   hurray_handoff go;
   if (hurray_ipc_receive(ch, 30000, &go, nullptr, &err) != HURRAY_OK) return die("receive go", &err);
   if (hurray_handoff_release(&go, &err) != HURRAY_OK) return die("release go", &err);
-  VkSemaphoreSignalInfo s{};
-  s.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO;
-  s.semaphore = gate;
-  s.value = 1;
-  if (signal(dev, &s) != VK_SUCCESS) return die("vkSignalSemaphore");
+  if (!gate.open()) return die("vkSignalSemaphore");
   for (int i = 0; i < 3000; ++i) {  // at most 30 s
     hurray_ipc_stats st;
     st.size = sizeof st;
     if (hurray_ipc_get_stats(ch, &st, &err) != HURRAY_OK) return die("stats", &err);
     if (st.releases_sent >= 2) {
       hurray_ipc_close(ch);
-      wait_idle(queue);
-      destroy(dev, gate, nullptr);
-      return 0;
+      return 0;  // (the gate waits for the queue to idle)
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }

@@ -25,13 +25,13 @@
 #include <vector>
 
 #include <CL/cl.h>
-#include <vulkan/vulkan.h>
+
+#include "bounded_wait.h"
+#include "vulkan_gate.h"
 
 #include "release_test_util.h"
 
 namespace {
-
-constexpr int kWaitMs = 20000;
 
 // One counter per buffer: how many times its memory was released.
 struct Counter {
@@ -39,20 +39,20 @@ struct Counter {
 };
 void count_free(void *user, void *) { static_cast<Counter *>(user)->n.fetch_add(1); }
 
-// A handoff of a wrapped opaque buffer of `tag` whose release counts into c.
+// A handoff of a wrapped opaque buffer of `tag` whose release calls
+// free_fn(user, user).
+hurray_handoff wrap_handoff(hurray_context *ctx, uint8_t tag, void *user,
+                            void (*free_fn)(void *, void *)) {
+  return release_test::wrapped_handoff(ctx, tag, free_fn, user);
+}
+
+// ... whose release counts into c.
 hurray_handoff make_handoff(hurray_context *ctx, uint8_t tag, Counter *c) {
-  return release_test::wrapped_handoff(ctx, tag, count_free, c);
+  return wrap_handoff(ctx, tag, c, count_free);
 }
 
-// Bounded wait until pred() holds; false when kWaitMs passed first.
-template <class Pred>
-bool wait_for(Pred pred) {
-  return release_test::wait_for(pred, kWaitMs);
-}
-
-// Give a wrongly early release the chance to show (not a timing assertion:
-// the release must not happen at all while the gate is closed).
-void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(100)); }
+using hurray_test::settle;
+using hurray_test::wait_for;
 
 void need_device(uint8_t tag) {
   int32_t n = 0;
@@ -66,77 +66,15 @@ void need_device(uint8_t tag) {
 
 // ---- Vulkan: a queue submission that waits on a host-signalled gate ----
 
-struct VkGate {
-  VkDevice dev = VK_NULL_HANDLE;
-  VkQueue queue = VK_NULL_HANDLE;
-  VkSemaphore gate = VK_NULL_HANDLE;
-  PFN_vkCreateSemaphore create = nullptr;
-  PFN_vkDestroySemaphore destroy = nullptr;
-  PFN_vkQueueSubmit submit = nullptr;
-  PFN_vkSignalSemaphore signal = nullptr;
-  PFN_vkQueueWaitIdle wait_idle = nullptr;
-
+struct VkGate : hurray_test::VkGateBase {
   VkGate() {
     need_device(HURRAY_DEVICE_VULKAN);
-    hurray_backend_native nat{};
     hurray_error err{};
-    REQUIRE(hurray_device_native(nullptr, HURRAY_DEVICE_VULKAN, 0, &nat, &err) == HURRAY_OK);
-    auto instance = static_cast<VkInstance>(nat.handles[0]);
-    dev = static_cast<VkDevice>(nat.handles[2]);
-    queue = static_cast<VkQueue>(nat.handles[3]);
-    PFN_vkGetInstanceProcAddr gipa = nullptr;
-    std::memcpy(&gipa, &nat.handles[5], sizeof gipa);
-    auto gdpa = reinterpret_cast<PFN_vkGetDeviceProcAddr>(gipa(instance, "vkGetDeviceProcAddr"));
-    create = reinterpret_cast<PFN_vkCreateSemaphore>(gdpa(dev, "vkCreateSemaphore"));
-    destroy = reinterpret_cast<PFN_vkDestroySemaphore>(gdpa(dev, "vkDestroySemaphore"));
-    submit = reinterpret_cast<PFN_vkQueueSubmit>(gdpa(dev, "vkQueueSubmit"));
-    signal = reinterpret_cast<PFN_vkSignalSemaphore>(gdpa(dev, "vkSignalSemaphore"));
-    wait_idle = reinterpret_cast<PFN_vkQueueWaitIdle>(gdpa(dev, "vkQueueWaitIdle"));
-    REQUIRE((create && destroy && submit && signal && wait_idle));
-    VkSemaphoreTypeCreateInfo type{};
-    type.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
-    type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
-    VkSemaphoreCreateInfo ci{};
-    ci.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
-    ci.pNext = &type;
-    REQUIRE(create(dev, &ci, nullptr, &gate) == VK_SUCCESS);
-    // The plugin's queue now waits for gate >= 1 before any later work.
-    const uint64_t one = 1;
-    const VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
-    VkTimelineSemaphoreSubmitInfo tl{};
-    tl.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
-    tl.waitSemaphoreValueCount = 1;
-    tl.pWaitSemaphoreValues = &one;
-    VkSubmitInfo si{};
-    si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-    si.pNext = &tl;
-    si.waitSemaphoreCount = 1;
-    si.pWaitSemaphores = &gate;
-    si.pWaitDstStageMask = &stage;
-    REQUIRE(submit(queue, 1, &si, VK_NULL_HANDLE) == VK_SUCCESS);
+    const char *failed = close(&err);
+    INFO((failed ? failed : "") << ": " << err.message);
+    REQUIRE(failed == nullptr);
   }
-  bool opened = false;
-  void open() {
-    if (opened) return;
-    opened = true;
-    VkSemaphoreSignalInfo s{};
-    s.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO;
-    s.semaphore = gate;
-    s.value = 1;
-    REQUIRE(signal(dev, &s) == VK_SUCCESS);
-  }
-  ~VkGate() {
-    if (!gate) return;
-    if (!opened) {
-      VkSemaphoreSignalInfo s{};
-      s.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO;
-      s.semaphore = gate;
-      s.value = 1;
-      (void)signal(dev, &s);
-    }
-    wait_idle(queue);
-    destroy(dev, gate, nullptr);
-  }
+  void open() { REQUIRE(VkGateBase::open()); }
 };
 
 // ---- OpenCL: a marker on the plugin's queue gated by a user event ----
@@ -217,7 +155,7 @@ void gated_release(uint8_t tag, void *(*stream_of)(Gate &), int n) {
   delete owned;
 }
 
-void *vk_stream(VkGate &g) { return g.queue; }
+void *vk_stream(VkGate &g) { return g.vk.queue; }
 void *cl_stream(ClGate &g) { return g.queue; }
 
 }  // namespace
@@ -334,6 +272,25 @@ TEST_CASE("release_after: OpenCL, exactly once from four threads", "[opencl][thr
   racing_release<ClGate>(HURRAY_DEVICE_OPENCL, cl_stream);
 }
 
+// WebGPU has no gate to hold its queue back (WebGPU defines no host-signalled
+// wait; on llvmpipe the work is done once submitted): the same race on the
+// device's queue, "opened" from the start.
+struct WgpuQueue {
+  void *queue = nullptr;
+  WgpuQueue() {
+    need_device(HURRAY_DEVICE_WEBGPU);
+    hurray_backend_native nat{};
+    hurray_error err{};
+    REQUIRE(hurray_device_native(nullptr, HURRAY_DEVICE_WEBGPU, 0, &nat, &err) == HURRAY_OK);
+    queue = nat.handles[3];
+  }
+  void open() {}
+};
+
+TEST_CASE("release_after: WebGPU, exactly once from four threads", "[webgpu][threads]") {
+  racing_release<WgpuQueue>(HURRAY_DEVICE_WEBGPU, [](WgpuQueue &q) { return q.queue; });
+}
+
 namespace {
 struct Reports {
   std::vector<std::string> messages;
@@ -403,18 +360,123 @@ TEST_CASE("release_after: a backend without the entry waits on the host", "[fall
   hurray_context_destroy(ctx);
 }
 
-// WebGPU (Dawn) has no release_after entry yet: the fallback, on a real
-// device, records the queue's work-done future, waits for it, releases.
-TEST_CASE("release_after: WebGPU falls back to a host wait", "[webgpu]") {
+// ---- WebGPU (Dawn): the plugin's entry defers ----
+//
+// Its releaser thread pumps Dawn's events while releases are pending and
+// releases after the queue's work-done callback (or the event's future):
+// after the call returned, never inline on the caller's thread, once. (On
+// Mesa's llvmpipe the work is done when it is submitted: where the release
+// runs is what a wrong entry changes; tests/backends/webgpu has the
+// plugin-level cases.)
+
+namespace {
+
+thread_local bool in_release_after = false;  // set around the call
+
+struct Seen {
+  Counter c;
+  std::atomic<int> inline_n{0};  // released on the caller's thread, inside the call
+  std::atomic<bool> open{true};  // false: the release waits until it is true
+};
+void seen_free(void *user, void *) {
+  auto *s = static_cast<Seen *>(user);
+  if (in_release_after) {
+    s->inline_n.fetch_add(1);
+  } else {
+    while (!s->open.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  s->c.n.fetch_add(1);
+}
+
+// A wrapped WebGPU handoff whose release reports into *s.
+hurray_handoff webgpu_handoff(hurray_context *ctx, Seen *s) {
+  return wrap_handoff(ctx, HURRAY_DEVICE_WEBGPU, s, seen_free);
+}
+
+hurray_status webgpu_release_after(hurray_context *ctx, hurray_handoff *h, void *stream,
+                                   void *event, hurray_error *err) {
+  in_release_after = true;
+  const hurray_status st = hurray_handoff_release_after(ctx, h, stream, event, 0, err);
+  in_release_after = false;
+  return st;
+}
+
+}  // namespace
+
+TEST_CASE("release_after: WebGPU defers to the queue's work-done callback", "[webgpu]") {
   need_device(HURRAY_DEVICE_WEBGPU);
   hurray_error err{};
   INFO(err.message);
   int deferred = -1;
   REQUIRE(hurray_device_release_after_deferred(nullptr, HURRAY_DEVICE_WEBGPU, 0, &deferred,
                                                &err) == HURRAY_OK);
-  REQUIRE(deferred == 0);
-  Counter c;
-  hurray_handoff h = make_handoff(nullptr, HURRAY_DEVICE_WEBGPU, &c);
-  REQUIRE(hurray_handoff_release_after(nullptr, &h, nullptr, nullptr, 0, &err) == HURRAY_OK);
-  REQUIRE(c.n.load() == 1);  // waited, then released, before the return
+  REQUIRE(deferred == 1);
+  hurray_backend_device_info info{};
+  REQUIRE(hurray_device_info(nullptr, HURRAY_DEVICE_WEBGPU, 0, &info, &err) == HURRAY_OK);
+  REQUIRE(std::strstr(info.detail, "host wait") == nullptr);
+  hurray_backend_native nat{};
+  REQUIRE(hurray_device_native(nullptr, HURRAY_DEVICE_WEBGPU, 0, &nat, &err) == HURRAY_OK);
+  // The queue's work so far (NULL or the queue, native slot 3), or an event.
+  constexpr int kN = 300;
+  auto *owned = new std::vector<Seen>(kN);  // freed only on success
+  std::vector<Seen> &seen = *owned;
+  for (int i = 0; i < kN; ++i) {
+    hurray_handoff h = webgpu_handoff(nullptr, &seen[static_cast<size_t>(i)]);
+    void *stream = i % 3 == 1 ? nat.handles[3] : nullptr;
+    hurray_export_desc ev = HURRAY_EXPORT_DESC_INIT;
+    if (i % 3 == 2)
+      REQUIRE(hurray_event_record(nullptr, HURRAY_DEVICE_WEBGPU, 0, nullptr, &ev, &err) ==
+              HURRAY_OK);
+    REQUIRE(webgpu_release_after(nullptr, &h, stream, ev.sync_object, &err) == HURRAY_OK);
+    REQUIRE(h.release == nullptr);
+    if (ev.event_free_fn) ev.event_free_fn(ev.event_user, ev.sync_object);
+  }
+  REQUIRE(wait_for([&] {
+    for (auto &s : seen)
+      if (s.c.n.load() == 0) return false;
+    return true;
+  }));
+  settle();
+  for (auto &s : seen) {
+    REQUIRE(s.c.n.load() == 1);
+    REQUIRE(s.inline_n.load() == 0);
+  }
+  delete owned;
+}
+
+// Deterministically pending: the first release holds the plugin's releaser
+// thread (its free waits), so the second cannot run before the context is
+// destroyed.
+TEST_CASE("release_after: WebGPU, guard reports a release still pending (BP-REL-DEFER)",
+          "[webgpu]") {
+  need_device(HURRAY_DEVICE_WEBGPU);
+  auto *held = new Seen;  // freed only on success
+  auto *later = new Seen;
+  held->open = false;
+  hurray_error err{};
+  INFO(err.message);
+  hurray_handoff h1 = webgpu_handoff(nullptr, held);
+  REQUIRE(webgpu_release_after(nullptr, &h1, nullptr, nullptr, &err) == HURRAY_OK);
+  REQUIRE(held->inline_n.load() == 0);
+  settle();  // the releaser's thread is in held's free by now
+
+  Reports reports;
+  hurray_context *ctx = nullptr;
+  REQUIRE(hurray_context_create(&ctx, &err) == HURRAY_OK);
+  REQUIRE(hurray_context_set_guard(ctx, 1, &err) == HURRAY_OK);
+  REQUIRE(hurray_context_set_guard_callback(ctx, collect, &reports, &err) == HURRAY_OK);
+  hurray_handoff h2 = webgpu_handoff(ctx, later);
+  REQUIRE(webgpu_release_after(ctx, &h2, nullptr, nullptr, &err) == HURRAY_OK);
+  hurray_context_destroy(ctx);
+  int pending = 0;
+  for (const std::string &m : reports.messages)
+    if (m.rfind("BP-REL-DEFER:", 0) == 0) ++pending;
+  INFO((reports.messages.empty() ? std::string("no report") : reports.messages.front()));
+  REQUIRE(pending == 1);
+  REQUIRE(later->c.n.load() == 0);
+  held->open = true;
+  REQUIRE(wait_for([&] { return held->c.n.load() == 1 && later->c.n.load() == 1; }));
+  REQUIRE(later->inline_n.load() == 0);
+  delete held;
+  delete later;
 }

@@ -258,6 +258,7 @@ hurray_status probe(void **state, hurray_error *err) {
 void shutdown(void *state) {
   auto *s = static_cast<State *>(state);
   if (s == nullptr) return;
+  stop_releaser(s->releaser.get());  // first: its thread pumps the device's events
   {
     std::lock_guard<std::mutex> lock(s->mu);
     on_worker(s, [&] {
@@ -265,6 +266,9 @@ void shutdown(void *state) {
       close_devices(s);
     });
     s->live.clear();
+    // What is still pending is dropped (done is never called), after the
+    // instance is gone: Dawn ran or dropped its callbacks by then.
+    s->releaser.reset();
   }
   s->worker.stop();
   delete s;

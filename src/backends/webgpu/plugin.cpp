@@ -15,7 +15,8 @@ hurray_status native(void *state, int32_t device, hurray_backend_native *out,
 }
 
 HURRAY_KIT_TABLE(kTable, HURRAY_DEVICE_WEBGPU, HURRAY_KIT_NO_IPC_ENTRIES,
-                 HURRAY_KIT_ENTRY(t, device_identity, device_identity))
+                 HURRAY_KIT_ENTRY(t, device_identity, device_identity),
+                 HURRAY_KIT_ENTRY(t, release_after, release_after))
 
 }  // namespace hurray::webgpu
 

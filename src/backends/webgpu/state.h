@@ -3,9 +3,9 @@
 // This header holds its state and the helpers every file of
 // src/backends/webgpu uses; one file a concern: api (resolving the
 // functions), device (probe, device_info), wait (futures and error scopes),
-// memory (allocation, classify), copy (host copies), sync (events), plugin
-// (native handles and the table). It links no WebGPU library: probe()
-// dlopens one. STANDARD is the only class: a WGPUBuffer (opaque data); events
+// memory (allocation, classify), copy (host copies), sync (events), release
+// (release_after), plugin (native handles and the table). It links no
+// WebGPU library: probe() dlopens one. STANDARD is the only class: a WGPUBuffer (opaque data); events
 // are futures of wgpuQueueOnSubmittedWorkDone; no IPC. One mutex serialises
 // every call into Dawn (its devices are not thread-safe by default). The user
 // reference is docs/backends/webgpu.md.
@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_set>
@@ -48,6 +49,14 @@ struct Device {
   uint32_t feature_level = 0;
 };
 
+// release_after's pending entries and the thread that pumps Dawn's events
+// for them (release.cpp); stopped and joined first at shutdown.
+struct Releaser;
+struct ReleaserDelete {
+  void operator()(Releaser *r) const noexcept;
+};
+void stop_releaser(Releaser *r) noexcept;  // joins its thread; what is pending stays
+
 struct State {
   void *lib = nullptr;
   std::string lib_name;  // the file dlopen loaded
@@ -60,6 +69,7 @@ struct State {
   std::mutex mu;
   Worker worker;
   std::unordered_set<WGPUBuffer> live;  // the buffers alloc handed out
+  std::unique_ptr<Releaser, ReleaserDelete> releaser;  // release_after, made under mu
 };
 
 // "OpenGLES" for HWGPU_BACKEND_OPENGLES; "backend N" for one not named here.
@@ -94,6 +104,13 @@ void push_errors(State *s, const Device &d) noexcept;
 hurray_status pop_errors(State *s, const Device &d, const char *function, hurray_error *err,
                          hurray_status validation = HURRAY_E_BACKEND);
 
+// ---- sync.cpp -------------------------------------------------------------
+
+// stream must be NULL or the device's queue (its native slot 3): WebGPU has
+// one queue per device. `what` names the entry in the message.
+hurray_status check_stream(const Device &d, void *stream, const char *what,
+                           hurray_error *err) noexcept;
+
 // ---- copy.cpp -------------------------------------------------------------
 
 // Read [offset, offset + n) of `b` into dst (no alignment needed: the rounded
@@ -108,5 +125,7 @@ void release_buffer(State *s, WGPUBuffer b) noexcept;  // destroy + release; s->
 // The entry points (src/backends/kit/table.h).
 HURRAY_KIT_DECLARE_ENTRIES()
 HURRAY_KIT_DECLARE_IDENTITY_ENTRY()
+hurray_status release_after(void *state, int32_t device, void *stream, void *event,
+                            uint64_t value, void (*done)(void *), void *user, hurray_error *err);
 
 }  // namespace hurray::webgpu

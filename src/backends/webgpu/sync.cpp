@@ -14,8 +14,8 @@ namespace {
 // futures nobody waits on.
 void on_work_done(uint32_t, WGPUStringView, void *, void *) {}
 
-// stream must be NULL or the device's queue (its native slot 3): WebGPU has
-// one queue per device.
+}  // namespace
+
 hurray_status check_stream(const Device &d, void *stream, const char *what,
                            hurray_error *err) noexcept {
   if (stream == nullptr || stream == d.queue) return HURRAY_OK;
@@ -24,8 +24,6 @@ hurray_status check_stream(const Device &d, void *stream, const char *what,
               "per device; pass NULL or native slot 3)",
               what, stream, static_cast<void *>(d.queue));
 }
-
-}  // namespace
 
 hurray_status event_record(void *state, int32_t device, void *stream, void **event,
                            uint64_t *value, hurray_error *err) {

@@ -121,7 +121,7 @@ hurray_handoff release_counted(Released *r) {
 }
 
 bool wait_for(const std::function<bool()> &pred) {
-  return release_test::wait_for(pred, kReleaseWaitMs);
+  return hurray_test::wait_for(pred, kReleaseWaitMs);
 }
 
 // Time for a release that comes too early to show.

@@ -91,7 +91,7 @@ void count_done(void *user) {
 
 template <class Pred>
 bool wait_for(Pred pred) {
-  return release_test::wait_for(pred, 10000);
+  return hurray_test::wait_for(pred, 10000);
 }
 
 void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(50)); }

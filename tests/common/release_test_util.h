@@ -1,15 +1,15 @@
 // What the release_after tests share (tests/release and the CUDA plugin's
 // tests): a handoff of a wrapped opaque buffer whose release the test
-// observes through its free function, and a bounded wait. Header-only, for
-// Catch2 test programs (wrapped_handoff needs libhurray).
+// observes through its free function; the bounded waits are bounded_wait.h's.
+// Header-only, for Catch2 test programs (wrapped_handoff needs libhurray).
 #pragma once
 
 #include <hurray.h>
 
 #include <catch2/catch.hpp>
-#include <chrono>
 #include <cstdint>
-#include <thread>
+
+#include "bounded_wait.h"
 
 namespace release_test {
 
@@ -35,17 +35,6 @@ inline hurray_handoff wrapped_handoff(hurray_context *ctx, uint8_t tag,
   REQUIRE(hurray_buffer_export(b, nullptr, &h, &err) == HURRAY_OK);
   hurray_buffer_unref(b);
   return h;
-}
-
-// Wait until pred() holds, at most ms milliseconds; false when they passed first.
-template <class Pred>
-bool wait_for(Pred pred, int ms) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
 }
 
 }  // namespace release_test

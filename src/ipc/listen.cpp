@@ -179,7 +179,7 @@ HURRAY_API hurray_status hurray_ipc_accept(hurray_ipc_listener *l, int32_t timeo
       const int64_t now = now_ms();
       hs.push_back({ch, now, hello < 0 ? INT64_MAX : now + hello});
     }
-    // drop the connections whose HELLO is late; wait for the first event
+    // drop the connections whose handshake is late; wait for the first event
     const int64_t now = now_ms();
     int64_t wait = timeout_ms < 0 ? -1 : left_ms(timeout_ms, start);
     for (size_t i = 0; i < hs.size();) {

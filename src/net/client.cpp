@@ -273,8 +273,8 @@ HURRAY_API hurray_status hurray_net_client_peer_device_identity(
     offered = offered || (o.tag == device_tag && device_ordinal >= 0 && device_ordinal < o.count);
   if (!offered)
     return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, HURRAY_RULE_PUT_DEVICE,
-                "BP-PUT-DEVICE: the server offers no %s device %d", hurray_device_tag_name(device_tag),
-                device_ordinal);
+                "BP-PUT-DEVICE: the server offers no %s device %d",
+                hurray_device_tag_name(device_tag), device_ordinal);
   for (const HelloId &e : c->ids)
     if (e.tag == device_tag && e.ordinal == device_ordinal) {
       out->kind = e.kind;

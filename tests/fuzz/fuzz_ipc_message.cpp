@@ -73,7 +73,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     hello.type = none.type = wire::Type::Hello;
     for (uint16_t i = 0; i < m.id_count; ++i) {
       bool have = false;
-      for (uint16_t j = 0; j < hello.device_count; ++j) have |= hello.devices[j].tag == m.ids[i].tag;
+      for (uint16_t j = 0; j < hello.device_count; ++j)
+        have |= hello.devices[j].tag == m.ids[i].tag;
       if (!have && hello.device_count < wire::kMaxDevices)
         hello.devices[hello.device_count++] = {m.ids[i].tag, 1u};
     }

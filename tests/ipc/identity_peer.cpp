@@ -107,6 +107,19 @@ int hello(int fd, uint32_t version) {
   return 0;
 }
 
+// HANDOFF 1 of an empty CUDA buffer whose device identity is a UUID of 0x5A bytes.
+wire::Message empty_cuda_handoff() {
+  wire::Message m{};
+  m.type = wire::Type::Handoff;
+  m.id = 1;
+  const hurray_buffer_handle h = {0, 4096, HURRAY_DEVICE_CUDA, HURRAY_SYNC_PRODUCER_SYNCED,
+                                  HURRAY_MEMORY_STANDARD, 0};
+  hurray_handle_encode(&h, m.handle, sizeof m.handle, nullptr);
+  m.id_kind = HURRAY_BACKEND_ID_UUID;
+  std::memset(m.id_bytes, 0x5A, sizeof m.id_bytes);
+  return m;
+}
+
 int wait_eof(int fd) {
   uint8_t b[wire::kMaxMessage];
   for (int i = 0; i < 100; ++i) {
@@ -186,13 +199,7 @@ int main(int argc, char **argv) {
   }
   if (mode == "foreign") {
     if (hello(fd, 2)) return 1;
-    wire::Message m{};
-    m.type = wire::Type::Handoff;
-    m.id = 1;
-    const hurray_buffer_handle h = {0, 4096, HURRAY_DEVICE_CUDA, HURRAY_SYNC_PRODUCER_SYNCED,
-                                    HURRAY_MEMORY_STANDARD, 0};
-    hurray_handle_encode(&h, m.handle, sizeof m.handle, nullptr);
-    m.id_kind = HURRAY_BACKEND_ID_UUID;
+    wire::Message m = empty_cuda_handoff();
     std::memcpy(m.id_bytes, "ipcfake device Z", 16);
     uint8_t b[wire::kMaxMessage];
     const size_t n = wire::encode(m, b, sizeof b);
@@ -206,14 +213,7 @@ int main(int argc, char **argv) {
   }
   if (mode == "bad-kind") {
     if (hello(fd, 2)) return 1;
-    wire::Message m{};
-    m.type = wire::Type::Handoff;
-    m.id = 1;
-    const hurray_buffer_handle h = {0, 4096, HURRAY_DEVICE_CUDA, HURRAY_SYNC_PRODUCER_SYNCED,
-                                    HURRAY_MEMORY_STANDARD, 0};
-    hurray_handle_encode(&h, m.handle, sizeof m.handle, nullptr);
-    m.id_kind = HURRAY_BACKEND_ID_UUID;
-    std::memset(m.id_bytes, 0x5A, sizeof m.id_bytes);
+    wire::Message m = empty_cuda_handoff();
     uint8_t b[wire::kMaxMessage];
     const size_t n = wire::encode(m, b, sizeof b);
     b[wire::kHeaderSize + wire::kHandoffBody] = 9;  // the identity's kind: unknown

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "../../src/ipc/wire.h"
+#include "ipcfake_identity.h"
 
 #ifndef HURRAY_IPC_IDENTITY_PEER
 #error "HURRAY_IPC_IDENTITY_PEER (path of hurray_ipc_identity_peer) is not defined"
@@ -155,13 +156,7 @@ void send_each(Pair &p, std::vector<int32_t> ordinals) {
   for (auto r : backs.reasons) CHECK(r == HURRAY_IPC_RELEASED);
 }
 
-hurray_backend_device_identity uuid_of(char letter) {
-  hurray_backend_device_identity id{};
-  id.kind = HURRAY_BACKEND_ID_UUID;
-  std::memcpy(id.bytes, "ipcfake device ", 15);
-  id.bytes[15] = static_cast<uint8_t>(letter);
-  return id;
-}
+hurray_backend_device_identity uuid_of(char letter) { return hurray_test::ipcfake_uuid(letter); }
 
 }  // namespace
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "../ipc/ipcfake_env.h"
+#include "../ipc/ipcfake_identity.h"
 #include "wire.h"
 
 #ifndef HURRAY_NET_EXAMPLE_SERVER
@@ -72,13 +73,7 @@ struct Server {
   }
 };
 
-hurray_backend_device_identity uuid_of(char letter) {
-  hurray_backend_device_identity id{};
-  id.kind = HURRAY_BACKEND_ID_UUID;
-  std::memcpy(id.bytes, "ipcfake device ", 15);
-  id.bytes[15] = static_cast<uint8_t>(letter);
-  return id;
-}
+hurray_backend_device_identity uuid_of(char letter) { return hurray_test::ipcfake_uuid(letter); }
 
 bool same(const hurray_backend_device_identity &a, const hurray_backend_device_identity &b) {
   return a.kind == b.kind && std::memcmp(a.bytes, b.bytes, sizeof a.bytes) == 0;

@@ -152,16 +152,24 @@ hurray_status handshake(hurray_ipc_channel *ch, int32_t ms, int64_t start, bool 
   *done = false;
   Deferred d;
   hurray_status st = HURRAY_OK;
+  bool gone = false;  // the peer hung up (after what it sent, which counts)
   for (;;) {
     bool send_devices, complete;
     {
       std::lock_guard<std::mutex> lock(ch->mu);
       const bool v2 = ch->got_hello && ch->peer.protocol_version >= wire::kDevicesProtocol;
       send_devices = v2 && !ch->devices_sent;
-      complete = ch->got_hello && (!v2 || ch->got_devices) && !send_devices;
+      // all the peer owes: its HELLO, and its DEVICES from version 2 on
+      complete = ch->got_hello && (!v2 || ch->got_devices);
     }
-    if (complete) {
+    // a peer that hung up after its part is made a channel, the hang-up its
+    // news (as after the handshake); DEVICES is not sent to it
+    if (complete && (gone || !send_devices)) {
       *done = true;
+      break;
+    }
+    if (gone) {
+      st = HURRAY_E_IO;
       break;
     }
     if (send_devices) {  // the peer's HELLO said it reads DEVICES
@@ -181,10 +189,7 @@ hurray_status handshake(hurray_ipc_channel *ch, int32_t ms, int64_t start, bool 
       st = HURRAY_E_PROTOCOL;
       break;
     }
-    if (r == Read::Closed) {
-      st = HURRAY_E_IO;
-      break;
-    }
+    gone = r == Read::Closed;
     if (r == Read::Nothing && (ms == 0 || (ms > 0 && left_ms(ms, start) == 0))) break;
   }
   finish(d);

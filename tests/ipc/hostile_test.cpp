@@ -531,6 +531,35 @@ TEST_CASE("hostile: silent connections hold up neither accept nor a correct cons
   rmdir(dir);
 }
 
+TEST_CASE("hostile: a peer that hangs up right after its HELLO is still accepted, gone") {
+  char dir[] = "/tmp/hurray-ipc-hostile-XXXXXX";
+  REQUIRE(mkdtemp(dir));
+  const std::string path = std::string(dir) + "/s";
+  hurray_ipc_listener *l = nullptr;
+  REQUIRE(hurray_ipc_listen(path.c_str(), nullptr, &l, nullptr) == HURRAY_OK);
+  {
+    Child bye({HURRAY_IPC_RAW_PEER, "hello-bye", path});
+    hurray_ipc_channel *ch = nullptr;
+    hurray_error err{};
+    for (int i = 0; i < 1000 && hurray_ipc_accept(l, 0, &ch, &err) == HURRAY_E_IO; ++i) {
+      if (std::strstr(err.message, "(1 handshakes")) break;  // took it, sent HELLO
+      usleep(2000);
+    }
+    REQUIRE(ch == nullptr);
+    REQUIRE(bye.wait_exit() == 0);  // it read the HELLO, sent its own, hung up
+    // its HELLO and its hang-up are read together: the handshake is done all the same
+    err = hurray_error{};
+    const hurray_status st = hurray_ipc_accept(l, 1000, &ch, &err);
+    INFO(err.message);
+    REQUIRE(st == HURRAY_OK);
+    hurray_handoff h;
+    CHECK(hurray_ipc_receive(ch, 0, &h, nullptr, nullptr) == HURRAY_E_IO);  // it is gone
+    hurray_ipc_close(ch);
+  }
+  hurray_ipc_listener_destroy(l);
+  rmdir(dir);
+}
+
 TEST_CASE("hostile: the socket is 0600 whatever the umask, and a live path is not taken over") {
   char dir[] = "/tmp/hurray-ipc-hostile-XXXXXX";
   REQUIRE(mkdtemp(dir));

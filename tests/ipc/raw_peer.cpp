@@ -41,6 +41,8 @@
 //   hurray_ipc_raw_peer mute-devices PATH   connect, HELLO (version 2) both ways, write
 //                                           'R', never send DEVICES; wait for EOF
 //   hurray_ipc_raw_peer hangup PATH         connect and hang up at once
+//   hurray_ipc_raw_peer hello-bye PATH      connect, wait for the HELLO, send HELLO
+//                                           (version 1), hang up
 //   hurray_ipc_raw_peer hello-as UID PATH   become UID, connect, HELLO both ways
 //   hurray_ipc_raw_peer listen-as UID PATH  become UID, listen at PATH (mode 0666),
 //                                           write 'R', HELLO both ways with one caller
@@ -374,6 +376,15 @@ int main(int argc, char **argv) {
     if (fd < 0) return die("connect");
     if (write(1, "R", 1) != 1) return die("write");
     for (;;) pause();
+  }
+  if (mode == "hello-bye") {
+    const int fd = connect_path(argv[2]);
+    if (fd < 0) return die("connect");
+    int f;
+    if (recv_msg(fd, &peer, &f) <= 0 || peer.type != wire::Type::Hello) return die("no HELLO");
+    if (!send_msg(fd, hello())) return die("send HELLO");
+    close(fd);
+    return 0;
   }
   if (mode == "mute-devices") {
     const int fd = connect_path(argv[2]);

@@ -49,8 +49,9 @@ extern "C" {
 
 /** The version of the channel's wire format this library speaks
  *  (docs/spec/ipc.md). Both sides announce theirs in HELLO. Version 2 adds
- *  the view offset of a HANDOFF (a device view, hurray_buffer_view()),
- *  sent only to a peer that announced 2 or more. */
+ *  the view offset of a HANDOFF (a device view, hurray_buffer_view()), the
+ *  device identity of a HANDOFF, and DEVICES (each side's devices' identities,
+ *  after HELLO), each sent only to a peer that announced 2 or more. */
 #define HURRAY_IPC_PROTOCOL_VERSION 2u
 /** At most this many devices are announced in a HELLO message. */
 #define HURRAY_IPC_MAX_DEVICES 16
@@ -89,8 +90,9 @@ typedef struct hurray_ipc_options {
   uint32_t size;            /**< sizeof(hurray_ipc_options) */
   uint32_t flags;           /**< HURRAY_IPC_SEND_ONLY, HURRAY_IPC_ANY_PEER,
                                  HURRAY_IPC_COPY_PER_SEND */
-  int32_t hello_timeout_ms; /**< how long to wait for the peer's HELLO;
-                                 0: 10000 ms; negative: forever */
+  int32_t hello_timeout_ms; /**< how long to wait for the peer's HELLO (and
+                                 DEVICES, version 2); 0: 10000 ms;
+                                 negative: forever */
   uint32_t device_count;    /**< number of entries in device_tags */
   const uint8_t *device_tags; /**< devices to announce besides the CPU (their
                                    backends are loaded now); NULL: CPU only */
@@ -182,10 +184,11 @@ HURRAY_API hurray_status hurray_ipc_listen(const char *path,
 HURRAY_API int hurray_ipc_listener_fd(const hurray_ipc_listener *listener);
 /** \brief Wait up to timeout_ms (0: do not wait; negative: forever) for a
  *  connection whose peer passes the credential check (BP-IPC-PEER) and has
- *  sent its HELLO. The handshake is asynchronous: connections whose HELLO
- *  has not come wait in the listener (up to hello_timeout_ms each, then
- *  they are closed), so a silent connection delays neither this call nor
- *  another connection. A timeout is HURRAY_E_IO; a refused peer, or a
+ *  sent its HELLO (and its DEVICES, a peer of protocol version 2). The
+ *  handshake is asynchronous: connections whose HELLO (or DEVICES) has not
+ *  come wait in the listener (up to hello_timeout_ms each, then they are
+ *  closed), so a silent connection delays neither this call nor another
+ *  connection. A timeout is HURRAY_E_IO; a refused peer, or a
  *  malformed first message, is HURRAY_E_PROTOCOL for this call (that
  *  connection is closed; call again for the next). */
 HURRAY_API hurray_status hurray_ipc_accept(hurray_ipc_listener *listener,

@@ -314,6 +314,23 @@ HURRAY_API void hurray_net_client_destroy(hurray_net_client *client);
 HURRAY_API hurray_status hurray_net_client_peer_devices(
     const hurray_net_client *client, hurray_net_device *out, size_t capacity,
     size_t *n_devices, hurray_error *err);
+/** \brief The identity (docs/spec/identity.md) the server announced in its
+ *  HELLO for its device `device_ordinal` of `device_tag`, in *out: kind
+ *  HURRAY_BACKEND_ID_NONE when it announced none for it (the CPU, a device
+ *  without one, or a server from before identities). HURRAY_E_DEVICE_UNAVAILABLE
+ *  (BP-PUT-DEVICE) when the server offers no such device. */
+HURRAY_API hurray_status hurray_net_client_peer_device_identity(
+    const hurray_net_client *client, uint8_t device_tag, int32_t device_ordinal,
+    struct hurray_backend_device_identity *out, hurray_error *err);
+/** \brief *ordinal = the server's ordinal of its device of `device_tag` whose
+ *  identity its HELLO announced as `identity`, to name that device in a
+ *  PUT's hurray_net_transfer_desc whatever the two machines' device orders.
+ *  None: HURRAY_E_DEVICE_UNAVAILABLE, message starting "BP-DEV-ID", *ordinal
+ *  -1; an identity of kind NONE: HURRAY_E_INVALID_ARGUMENT. */
+HURRAY_API hurray_status hurray_net_client_peer_device_find(
+    const hurray_net_client *client, uint8_t device_tag,
+    const struct hurray_backend_device_identity *identity, int32_t *ordinal,
+    hurray_error *err);
 /** \brief PUT the buffer a producer handed to the client: validate the
  *  handoff's handle and the destination handle under the client's transport
  *  (BP-SYNC-NET, BP-ALIGN-IPC...) and check the destination against the

@@ -112,8 +112,8 @@ size_t encode_hello(const Options &o, uint8_t *buf) {
   return wire::encode(hello, buf, wire::kMaxMessage);
 }
 
-hurray_status make_channel(int fd, const Options &o, const ucred &cred, bool hello_sent,
-                           int32_t hello_ms, hurray_ipc_channel **out, hurray_error *err) {
+hurray_status new_channel(int fd, const Options &o, const ucred &cred, bool hello_sent,
+                          hurray_ipc_channel **out, hurray_error *err) {
   auto *ch = new (std::nothrow) hurray_ipc_channel;
   if (!ch) {
     close(fd);
@@ -137,21 +137,74 @@ hurray_status make_channel(int fd, const Options &o, const ucred &cred, bool hel
     std::lock_guard<std::mutex> lock(ch->mu);
     st = send_msg(ch, buf, n, nullptr, 0, d, err);
   }
-  const int64_t start = now_ms();
-  while (st == HURRAY_OK && !ch->got_hello) {  // only this thread knows ch yet
-    uint32_t handled = 0;
-    const Read r = read_round(ch, hello_ms, start, d, &handled, err,
-                              [ch] { return ch->got_hello; });
-    if (r == Read::Error)  // HELLO and a malformed message in one batch, say
-      st = HURRAY_E_PROTOCOL;
-    else if (ch->got_hello)
-      break;
-    else if (r == Read::Closed)
-      st = HURRAY_E_IO;
-    else if (r == Read::Nothing && hello_ms >= 0 && left_ms(hello_ms, start) == 0)
-      st = fail(err, HURRAY_E_IO, HURRAY_RULE_NONE,
-                "hurray_ipc: no HELLO from the peer within %d ms", hello_ms);
+  if (st != HURRAY_OK) {
+    channel_unref(ch);
+    return st;
   }
+  *out = ch;
+  return HURRAY_OK;
+}
+
+// Only this thread knows ch until the handshake is done: nothing is out, no
+// other reader; the locks are taken for the functions that expect them.
+hurray_status handshake(hurray_ipc_channel *ch, int32_t ms, int64_t start, bool *done,
+                        hurray_error *err) {
+  *done = false;
+  Deferred d;
+  hurray_status st = HURRAY_OK;
+  bool gone = false;  // the peer hung up (after what it sent, which counts)
+  for (;;) {
+    bool send_devices, complete;
+    {
+      std::lock_guard<std::mutex> lock(ch->mu);
+      const bool v2 = ch->got_hello && ch->peer.protocol_version >= wire::kDevicesProtocol;
+      send_devices = v2 && !ch->devices_sent;
+      // all the peer owes: its HELLO, and its DEVICES from version 2 on
+      complete = ch->got_hello && (!v2 || ch->got_devices);
+    }
+    // a peer that hung up after its part is made a channel, the hang-up its
+    // news (as after the handshake); DEVICES is not sent to it
+    if (complete && (gone || !send_devices)) {
+      *done = true;
+      break;
+    }
+    if (gone) {
+      st = HURRAY_E_IO;
+      break;
+    }
+    if (send_devices) {  // the peer's HELLO said it reads DEVICES
+      Message m{};
+      describe_devices(ch->opts, &m);
+      uint8_t buf[wire::kMaxMessage];
+      const size_t n = wire::encode(m, buf, sizeof buf);
+      std::lock_guard<std::mutex> lock(ch->mu);
+      ch->devices_sent = true;
+      st = send_msg(ch, buf, n, nullptr, 0, d, err);
+      if (st != HURRAY_OK) break;
+      continue;
+    }
+    uint32_t handled = 0;
+    const Read r = read_round(ch, ms, start, d, &handled, err, [] { return false; });
+    if (r == Read::Error) {  // e.g. HELLO and a malformed message in one batch
+      st = HURRAY_E_PROTOCOL;
+      break;
+    }
+    gone = r == Read::Closed;
+    if (r == Read::Nothing && (ms == 0 || (ms > 0 && left_ms(ms, start) == 0))) break;
+  }
+  finish(d);
+  return st;
+}
+
+hurray_status make_channel(int fd, const Options &o, const ucred &cred, bool hello_sent,
+                           int32_t hello_ms, hurray_ipc_channel **out, hurray_error *err) {
+  hurray_ipc_channel *ch = nullptr;
+  HURRAY_RETURN_NOT_OK(new_channel(fd, o, cred, hello_sent, &ch, err));
+  bool done = false;
+  hurray_status st = handshake(ch, hello_ms, now_ms(), &done, err);
+  if (st == HURRAY_OK && !done)
+    st = fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray_ipc: no %s from the peer within %d ms",
+              ch->got_hello ? "DEVICES" : "HELLO", hello_ms);
   if (st != HURRAY_OK) {
     channel_unref(ch);
     return st;

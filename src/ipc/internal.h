@@ -42,10 +42,23 @@ struct Options {
 hurray_status read_options(const hurray_ipc_options *in, Options *o, hurray_error *err);
 
 // Make a channel of a connected socket: send HELLO (unless `hello_sent`),
-// wait up to hello_ms for the peer's. Takes the descriptor in every case.
-// The peer's credentials must already have passed check_peer.
+// wait up to hello_ms for the peer's, then (a peer of protocol version 2 or
+// later) send DEVICES and wait, within the same hello_ms, for the peer's.
+// Takes the descriptor in every case. The peer's credentials must already
+// have passed check_peer.
 hurray_status make_channel(int fd, const Options &o, const struct ucred &cred, bool hello_sent,
                            int32_t hello_ms, hurray_ipc_channel **out, hurray_error *err);
+// The two halves of make_channel, for the listener's asynchronous handshakes:
+// a channel object for fd with HELLO sent (unless `hello_sent`; the
+// descriptor is taken in every case) ...
+hurray_status new_channel(int fd, const Options &o, const struct ucred &cred, bool hello_sent,
+                          hurray_ipc_channel **out, hurray_error *err);
+// ... and the rest of its handshake (HELLO read; DEVICES sent and read with a
+// peer of version 2 or later), reading for at most `ms` from `start` (0: only
+// what is there). *done once it is complete; HURRAY_OK and !*done: nothing
+// more came in time. An error leaves the channel closed (the caller unrefs it).
+hurray_status handshake(hurray_ipc_channel *ch, int32_t ms, int64_t start, bool *done,
+                        hurray_error *err);
 
 // Encode this side's HELLO into buf (kMaxMessage bytes); returns its length.
 size_t encode_hello(const Options &o, uint8_t *buf);
@@ -66,6 +79,17 @@ void describe_identity(uint8_t tag, int32_t ordinal, Message *m) noexcept;
 // when m carries none or no local device has one; else
 // HURRAY_E_DEVICE_UNAVAILABLE, BP-IPC-DEVICE-ID.
 hurray_status map_identity(Message *m, hurray_error *err) noexcept;
+
+// The DEVICES message of this side (identity.cpp): every device of each tag
+// it announced but the CPU, with its identity (NONE when it has none); a
+// tag whose devices would not fit in kMaxDeviceIds entries is left out.
+void describe_devices(const Options &o, Message *m) noexcept;
+// BP-IPC-DEVICE-ID on the producer's side: a HANDOFF m (its identity set)
+// whose device the peer's DEVICES shows it lacks is refused,
+// HURRAY_E_DEVICE_UNAVAILABLE. Passes when m carries no identity, the peer
+// sent no DEVICES (version 1), or none of its devices of the tag has one.
+hurray_status check_peer_identity(const hurray_ipc_channel *ch, const Message &m,
+                                  hurray_error *err) noexcept;
 
 // HURRAY_IPC_COPY_PER_SEND: a new shareable CPU buffer holding a copy of
 // src's h.byte_size bytes (*out: the caller's reference).
@@ -148,6 +172,8 @@ struct hurray_ipc_channel {
   std::mutex rd;  // the one thread reading the socket (taken before mu)
   std::mutex mu;        // everything below
   bool got_hello = false;
+  // a peer of protocol version 2 or later: DEVICES sent to it, and its own
+  bool devices_sent = false, got_devices = false;
   std::atomic<int64_t> refs{1};
   int sock = -1;  // closed when the last reference goes, so a waiter's fd stays valid
   std::atomic<bool> open{true};  // false once closed (hurray_ipc_fd says -1)
@@ -157,6 +183,7 @@ struct hurray_ipc_channel {
   uint32_t peer_uid = 0, peer_gid = 0;
   size_t queued_fds = 0;  // descriptors held by the inbox (BP-IPC-LIMIT)
   hurray::ipc::Message peer{};  // the peer's HELLO
+  hurray::ipc::Message peer_devices{};  // the peer's DEVICES (id_count 0 until then)
   hurray::ipc::Options opts;
   uint64_t next_id = 1;
   std::unordered_map<uint64_t, hurray_handoff> out;  // sent, not yet back
@@ -246,7 +273,7 @@ Read read_round(hurray_ipc_channel *ch, int32_t timeout_ms, int64_t start, Defer
       return Read::Closed;
     }
   }
-  Batch batch;  // on the stack (2.3 KiB): no allocation, no thread-local storage
+  Batch batch;  // on the stack (about 7 KiB): no allocation, no thread-local storage
   Batch *b = &batch;
   if (timeout_ms > 0) {
     if (!poll_in(ch->sock, left_ms(timeout_ms, start))) return Read::Nothing;

@@ -8,9 +8,10 @@
 //    is exchanged, on both sides;
 //  - accept's handshake is asynchronous: a connection waits in the
 //    listener's list, with this side's HELLO sent, until the peer's HELLO
-//    is there (then the channel is made without waiting) or its
-//    hello_timeout_ms has passed (then it is closed). A silent connection
-//    holds up neither accept nor another connection.
+//    (and, from a peer of protocol version 2 or later, its DEVICES, this
+//    side's sent when the HELLO came) is there, read without waiting, or
+//    its hello_timeout_ms has passed (then it is closed). A silent or slow
+//    connection holds up neither accept nor another connection.
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -33,14 +34,14 @@ using namespace hurray::ipc;
 
 namespace {
 
-// Connections accepted whose HELLO has not come yet, per listener at most
+// Connections accepted whose handshake is not done yet, per listener at most
 // this many (the oldest is dropped for a new one).
 constexpr size_t kMaxHandshakes = 64;
 
 struct Handshake {
-  int fd;
-  ucred cred;
-  int64_t deadline;  // ms (now_ms); INT64_MAX: none
+  hurray_ipc_channel *ch;  // HELLO sent; the handshake goes on (handshake())
+  int64_t start;           // ms (now_ms)
+  int64_t deadline;        // start + hello_timeout_ms; INT64_MAX: none
 };
 
 hurray_status unix_address(const char *path, sockaddr_un *a, hurray_error *err) {
@@ -161,25 +162,29 @@ HURRAY_API hurray_status hurray_ipc_accept(hurray_ipc_listener *l, int32_t timeo
         close(fd);  // refused before a byte is exchanged
         return st;
       }
-      uint8_t buf[kMaxMessage];
-      const size_t n = encode_hello(l->opts, buf);
-      if (send(fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT) != static_cast<ssize_t>(n)) {
-        close(fd);  // gone already (a new socket has room for one message)
-        continue;
+      hurray_ipc_channel *ch = nullptr;
+      hurray_error ignored;
+      hurray_status st;
+      try {
+        st = new_channel(fd, l->opts, cred, false, &ch, &ignored);  // takes fd
+      } catch (...) {
+        return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
       }
+      if (st != HURRAY_OK) continue;  // gone already (a new socket has room for one message)
       if (hs.size() == kMaxHandshakes) {  // too many silent ones: drop the oldest
-        close(hs.front().fd);
+        channel_unref(hs.front().ch);
         hs.erase(hs.begin());
       }
       const int32_t hello = l->opts.hello_timeout_ms;
-      hs.push_back({fd, cred, hello < 0 ? INT64_MAX : now_ms() + hello});
+      const int64_t now = now_ms();
+      hs.push_back({ch, now, hello < 0 ? INT64_MAX : now + hello});
     }
-    // drop the connections whose HELLO is late; wait for the first event
+    // drop the connections whose handshake is late; wait for the first event
     const int64_t now = now_ms();
     int64_t wait = timeout_ms < 0 ? -1 : left_ms(timeout_ms, start);
     for (size_t i = 0; i < hs.size();) {
       if (hs[i].deadline <= now) {
-        close(hs[i].fd);
+        channel_unref(hs[i].ch);
         hs.erase(hs.begin() + static_cast<std::ptrdiff_t>(i));
         continue;
       }
@@ -188,24 +193,32 @@ HURRAY_API hurray_status hurray_ipc_accept(hurray_ipc_listener *l, int32_t timeo
       ++i;
     }
     pfds[0] = {l->fd, POLLIN, 0};
-    for (size_t i = 0; i < hs.size(); ++i) pfds[i + 1] = {hs[i].fd, POLLIN, 0};
+    for (size_t i = 0; i < hs.size(); ++i) pfds[i + 1] = {hs[i].ch->sock, POLLIN, 0};
     int r;
     do r = poll(pfds, hs.size() + 1, static_cast<int>(wait));
     while (r < 0 && errno == EINTR);
     if (r < 0) return io_fail(err, "poll", errno);
-    // a HELLO (or anything else) arrived: the handshake ends now. A peer
-    // that hung up is closed and forgotten; a malformed first message is
-    // this call's error.
+    // a HELLO or DEVICES (or anything else) arrived: the handshake goes on
+    // with what is there, without waiting. Done: this call's channel; a peer
+    // that hung up is closed and forgotten; a malformed message is this
+    // call's error; else it waits on in the list.
     for (size_t i = hs.size(); i-- > 0;) {
       if (!pfds[i + 1].revents) continue;
       const Handshake h = hs[i];
-      hs.erase(hs.begin() + static_cast<std::ptrdiff_t>(i));
+      bool done = false;
       hurray_status st;
       try {
-        st = make_channel(h.fd, l->opts, h.cred, true, 0, out, err);
+        st = handshake(h.ch, 0, h.start, &done, err);
       } catch (...) {
-        return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
+        st = fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
       }
+      if (st == HURRAY_OK && !done) continue;
+      hs.erase(hs.begin() + static_cast<std::ptrdiff_t>(i));
+      if (st == HURRAY_OK) {
+        *out = h.ch;
+        return HURRAY_OK;
+      }
+      channel_unref(h.ch);
       if (st != HURRAY_E_IO) return st;
     }
     if (pfds[0].revents) continue;  // a new connection
@@ -219,7 +232,7 @@ HURRAY_API hurray_status hurray_ipc_accept(hurray_ipc_listener *l, int32_t timeo
 
 HURRAY_API void hurray_ipc_listener_destroy(hurray_ipc_listener *l) {
   if (!l) return;
-  for (const Handshake &h : l->handshakes) close(h.fd);
+  for (const Handshake &h : l->handshakes) channel_unref(h.ch);
   close(l->fd);
   // only the socket file this listener made (another may have taken the path)
   struct stat sb;

@@ -1,6 +1,6 @@
 // Reading the channel's socket: one thread at a time takes a batch of
 // datagrams (recvmmsg) and handles them under the channel's mutex: the
-// peer's HELLO, its RELEASEs of what this side sent (BP-IPC-RELEASE,
+// peer's HELLO and DEVICES, its RELEASEs of what this side sent (BP-IPC-RELEASE,
 // BP-REL-ONCE), its HANDOFFs queued in the inbox when this side announced
 // their memory and the inbox has room (BP-IPC-ANNOUNCED, BP-IPC-LIMIT);
 // a malformed message closes the channel. Plus hurray_ipc_progress, which
@@ -87,6 +87,34 @@ hurray_status admit(const hurray_ipc_channel *ch, const Pending &p, hurray_error
   return HURRAY_OK;
 }
 
+// BP-IPC-HELLO: HELLO first and once; from a peer whose HELLO said protocol
+// version 2 or later, DEVICES second and once (and its tags ones that HELLO
+// announced); a version-1 peer sends no DEVICES. An out-of-order message is
+// reported at its type field (offset 6).
+hurray_status check_order(const hurray_ipc_channel *ch, const Message &m, hurray_error *err) {
+  const auto refuse = [err](const char *what, uint32_t v) {
+    fill(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE, HURRAY_SEVERITY_ERROR, -1, 6,
+         "BP-IPC-HELLO: %s (the peer's protocol version %u)", what, v);
+    return HURRAY_E_PROTOCOL;
+  };
+  if (!ch->got_hello) {
+    if (m.type == Type::Hello) return HURRAY_OK;
+    fill(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE, HURRAY_SEVERITY_ERROR, -1, 6,
+         "BP-IPC-HELLO: the first message is not HELLO");
+    return HURRAY_E_PROTOCOL;
+  }
+  const uint32_t v = ch->peer.protocol_version;
+  if (m.type == Type::Hello) return refuse("HELLO after the handshake", v);
+  const bool devices = v >= wire::kDevicesProtocol;
+  if (m.type == Type::Devices) {
+    if (!devices) return refuse("DEVICES from a peer that does not send it", v);
+    if (ch->got_devices) return refuse("DEVICES again", v);
+    return wire::check_devices(ch->peer, m, err);
+  }
+  if (devices && !ch->got_devices) return refuse("the message after HELLO is not DEVICES", v);
+  return HURRAY_OK;
+}
+
 }  // namespace
 
 namespace hurray::ipc {
@@ -152,10 +180,7 @@ Read handle_batch(hurray_ipc_channel *ch, Batch &b, Deferred &d, uint32_t *handl
                 "ipc message: more than %zu descriptors", wire::kMaxFds);
     else
       st = wire::parse(b.dg[i].buf, len, p.nfds, &p.m, err);
-    if (st == HURRAY_OK && (p.m.type == Type::Hello) == ch->got_hello)
-      st = fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
-                ch->got_hello ? "BP-IPC-HELLO: HELLO after the handshake"
-                              : "BP-IPC-HELLO: the first message is not HELLO");
+    if (st == HURRAY_OK) st = check_order(ch, p.m, err);
     if (st == HURRAY_OK && p.m.type == Type::Handoff) st = admit(ch, p, err);
     if (st != HURRAY_OK) {
       close_fds(p);
@@ -169,6 +194,10 @@ Read handle_batch(hurray_ipc_channel *ch, Batch &b, Deferred &d, uint32_t *handl
       case Type::Hello:
         ch->peer = p.m;
         ch->got_hello = true;
+        break;
+      case Type::Devices:
+        ch->peer_devices = p.m;
+        ch->got_devices = true;
         break;
       case Type::Release:
         on_release(ch, p.m.id, d);

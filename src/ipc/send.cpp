@@ -77,7 +77,7 @@ hurray_status send_msg(hurray_ipc_channel *ch, const uint8_t *bytes, size_t n, c
       do pr = poll(&pfd, 1, left_ms(limit, start));
       while (pr < 0 && errno == EINTR);
       if ((pfd.revents & POLLIN) && ch->rd.try_lock()) {
-        Batch batch;  // on the stack (2.3 KiB): no allocation, no thread-local storage
+        Batch batch;  // on the stack (about 7 KiB): no allocation, no thread-local storage
         Batch *b = &batch;
         recv_batch(fd, false, b);
         uint32_t handled = 0;
@@ -265,6 +265,13 @@ HURRAY_API hurray_status hurray_ipc_send(hurray_ipc_channel *ch, hurray_buffer *
   m.device_ordinal = local.device_ordinal;
   if (ch->peer.protocol_version >= wire::kIdentityProtocol)  // the device's identity too
     hurray::ipc::describe_identity(h.device_tag, m.device_ordinal, &m);
+  // BP-IPC-DEVICE-ID: not to a peer whose DEVICES shows it lacks that device
+  if (const hurray_status ist = hurray::ipc::check_peer_identity(ch, m, err); ist != HURRAY_OK) {
+    if (own_fd) close(fds[0]);
+    if (event_fd >= 0) close(event_fd);
+    (void)hurray_handoff_release(&local, nullptr);
+    return ist;
+  }
   if ((m.flags & HURRAY_HANDOFF_READ_ONLY) && h.device_tag == HURRAY_DEVICE_CPU && fds[0] >= 0) {
     // BP-IPC-RO: the consumer gets a descriptor it cannot map writable
     const int ro = hurray::ipc::reopen_read_only(fds[0], err);

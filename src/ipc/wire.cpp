@@ -66,25 +66,78 @@ hurray_status parse_handle(const uint8_t *p, size_t at, const char *what, WireHa
   return HURRAY_OK;
 }
 
-// The identity block at p (kIdentitySize bytes), offsets reported from `at`:
-// a known kind other than NONE (the shorter form says NONE), reserved zero,
-// and the bytes the kind does not use zero.
-hurray_status parse_identity(const uint8_t *p, size_t at, Message *out, hurray_error *err) {
-  out->id_kind = get32(p);
-  std::memcpy(out->id_bytes, p + 8, sizeof out->id_bytes);
+// An identity's kind and 16 bytes (at `kind_at` and `bytes_at` in the
+// message): a known kind, the bytes the kind does not use zero, and not all
+// zero; NONE only where `none_ok`, then with all 16 bytes zero.
+hurray_status check_identity(uint32_t kind, const uint8_t *bytes, size_t kind_at,
+                             size_t bytes_at, bool none_ok, const char *what, hurray_error *err) {
   size_t used;
-  switch (out->id_kind) {
+  switch (kind) {
     case HURRAY_BACKEND_ID_UUID: used = 16; break;
     case HURRAY_BACKEND_ID_LUID: used = 8; break;
     case HURRAY_BACKEND_ID_PCI: used = 7; break;
+    case HURRAY_BACKEND_ID_NONE:
+      if (none_ok) {
+        if (!zero(bytes, 16)) return bad(err, bytes_at, "%s of kind 0 (none) but bytes", what);
+        return HURRAY_OK;
+      }
+      [[fallthrough]];
     default:
-      return bad(err, at, "HANDOFF device identity of kind %u (1 UUID, 2 LUID or 3 PCI)",
-                 out->id_kind);
+      return bad(err, kind_at, "%s of kind %u (%s1 UUID, 2 LUID or 3 PCI)", what, kind,
+                 none_ok ? "0 none, " : "");
   }
-  if (get32(p + 4)) return bad(err, at + 4, "HANDOFF device identity: reserved bytes");
-  if (!zero(p + 8 + used, 16 - used))
-    return bad(err, at + 8 + used, "HANDOFF device identity: bytes beyond its kind's %zu", used);
-  if (zero(p + 8, used)) return bad(err, at + 8, "HANDOFF device identity of all-zero bytes");
+  if (!zero(bytes + used, 16 - used))
+    return bad(err, bytes_at + used, "%s: bytes beyond its kind's %zu", what, used);
+  if (zero(bytes, used)) return bad(err, bytes_at, "%s of all-zero bytes", what);
+  return HURRAY_OK;
+}
+
+// The identity block of a HANDOFF at p (kIdentitySize bytes), offsets
+// reported from `at`: a known kind other than NONE (the shorter form says
+// NONE), reserved zero.
+hurray_status parse_identity(const uint8_t *p, size_t at, Message *out, hurray_error *err) {
+  out->id_kind = get32(p);
+  std::memcpy(out->id_bytes, p + 8, sizeof out->id_bytes);
+  const bool known =
+      out->id_kind >= HURRAY_BACKEND_ID_UUID && out->id_kind <= HURRAY_BACKEND_ID_PCI;
+  if (known && get32(p + 4))
+    return bad(err, at + 4, "HANDOFF device identity: reserved bytes");
+  return check_identity(out->id_kind, p + 8, at, at + 8, false, "HANDOFF device identity", err);
+}
+
+// The body of a DEVICES message at b (`length` bytes).
+hurray_status parse_devices(const uint8_t *b, uint32_t length, uint8_t fds, Message *out,
+                            hurray_error *err) {
+  if (length < kDevicesFixed)
+    return bad(err, 8, "DEVICES body of %u bytes (at least %zu)", length, kDevicesFixed);
+  out->id_count = get16(b);
+  if (out->id_count > kMaxDeviceIds)
+    return bad(err, 16, "DEVICES of %u devices (at most %zu)", out->id_count, kMaxDeviceIds);
+  if (get16(b + 2)) return bad(err, 18, "DEVICES reserved bytes are not zero");
+  if (length != kDevicesFixed + kDeviceIdEntry * out->id_count)
+    return bad(err, 8, "DEVICES body of %u bytes for %u devices (expected %zu)", length,
+               out->id_count, kDevicesFixed + kDeviceIdEntry * out->id_count);
+  if (fds) return bad(err, 12, "DEVICES carries no descriptors");
+  for (size_t i = 0; i < out->id_count; ++i) {
+    const uint8_t *e = b + kDevicesFixed + kDeviceIdEntry * i;
+    const size_t at = kHeaderSize + kDevicesFixed + kDeviceIdEntry * i;
+    DeviceId &d = out->ids[i];
+    d.tag = e[0];
+    d.ordinal = get16(e + 2);
+    d.kind = get32(e + 4);
+    std::memcpy(d.bytes, e + 8, sizeof d.bytes);
+    if (d.tag == HURRAY_DEVICE_INVALID || d.tag == HURRAY_DEVICE_CPU)
+      return bad(err, at, "DEVICES device %zu: tag 0x%02X (not the CPU, not 0xFF)", i, d.tag);
+    if (e[1]) return bad(err, at + 1, "DEVICES device %zu: reserved byte", i);
+    for (size_t j = 0; j < i; ++j)
+      if (out->ids[j].tag == d.tag && out->ids[j].ordinal == d.ordinal)
+        return bad(err, at, "DEVICES device %zu: tag 0x%02X ordinal %u listed twice", i, d.tag,
+                   d.ordinal);
+    char what[48];
+    std::snprintf(what, sizeof what, "DEVICES device %zu: identity", i);
+    if (const hurray_status st = check_identity(d.kind, d.bytes, at + 4, at + 8, true, what, err))
+      return st;
+  }
   return HURRAY_OK;
 }
 
@@ -224,9 +277,26 @@ hurray_status parse(const uint8_t *p, size_t n, size_t nfds, Message *out,
       if (fds) return bad(err, 12, "RELEASE carries no descriptors");
       return HURRAY_OK;
     }
+    case static_cast<uint16_t>(Type::Devices):
+      out->type = Type::Devices;
+      return parse_devices(b, length, fds, out, err);
     default:
       return bad(err, 6, "unknown message type %u", type);
   }
+}
+
+hurray_status check_devices(const Message &hello, const Message &devices,
+                            hurray_error *err) noexcept {
+  for (size_t i = 0; i < devices.id_count && i < kMaxDeviceIds; ++i) {
+    bool announced = false;
+    for (size_t j = 0; j < hello.device_count && j < kMaxDevices; ++j)
+      announced = announced || hello.devices[j].tag == devices.ids[i].tag;
+    if (!announced)
+      return bad(err, kHeaderSize + kDevicesFixed + kDeviceIdEntry * i,
+                 "DEVICES device %zu: tag 0x%02X, which the peer's HELLO did not announce", i,
+                 devices.ids[i].tag);
+  }
+  return HURRAY_OK;
 }
 
 size_t encode(const Message &m, uint8_t *out, size_t cap) noexcept {
@@ -243,6 +313,10 @@ size_t encode(const Message &m, uint8_t *out, size_t cap) noexcept {
       break;
     case Type::Release:
       body = kReleaseBody;
+      break;
+    case Type::Devices:
+      if (m.id_count > kMaxDeviceIds) return 0;
+      body = kDevicesFixed + kDeviceIdEntry * m.id_count;
       break;
     default:
       return 0;
@@ -282,6 +356,16 @@ size_t encode(const Message &m, uint8_t *out, size_t cap) noexcept {
       break;
     case Type::Release:
       put64(b, m.id);
+      break;
+    case Type::Devices:
+      put16(b, m.id_count);
+      for (size_t i = 0; i < m.id_count; ++i) {
+        uint8_t *e = b + kDevicesFixed + kDeviceIdEntry * i;
+        e[0] = m.ids[i].tag;
+        put16(e + 2, m.ids[i].ordinal);
+        put32(e + 4, m.ids[i].kind);
+        std::memcpy(e + 8, m.ids[i].bytes, sizeof m.ids[i].bytes);
+      }
       break;
   }
   return kHeaderSize + body;

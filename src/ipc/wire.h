@@ -31,8 +31,17 @@ constexpr uint32_t kViewProtocol = 2;  // the peer's HELLO version that reads it
 constexpr size_t kIdentitySize = 24;
 constexpr uint32_t kIdentityProtocol = 2;  // the peer's HELLO version that reads it
 constexpr size_t kReleaseBody = 8;
-// the largest: a view's HANDOFF with an identity, 264
-constexpr size_t kMaxMessage = kHeaderSize + kHandoffViewBody + kIdentitySize;
+// the largest HANDOFF: a view's with an identity, 264
+constexpr size_t kMaxHandoff = kHeaderSize + kHandoffViewBody + kIdentitySize;
+// protocol version 2 too: DEVICES, the message after HELLO (both ways, to a
+// peer whose HELLO announced version 2 or later): per device of the tags the
+// sender announced, its tag, ordinal and identity (docs/spec/ipc.md)
+constexpr uint32_t kDevicesProtocol = 2;
+constexpr size_t kDevicesFixed = 4, kDeviceIdEntry = 24;
+constexpr size_t kMaxDeviceIds = 32;  // entries in one DEVICES
+constexpr size_t kMaxDevicesMessage = kHeaderSize + kDevicesFixed + kDeviceIdEntry * kMaxDeviceIds;
+// the largest message of all (a full DEVICES, 788 bytes)
+constexpr size_t kMaxMessage = kMaxDevicesMessage > kMaxHandoff ? kMaxDevicesMessage : kMaxHandoff;
 constexpr uint32_t kHandoffFlags = HURRAY_HANDOFF_READ_ONLY | HURRAY_HANDOFF_QPARAM;
 
 // Memory and event kinds are the backends' own four-character codes; the
@@ -41,11 +50,21 @@ constexpr uint32_t kHandoffFlags = HURRAY_HANDOFF_READ_ONLY | HURRAY_HANDOFF_QPA
 constexpr uint32_t kKindNone = 0;
 constexpr uint32_t kKindMemfd = hurray::detail::kCpuMemfdKind;
 
-enum class Type : uint16_t { Hello = 1, Handoff = 2, Release = 3 };
+enum class Type : uint16_t { Hello = 1, Handoff = 2, Release = 3, Devices = 4 };
 
 struct DeviceCaps {
   uint8_t tag;
   uint32_t classes;
+};
+
+// One device of a DEVICES message: its tag (one the sender's HELLO announced,
+// not the CPU), its ordinal in the sender's process and its identity
+// (kind HURRAY_BACKEND_ID_*, NONE with all-zero bytes when it has none).
+struct DeviceId {
+  uint8_t tag;
+  uint16_t ordinal;
+  uint32_t kind;
+  uint8_t bytes[16];
 };
 
 // A memory or event handle as it travels: the backend's IPC handle, with
@@ -82,6 +101,9 @@ struct Message {
   // 248-byte forms; NONE (all zero) otherwise
   uint32_t id_kind;
   uint8_t id_bytes[16];
+  // DEVICES: the sender's devices (no tag and ordinal twice)
+  uint16_t id_count;
+  DeviceId ids[kMaxDeviceIds];
 };
 
 // Parse one message of n bytes that arrived with nfds descriptors. Every
@@ -91,8 +113,15 @@ struct Message {
 hurray_status parse(const uint8_t *p, size_t n, size_t nfds, Message *out,
                     hurray_error *err) noexcept;
 
+// A DEVICES message `devices` against the HELLO of the same sender: every
+// entry's tag is one `hello` announced. On failure HURRAY_E_PROTOCOL, *err
+// naming the entry's offset. Pure, like parse().
+hurray_status check_devices(const Message &hello, const Message &devices,
+                            hurray_error *err) noexcept;
+
 // Encode m into out[0..cap); returns the number of bytes, or 0 when cap is
-// too small or m cannot be encoded (more devices than kMaxDevices).
+// too small or m cannot be encoded (more devices than kMaxDevices or
+// kMaxDeviceIds).
 // encode(parse(x)) == x for every x that parse accepts.
 size_t encode(const Message &m, uint8_t *out, size_t cap) noexcept;
 

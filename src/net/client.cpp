@@ -192,10 +192,18 @@ HURRAY_API hurray_status hurray_net_client_connect(const hurray_net_client_confi
                   "hurray-net: %s:%u does not answer HELLO as protocol %u", config->address,
                   static_cast<unsigned>(config->port), static_cast<unsigned>(kVersion));
     }
+    uint32_t m = 0;  // the devices' identities (none from a server before them)
+    if (!parse_hello_ids(p, in.header.size(), n, &m)) {
+      hurray_net_client_destroy(c);
+      return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
+                  "hurray-net: %s:%u answers HELLO with malformed device identities",
+                  config->address, static_cast<unsigned>(config->port));
+    }
     for (uint32_t i = 0; i < n; ++i) {
       const HelloDevice dev = hello_device(p, i);
       c->offers.push_back({dev.tag, dev.count, dev.classes});
     }
+    for (uint32_t i = 0; i < m; ++i) c->ids.push_back(hello_id(p, n, i));
     log_debug("client: connected to %s:%u, the server offers %u device tag(s) (transport %u)",
               config->address, static_cast<unsigned>(config->port), n, server_transport);
     *out = c;
@@ -251,6 +259,50 @@ HURRAY_API hurray_status hurray_net_client_peer_devices(const hurray_net_client 
   }
   if (n_devices != nullptr) *n_devices = c->offers.size();
   return HURRAY_OK;
+}
+
+HURRAY_API hurray_status hurray_net_client_peer_device_identity(
+    const hurray_net_client *c, uint8_t device_tag, int32_t device_ordinal,
+    hurray_backend_device_identity *out, hurray_error *err) {
+  if (c == nullptr || out == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_net_client_peer_device_identity: client and out are required");
+  std::memset(out, 0, sizeof *out);
+  bool offered = false;
+  for (const Offer &o : c->offers)
+    offered = offered || (o.tag == device_tag && device_ordinal >= 0 && device_ordinal < o.count);
+  if (!offered)
+    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, HURRAY_RULE_PUT_DEVICE,
+                "BP-PUT-DEVICE: the server offers no %s device %d",
+                hurray_device_tag_name(device_tag), device_ordinal);
+  for (const HelloId &e : c->ids)
+    if (e.tag == device_tag && e.ordinal == device_ordinal) {
+      out->kind = e.kind;
+      std::memcpy(out->bytes, e.bytes, sizeof out->bytes);
+    }
+  return HURRAY_OK;  // none announced: NONE
+}
+
+HURRAY_API hurray_status hurray_net_client_peer_device_find(
+    const hurray_net_client *c, uint8_t device_tag, const hurray_backend_device_identity *identity,
+    int32_t *ordinal, hurray_error *err) {
+  if (ordinal != nullptr) *ordinal = -1;
+  if (c == nullptr || identity == nullptr || ordinal == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_net_client_peer_device_find: client, identity and ordinal are required");
+  if (identity->kind == HURRAY_BACKEND_ID_NONE)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "BP-DEV-ID: an identity of kind NONE names no device");
+  for (const HelloId &e : c->ids)
+    if (e.tag == device_tag && e.kind == identity->kind &&
+        std::memcmp(e.bytes, identity->bytes, sizeof e.bytes) == 0) {
+      *ordinal = e.ordinal;
+      return HURRAY_OK;
+    }
+  return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, HURRAY_RULE_NONE,
+              "BP-DEV-ID: the server announced no %s device of that identity%s",
+              hurray_device_tag_name(device_tag),
+              c->ids.empty() ? " (it announced no identities: a server from before them)" : "");
 }
 
 }  // extern "C"

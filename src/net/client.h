@@ -51,6 +51,7 @@ struct hurray_net_client {
   int32_t timeout_ms = 60000;
   uint64_t next_id = 1;
   std::vector<Offer> offers;
+  std::vector<hurray::net::HelloId> ids;  // the identities of the server's devices (its HELLO)
   std::deque<Incoming> incoming;
   std::map<uint64_t, std::unique_ptr<PutOp>> puts;  // PUTs in flight, by ticket
 

@@ -43,11 +43,29 @@ void hurray_net_server::send_acks(Conn &c) {
 void hurray_net_server::on_hello(Incoming &in) {
   const uint64_t id = in.header.size() >= kPrefixSize ? request_id_of(in.header.data()) : 0;
   const auto k = static_cast<uint32_t>(std::min<size_t>(offers.size(), kMaxHelloDevices));
-  const size_t n = hello_rep_size(k);
-  std::unique_ptr<unsigned char[]> bytes(new unsigned char[n]());
   std::vector<HelloDevice> devices;
   for (uint32_t i = 0; i < k; ++i) devices.push_back({offers[i].tag, offers[i].count, offers[i].classes});
+  // the identity of each device offered but the CPU's (a tag all or none, at
+  // most kMaxHelloIds in all; NONE where the device has none)
+  std::vector<HelloId> ids;
+  for (uint32_t i = 0; i < k; ++i) {
+    const HelloDevice &d = devices[i];
+    if (d.tag == HURRAY_DEVICE_CPU || d.count <= 0 || d.count > 0xFFFF ||
+        ids.size() + static_cast<size_t>(d.count) > kMaxHelloIds)
+      continue;
+    for (int32_t o = 0; o < d.count; ++o) {
+      hurray_backend_device_identity di{};
+      if (hurray_device_identity(ctx, d.tag, o, &di, nullptr) != HURRAY_OK) di = {};
+      HelloId e{d.tag, static_cast<uint16_t>(o), di.kind, {}};
+      std::memcpy(e.bytes, di.bytes, sizeof e.bytes);
+      ids.push_back(e);
+    }
+  }
+  const auto m = static_cast<uint32_t>(ids.size());
+  const size_t n = hello_rep_size(k) + hello_ids_size(m);
+  std::unique_ptr<unsigned char[]> bytes(new unsigned char[n]());
   encode_hello_rep(id, transport, devices.data(), k, bytes.get());
+  encode_hello_ids(ids.data(), m, bytes.get() + hello_rep_size(k));
   release_data(w.worker, in);
   // Only a connection the bootstrap created is answered (a UCX endpoint made
   // some other way, to the worker's transport port, is not one).

@@ -3,6 +3,7 @@
 // assembled byte by byte. Shared by the library and the tests' raw peer.
 #pragma once
 
+#include <hurray_backend.h>
 #include <hurray_net.h>
 
 #include <algorithm>
@@ -251,6 +252,92 @@ inline void encode_hello_rep(uint64_t request_id, uint32_t transport, const Hell
     q[0] = d[i].tag;
     put_u32(q + 4, static_cast<uint32_t>(d[i].count));
     put_u32(q + 8, d[i].classes);
+  }
+}
+
+// The device identities of a HELLO_REP (docs/spec/network.md section 2,
+// docs/spec/identity.md): an extension after the n devices, which a client
+// from before it ignores (it reads hello_rep_size(n) bytes, no more): marker
+// "HNID" (4), count m (4), then m entries of 24 bytes: tag (1), reserved (1),
+// ordinal (2), identity kind (4), identity bytes (16). Absent (a server from
+// before it): no identity is known, PUTs name the server's devices by ordinal.
+inline constexpr uint32_t kHelloIdsMagic = 0x44494E48u;  // "HNID" little-endian
+inline constexpr size_t kHelloIdsFixed = 8;
+inline constexpr size_t kHelloIdSize = 24;
+inline constexpr uint32_t kMaxHelloIds = 256;
+struct HelloId {
+  uint8_t tag;
+  uint16_t ordinal;
+  uint32_t kind;  // HURRAY_BACKEND_ID_*; NONE: the device has none
+  unsigned char bytes[16];
+};
+inline constexpr size_t hello_ids_size(uint32_t m) {
+  return kHelloIdsFixed + kHelloIdSize * size_t{m};
+}
+// Identity bytes as identity.md defines them: a known kind; NONE all zero;
+// else the bytes beyond the kind's (LUID 8, PCI 7) zero and not all zero.
+inline bool sound_identity(uint32_t kind, const unsigned char *b) {
+  const size_t used = kind == HURRAY_BACKEND_ID_UUID   ? 16
+                      : kind == HURRAY_BACKEND_ID_LUID ? 8
+                      : kind == HURRAY_BACKEND_ID_PCI  ? 7
+                                                       : 0;
+  if (kind != HURRAY_BACKEND_ID_NONE && used == 0) return false;
+  bool any = false;
+  for (size_t i = 0; i < 16; ++i) {
+    if (i >= used && b[i]) return false;
+    any = any || b[i];
+  }
+  return kind == HURRAY_BACKEND_ID_NONE || any;
+}
+// Entry i (< m) of the extension of a HELLO_REP of n devices.
+inline HelloId hello_id(const unsigned char *p, uint32_t n, uint32_t i) {
+  const unsigned char *q = p + hello_rep_size(n) + kHelloIdsFixed + kHelloIdSize * size_t{i};
+  HelloId e{q[0], get_u16(q + 2), get_u32(q + 4), {}};
+  std::memcpy(e.bytes, q + 8, sizeof e.bytes);
+  return e;
+}
+// The extension of a HELLO_REP (client) of n devices that parse_hello_rep
+// accepted: *m = 0 when nothing follows the devices; else exactly an
+// extension of m <= kMaxHelloIds entries whose every entry is sound: a tag
+// of the devices (not the CPU), an ordinal below that tag's count, no tag and
+// ordinal twice, a sound identity. False otherwise.
+inline bool parse_hello_ids(const unsigned char *p, size_t length, uint32_t n, uint32_t *m) {
+  const size_t at = hello_rep_size(n);
+  *m = 0;
+  if (length == at) return true;
+  if (length < at + kHelloIdsFixed || get_u32(p + at) != kHelloIdsMagic) return false;
+  const uint32_t k = get_u32(p + at + 4);
+  if (k > kMaxHelloIds || length != at + hello_ids_size(k)) return false;
+  for (uint32_t i = 0; i < k; ++i) {
+    const HelloId e = hello_id(p, n, i);
+    const unsigned char *q = p + at + kHelloIdsFixed + kHelloIdSize * size_t{i};
+    if (e.tag == HURRAY_DEVICE_CPU || q[1] != 0 || !sound_identity(e.kind, e.bytes)) return false;
+    bool offered = false;
+    for (uint32_t j = 0; j < n && !offered; ++j) {
+      const HelloDevice d = hello_device(p, j);
+      offered = d.tag == e.tag && e.ordinal < d.count;
+    }
+    if (!offered) return false;
+    for (uint32_t j = 0; j < i; ++j) {
+      const HelloId f = hello_id(p, n, j);
+      if (f.tag == e.tag && f.ordinal == e.ordinal) return false;
+    }
+  }
+  *m = k;
+  return true;
+}
+// The extension of m entries into hello_ids_size(m) bytes at q (right after
+// a HELLO_REP's devices).
+inline void encode_hello_ids(const HelloId *ids, uint32_t m, unsigned char *q) {
+  std::memset(q, 0, hello_ids_size(m));
+  put_u32(q, kHelloIdsMagic);
+  put_u32(q + 4, m);
+  for (uint32_t i = 0; i < m; ++i) {
+    unsigned char *e = q + kHelloIdsFixed + kHelloIdSize * size_t{i};
+    e[0] = ids[i].tag;
+    put_u16(e + 2, ids[i].ordinal);
+    put_u32(e + 4, ids[i].kind);
+    std::memcpy(e + 8, ids[i].bytes, sizeof ids[i].bytes);
   }
 }
 

@@ -7,6 +7,9 @@
 //  - a rejected message is HURRAY_E_PROTOCOL with a message that says so
 //    ("ipc message: ...") and the offset of a field inside the header or
 //    the input;
+//  - an accepted DEVICES passes check_devices against a HELLO announcing
+//    its tags, and against one announcing none is refused exactly when it
+//    lists a device, at an offset inside it;
 //  - the handle of an accepted HANDOFF either passes the IPC rules or the
 //    error names a rule ID its message starts with (what the channel does
 //    with such a message next).
@@ -65,6 +68,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                "one descriptor too few is refused");
   FUZZ_CHECK(wire::encode(m, out, n - 1) == 0, "encode refuses a buffer too small");
 
+  if (m.type == wire::Type::Devices) {
+    wire::Message hello{}, none{};
+    hello.type = none.type = wire::Type::Hello;
+    for (uint16_t i = 0; i < m.id_count; ++i) {
+      bool have = false;
+      for (uint16_t j = 0; j < hello.device_count; ++j)
+        have |= hello.devices[j].tag == m.ids[i].tag;
+      if (!have && hello.device_count < wire::kMaxDevices)
+        hello.devices[hello.device_count++] = {m.ids[i].tag, 1u};
+    }
+    // (more than 16 tags cannot be announced: the check then names the first left out)
+    const hurray_status c = wire::check_devices(hello, m, &err);
+    FUZZ_CHECK(c == HURRAY_OK || hello.device_count == wire::kMaxDevices,
+               "a DEVICES of announced tags passes");
+    const hurray_status c0 = wire::check_devices(none, m, &err);
+    FUZZ_CHECK((c0 == HURRAY_OK) == (m.id_count == 0),
+               "a DEVICES of a tag the HELLO did not announce is refused");
+    if (c0 != HURRAY_OK)
+      FUZZ_CHECK(err.status == HURRAY_E_PROTOCOL && err.byte_offset >= 0 &&
+                     static_cast<size_t>(err.byte_offset) < n,
+                 "the refusal names an offset inside the DEVICES");
+  }
   if (m.type == wire::Type::Handoff) {
     hurray_policy *ipc = nullptr;
     FUZZ_CHECK(hurray_policy_create(&ipc, nullptr) == HURRAY_OK, "policy");

@@ -9,7 +9,9 @@
 //  - an accepted header is at least its message's size, and encoding what
 //    was parsed gives the same fields back (a reply's message is always
 //    NUL-terminated; a HELLO_REP never announces more than 256 devices or
-//    more than its bytes hold; a PUT_ACK never more than 64 ids);
+//    more than its bytes hold, and its identities, when it has any, are
+//    exactly the bytes after its devices, each sound; a PUT_ACK never more
+//    than 64 ids);
 //  - a bootstrap message is accepted only at exactly its size, with its
 //    magic, an AUTH only announcing 1 to 8192 bytes of address, a refusing
 //    DONE none; its message is NUL-terminated;
@@ -112,6 +114,29 @@ void check_hello(const std::vector<uint8_t> &h) {
     FUZZ_CHECK(e.tag == d[i].tag && e.count == d[i].count && e.classes == d[i].classes,
                "each device re-encodes to itself");
   }
+  // the identities after the devices (issue 26)
+  uint32_t m1 = 0, m2 = 0;
+  const bool ids = net::parse_hello_ids(h.data(), h.size(), n1, &m1);
+  FUZZ_CHECK(ids == net::parse_hello_ids(h.data(), h.size(), n1, &m2) && m1 == m2,
+             "parse_hello_ids is deterministic");
+  if (!ids) return;
+  FUZZ_CHECK(m1 <= net::kMaxHelloIds, "at most 256 identities");
+  FUZZ_CHECK(h.size() == net::hello_rep_size(n1) + (h.size() > net::hello_rep_size(n1)
+                                                         ? net::hello_ids_size(m1)
+                                                         : 0),
+             "the identities are exactly the bytes after the devices");
+  if (h.size() == net::hello_rep_size(n1)) return;  // none: a server from before them
+  std::vector<net::HelloId> e(m1);
+  for (uint32_t i = 0; i < m1; ++i) {
+    e[i] = net::hello_id(h.data(), n1, i);
+    FUZZ_CHECK(e[i].tag != HURRAY_DEVICE_CPU && net::sound_identity(e[i].kind, e[i].bytes),
+               "an accepted identity is sound and not the CPU's");
+  }
+  out.resize(h.size());
+  net::encode_hello_ids(e.data(), m1, out.data() + net::hello_rep_size(n1));
+  std::memcpy(out.data(), h.data(), net::hello_rep_size(n1));
+  FUZZ_CHECK(std::memcmp(out.data(), h.data(), h.size()) == 0,
+             "a HELLO_REP's identities re-encode to their bytes");
 }
 
 void check_ack(const std::vector<uint8_t> &h) {

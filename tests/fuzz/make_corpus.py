@@ -233,7 +233,7 @@ def fuzz_inspect_input_seeds():
 # ----------------------------------------------------------- fuzz_ipc_message
 # ipc (issue 6): the IPC channel's wire format (docs/spec/ipc.md).
 IPC_MAGIC = 0x50495248
-HELLO, HANDOFF, RELEASE = 1, 2, 3
+HELLO, HANDOFF, RELEASE, DEVICES = 1, 2, 3, 4
 
 
 def ipc_header(mtype, length, fds=0, version=1, magic=IPC_MAGIC, reserved=b"\0\0\0"):
@@ -269,6 +269,15 @@ def ipc_handoff(id_=1, h=None, ordinal=0, flags=0, sync_value=0, memory=None, ev
 def ipc_identity(kind, data, reserved=0):
     """The 24-byte device identity of a HANDOFF: kind, reserved, 16 bytes."""
     return struct.pack("<II", kind, reserved) + data.ljust(16, b"\0")
+
+
+def ipc_devices(entries=(), count=None):
+    """DEVICES (protocol version 2): count, reserved, per device its tag,
+    reserved, ordinal (u16), identity kind (u32) and 16 bytes."""
+    body = struct.pack("<HH", len(entries) if count is None else count, 0)
+    for tag, ordinal, kind, data in entries:
+        body += struct.pack("<BxHI", tag, ordinal, kind) + data.ljust(16, b"\0")
+    return ipc_header(DEVICES, len(body)) + body
 
 
 def ipc_release(id_=1):
@@ -365,6 +374,28 @@ def fuzz_ipc_message_seeds():
         add("bad-handoff-identity-" + name, ipc_handoff(
             h=cuda, memory=ipc_wire_handle(1, 0, 8192), identity=ident))
     add("bad-handoff-identity-cpu", ipc_handoff(identity=uuid), fds=1)
+    # issue 26: DEVICES, the devices' identities after HELLO (docs/spec/ipc.md)
+    a, b = bytes(range(0xA0, 0xB0)), b"\x5a" * 16
+    add("ok-devices-none", ipc_devices())
+    add("ok-devices-cuda-two", ipc_devices(((CUDA, 0, 1, a), (CUDA, 1, 1, b))))
+    add("ok-devices-no-identity", ipc_devices(((VULKAN, 0, 0, b""), (CUDA, 0, 3, b"\0\0\0\0\x65"))))
+    add("ok-devices-32", ipc_devices(tuple((CUDA, i, 1, bytes([i + 1]) * 16) for i in range(32))))
+    add("bad-devices-33", ipc_devices(tuple((CUDA, i, 1, bytes([i + 1]) * 16) for i in range(33))))
+    add("bad-devices-count-33-short", ipc_devices(((CUDA, 0, 1, a),), count=33))
+    add("bad-devices-truncated", ipc_devices(((CUDA, 0, 1, a),), count=2))
+    add("bad-devices-short-body", ipc_header(DEVICES, 2) + b"\0\0")
+    add("bad-devices-reserved", ipc_devices()[:18] + b"\1\0")
+    add("bad-devices-fd", ipc_devices(), fds=1)
+    add("bad-devices-cpu", ipc_devices(((CPU, 0, 1, a),)))
+    add("bad-devices-tag-ff", ipc_devices(((0xFF, 0, 1, a),)))
+    add("bad-devices-duplicate", ipc_devices(((CUDA, 0, 1, a), (CUDA, 0, 1, b))))
+    add("bad-devices-kind-7", ipc_devices(((CUDA, 0, 7, a),)))
+    add("bad-devices-none-with-bytes", ipc_devices(((CUDA, 0, 0, a),)))
+    add("bad-devices-luid-tail", ipc_devices(((CUDA, 0, 2, b"\1" * 9),)))
+    add("bad-devices-all-zero", ipc_devices(((CUDA, 0, 1, bytes(16)),)))
+    entry_reserved = bytearray(ipc_devices(((CUDA, 0, 1, a),)))
+    entry_reserved[21] = 1
+    add("bad-devices-entry-reserved", bytes(entry_reserved))
     return seeds
 
 

@@ -293,6 +293,42 @@ TEST_CASE("hostile: HELLO comes first, and only once") {
   CHECK(open_fds() == fds);
 }
 
+TEST_CASE("hostile: a bad DEVICES closes the channel at the offending byte") {
+  const int fds = open_fds();
+  struct Case {
+    const char *mode;
+    int64_t offset;  // -1: the datagram is too long (no field to name)
+    const char *what;
+  };
+  const Case cases[] = {
+      {"devices-first", 6, "BP-IPC-HELLO: the first message is not HELLO"},
+      {"devices-v1", 6, "BP-IPC-HELLO: DEVICES from a peer that does not send it"},
+      {"devices-none", 6, "BP-IPC-HELLO: the message after HELLO is not DEVICES"},
+      {"devices-short", 8, "DEVICES body of 24 bytes for 1 devices"},
+      {"devices-kind", 24, "DEVICES device 0: identity of kind 7"},
+      {"devices-dup", 44, "listed twice"},
+      {"devices-many", 16, "DEVICES of 33 devices (at most 32)"},
+      {"devices-huge", -1, "longer than 788 bytes"},
+      {"devices-tag", 20, "which the peer's HELLO did not announce"},
+      {"devices-twice", 6, "BP-IPC-HELLO: DEVICES again"},
+  };
+  for (const Case &c : cases) {
+    INFO(c.mode);
+    Raw r(c.mode);
+    hurray_error err{};
+    hurray_status st = refused(r, &err, false);
+    if (st == HURRAY_OK)  // devices-twice: the RELEASE before the second DEVICES
+      st = hurray_ipc_progress(r.ch, 10000, nullptr, &err);
+    CHECK(st == HURRAY_E_PROTOCOL);
+    INFO(err.message);
+    CHECK(has(err, c.what));
+    CHECK(err.byte_offset == c.offset);
+    CHECK(r.wait_exit() == 0);  // this side hung up
+  }
+  CHECK(open_fds() == fds);
+  serves_another();
+}
+
 TEST_CASE("hostile: a flood of HANDOFFs to a side that never receives is bounded") {
   const int fds = open_fds();
   const long rss = rss_kib();
@@ -446,6 +482,12 @@ TEST_CASE("hostile: silent connections hold up neither accept nor a correct cons
     hurray_error err{};
     // nothing but silent connections: accept(0) does not wait for their HELLO
     CHECK(hurray_ipc_accept(l, 0, &ch, &err) == HURRAY_E_IO);
+    // nor for the DEVICES of one whose HELLO (version 2) came, but not its DEVICES
+    Child mute({HURRAY_IPC_RAW_PEER, "mute-devices", path});
+    for (int i = 0; i < 100 && hurray_ipc_accept(l, 10, &ch, &err) == HURRAY_E_IO; ++i)
+      if (std::strstr(err.message, "(3 handshakes")) break;  // took it, sent HELLO
+    REQUIRE(mute.read_out(1) == "R");  // it has the HELLO; its own was sent before
+    CHECK(hurray_ipc_accept(l, 200, &ch, &err) == HURRAY_E_IO);
     // peers that hang up, before accept took them or while their handshake
     // waits in the listener, are no error of accept's
     Child gone({HURRAY_IPC_RAW_PEER, "hangup", path});
@@ -467,6 +509,51 @@ TEST_CASE("hostile: silent connections hold up neither accept nor a correct cons
     REQUIRE(hurray_ipc_send(ch, b, nullptr, nullptr, nullptr) == HURRAY_OK);
     hurray_buffer_unref(b);
     CHECK(good.wait_exit() == 0);
+    hurray_ipc_close(ch);
+    hurray_ipc_listener_destroy(l);
+    l = nullptr;
+    CHECK(mute.wait_exit() == 0);  // its handshake was closed with the listener
+  }
+  // a handshake waiting for DEVICES is closed when hello_timeout_ms passes
+  hurray_ipc_options quick = HURRAY_IPC_OPTIONS_INIT;
+  quick.hello_timeout_ms = 300;
+  REQUIRE(hurray_ipc_listen(path.c_str(), &quick, &l, nullptr) == HURRAY_OK);
+  {
+    Child mute({HURRAY_IPC_RAW_PEER, "mute-devices", path});
+    hurray_ipc_channel *ch = nullptr;
+    hurray_error err{};
+    CHECK(hurray_ipc_accept(l, 1000, &ch, &err) == HURRAY_E_IO);
+    CHECK(has(err, "(0 handshakes waiting)"));
+    REQUIRE(mute.read_out(1) == "R");
+    CHECK(mute.wait_exit() == 0);  // closed by the listener, which is still open
+  }
+  hurray_ipc_listener_destroy(l);
+  rmdir(dir);
+}
+
+TEST_CASE("hostile: a peer that hangs up right after its HELLO is still accepted, gone") {
+  char dir[] = "/tmp/hurray-ipc-hostile-XXXXXX";
+  REQUIRE(mkdtemp(dir));
+  const std::string path = std::string(dir) + "/s";
+  hurray_ipc_listener *l = nullptr;
+  REQUIRE(hurray_ipc_listen(path.c_str(), nullptr, &l, nullptr) == HURRAY_OK);
+  {
+    Child bye({HURRAY_IPC_RAW_PEER, "hello-bye", path});
+    hurray_ipc_channel *ch = nullptr;
+    hurray_error err{};
+    for (int i = 0; i < 1000 && hurray_ipc_accept(l, 0, &ch, &err) == HURRAY_E_IO; ++i) {
+      if (std::strstr(err.message, "(1 handshakes")) break;  // took it, sent HELLO
+      usleep(2000);
+    }
+    REQUIRE(ch == nullptr);
+    REQUIRE(bye.wait_exit() == 0);  // it read the HELLO, sent its own, hung up
+    // its HELLO and its hang-up are read together: the handshake is done all the same
+    err = hurray_error{};
+    const hurray_status st = hurray_ipc_accept(l, 1000, &ch, &err);
+    INFO(err.message);
+    REQUIRE(st == HURRAY_OK);
+    hurray_handoff h;
+    CHECK(hurray_ipc_receive(ch, 0, &h, nullptr, nullptr) == HURRAY_E_IO);  // it is gone
     hurray_ipc_close(ch);
   }
   hurray_ipc_listener_destroy(l);

@@ -12,9 +12,12 @@
 //   hurray_ipc_identity_peer v1 FD   a version-1 peer, on the wire itself:
 //        HELLO (protocol 1, CPU and CUDA), then one HANDOFF must come in the
 //        216-byte form; RELEASE it, wait for the hang-up
-//   hurray_ipc_identity_peer bad-kind FD   HELLO (protocol 2, CPU and CUDA),
-//        then a HANDOFF of an empty CUDA buffer whose identity has kind 9;
+//   hurray_ipc_identity_peer bad-kind FD   HELLO (protocol 2, CPU and CUDA)
+//        and DEVICES (none) both ways, then a HANDOFF of an empty CUDA buffer whose identity has kind 9;
 //        wait for the victim to hang up
+//   hurray_ipc_identity_peer foreign FD    HELLO and DEVICES (none) both ways, then
+//        a HANDOFF of an empty CUDA buffer on a device of identity "ipcfake
+//        device Z" (the victim has none such); its RELEASE must come back
 // Every wait is bounded (30 s). Exit status 0 when everything held.
 #include <hurray_ipc.h>
 
@@ -91,7 +94,30 @@ int hello(int fd, uint32_t version) {
   if (r <= 0 || wire::parse(b, static_cast<size_t>(r), 0, &peer, nullptr) != HURRAY_OK ||
       peer.type != wire::Type::Hello)
     return die("no HELLO from the victim");
+  if (version < wire::kDevicesProtocol) return 0;
+  // version 2: DEVICES both ways (this peer lists none: the ordinal fallback)
+  wire::Message none{};
+  none.type = wire::Type::Devices;
+  const size_t k = wire::encode(none, b, sizeof b);
+  if (!send_raw(fd, b, k)) return die("send DEVICES");
+  const ssize_t d = recv_raw(fd, b, sizeof b);
+  if (d <= 0 || wire::parse(b, static_cast<size_t>(d), 0, &peer, nullptr) != HURRAY_OK ||
+      peer.type != wire::Type::Devices)
+    return die("no DEVICES from the victim");
   return 0;
+}
+
+// HANDOFF 1 of an empty CUDA buffer whose device identity is a UUID of 0x5A bytes.
+wire::Message empty_cuda_handoff() {
+  wire::Message m{};
+  m.type = wire::Type::Handoff;
+  m.id = 1;
+  const hurray_buffer_handle h = {0, 4096, HURRAY_DEVICE_CUDA, HURRAY_SYNC_PRODUCER_SYNCED,
+                                  HURRAY_MEMORY_STANDARD, 0};
+  hurray_handle_encode(&h, m.handle, sizeof m.handle, nullptr);
+  m.id_kind = HURRAY_BACKEND_ID_UUID;
+  std::memset(m.id_bytes, 0x5A, sizeof m.id_bytes);
+  return m;
 }
 
 int wait_eof(int fd) {
@@ -171,16 +197,23 @@ int main(int argc, char **argv) {
     std::fflush(stdout);
     return wait_eof(fd);
   }
+  if (mode == "foreign") {
+    if (hello(fd, 2)) return 1;
+    wire::Message m = empty_cuda_handoff();
+    std::memcpy(m.id_bytes, "ipcfake device Z", 16);
+    uint8_t b[wire::kMaxMessage];
+    const size_t n = wire::encode(m, b, sizeof b);
+    if (!send_raw(fd, b, n)) return die("send HANDOFF");
+    wire::Message rel;
+    const ssize_t r = recv_raw(fd, b, sizeof b);
+    if (r <= 0 || wire::parse(b, static_cast<size_t>(r), 0, &rel, &err) != HURRAY_OK ||
+        rel.type != wire::Type::Release || rel.id != 1)
+      return die("no RELEASE of the refused HANDOFF", &err);
+    return wait_eof(fd);
+  }
   if (mode == "bad-kind") {
     if (hello(fd, 2)) return 1;
-    wire::Message m{};
-    m.type = wire::Type::Handoff;
-    m.id = 1;
-    const hurray_buffer_handle h = {0, 4096, HURRAY_DEVICE_CUDA, HURRAY_SYNC_PRODUCER_SYNCED,
-                                    HURRAY_MEMORY_STANDARD, 0};
-    hurray_handle_encode(&h, m.handle, sizeof m.handle, nullptr);
-    m.id_kind = HURRAY_BACKEND_ID_UUID;
-    std::memset(m.id_bytes, 0x5A, sizeof m.id_bytes);
+    wire::Message m = empty_cuda_handoff();
     uint8_t b[wire::kMaxMessage];
     const size_t n = wire::encode(m, b, sizeof b);
     b[wire::kHeaderSize + wire::kHandoffBody] = 9;  // the identity's kind: unknown

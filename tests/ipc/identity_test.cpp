@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "../../src/ipc/wire.h"
+#include "ipcfake_identity.h"
 
 #ifndef HURRAY_IPC_IDENTITY_PEER
 #error "HURRAY_IPC_IDENTITY_PEER (path of hurray_ipc_identity_peer) is not defined"
@@ -155,13 +156,7 @@ void send_each(Pair &p, std::vector<int32_t> ordinals) {
   for (auto r : backs.reasons) CHECK(r == HURRAY_IPC_RELEASED);
 }
 
-hurray_backend_device_identity uuid_of(char letter) {
-  hurray_backend_device_identity id{};
-  id.kind = HURRAY_BACKEND_ID_UUID;
-  std::memcpy(id.bytes, "ipcfake device ", 15);
-  id.bytes[15] = static_cast<uint8_t>(letter);
-  return id;
-}
+hurray_backend_device_identity uuid_of(char letter) { return hurray_test::ipcfake_uuid(letter); }
 
 }  // namespace
 
@@ -220,12 +215,39 @@ TEST_CASE("identity: a consumer with the devices in another order imports on the
   CHECK(p.child->wait_exit() == 0);
 }
 
-TEST_CASE("identity: a consumer without the device of the identity refuses it, naming "
-          "BP-IPC-DEVICE-ID, and gives it back",
+TEST_CASE("identity: the producer refuses, naming BP-IPC-DEVICE-ID, a device whose identity "
+          "the consumer's DEVICES lacks, and sends nothing",
           "[.reorder]") {
-  Pair p("consume", "CD", {"refuse", "1"});
-  send_each(p, {0, 1});
+  // ours: 0 = A, 1 = none; the consumer's: C, D. The DEVICES message told
+  // this side so: device 0 is refused before a byte is sent; device 1 (no
+  // identity here) keeps its ordinal.
+  Pair p("consume", "CD", {"1"});
+  hurray_buffer *b = on_device(0);
+  hurray_error err{};
+  CHECK(hurray_ipc_send(p.ch, b, nullptr, nullptr, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
+  CHECK(std::string(err.message).rfind("BP-IPC-DEVICE-ID:", 0) == 0);
+  CHECK(std::string(err.message).find("did not announce in its DEVICES") != std::string::npos);
+  hurray_buffer_unref(b);
+  hurray_ipc_stats s;
+  s.size = sizeof s;
+  REQUIRE(hurray_ipc_get_stats(p.ch, &s, nullptr) == HURRAY_OK);
+  CHECK(s.sent == 0);
+  CHECK(s.outstanding == 0);
+  send_each(p, {1});  // the channel is fine
   CHECK(p.child->wait_exit() == 0);
+}
+
+TEST_CASE("identity: a consumer without the device of the identity refuses it, naming "
+          "BP-IPC-DEVICE-ID, and gives it back (a hand-made producer)",
+          "[.reorder]") {
+  Pair p("foreign", nullptr);
+  hurray_handoff h;
+  hurray_error err{};
+  CHECK(hurray_ipc_receive(p.ch, 10000, &h, nullptr, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
+  CHECK(std::string(err.message).rfind("BP-IPC-DEVICE-ID:", 0) == 0);
+  hurray_ipc_close(p.ch);
+  p.ch = nullptr;
+  CHECK(p.child->wait_exit() == 0);  // the RELEASE came back
 }
 
 TEST_CASE("identity: a consumer whose devices have no identity falls back to the ordinal",
@@ -352,7 +374,7 @@ TEST_CASE("identity: wire: a HANDOFF's device identity round-trips, with and wit
   m.memory.byte_size = 16384;
   n = wire::encode(m, buf, sizeof buf);
   REQUIRE(n == 16 + 224 + 24);
-  REQUIRE(n == wire::kMaxMessage);
+  REQUIRE(n == wire::kMaxHandoff);
   REQUIRE(wire::parse(buf, n, 0, &back, &err) == HURRAY_OK);
   CHECK(back.view_offset == 4096);
   CHECK(back.id_kind == HURRAY_BACKEND_ID_UUID);

@@ -23,10 +23,26 @@
 //                   shrink, grow or take seals, nor (N = 1, READ_ONLY) be
 //                   mapped or reopened writable; then RELEASE it
 //     announce      print the victim's HELLO (device count) as 'D<n>', wait for EOF
+//   the DEVICES modes: HELLO of protocol version 2 (CPU and CUDA) both ways and
+//   the victim's DEVICES read (except devices-first, -v1 and -none), then:
+//     devices-first (before HELLO) a DEVICES, then HELLO
+//     devices-v1    HELLO of version 1, then a DEVICES
+//     devices-none  a RELEASE where DEVICES must come
+//     devices-short a DEVICES of 1 device, 4 bytes short, its length field saying so
+//     devices-kind  a DEVICES whose device has identity kind 7
+//     devices-dup   a DEVICES listing CUDA ordinal 0 twice
+//     devices-many  a DEVICES whose count says 33 (at most 32)
+//     devices-huge  a 1000-byte DEVICES datagram
+//     devices-tag   a DEVICES of a Vulkan device (the HELLO announced CPU and CUDA)
+//     devices-twice a DEVICES, a RELEASE of an ID never sent, then DEVICES again
 //   then (except stuck, grab) wait for the victim to hang up.
 //
 //   hurray_ipc_raw_peer silent PATH         connect, write 'R', never send HELLO
+//   hurray_ipc_raw_peer mute-devices PATH   connect, HELLO (version 2) both ways, write
+//                                           'R', never send DEVICES; wait for EOF
 //   hurray_ipc_raw_peer hangup PATH         connect and hang up at once
+//   hurray_ipc_raw_peer hello-bye PATH      connect, wait for the HELLO, send HELLO
+//                                           (version 1), hang up
 //   hurray_ipc_raw_peer hello-as UID PATH   become UID, connect, HELLO both ways
 //   hurray_ipc_raw_peer listen-as UID PATH  become UID, listen at PATH (mode 0666),
 //                                           write 'R', HELLO both ways with one caller
@@ -135,6 +151,107 @@ int handshake(int fd, wire::Message *peer) {
   if (r == 0 || (r < 0 && errno == ECONNRESET)) return 3;
   if (r < 0 || peer->type != wire::Type::Hello) return die("no HELLO from the victim");
   return 0;
+}
+
+int wait_eof(int fd);
+
+wire::Message hello2() {
+  wire::Message m = hello();
+  m.protocol_version = 2;
+  m.device_count = 2;
+  m.devices[1] = {HURRAY_DEVICE_CUDA, 1u << HURRAY_MEMORY_STANDARD};
+  return m;
+}
+
+// A DEVICES of CUDA device 0 with a UUID.
+wire::Message devices() {
+  wire::Message m{};
+  m.type = wire::Type::Devices;
+  m.id_count = 1;
+  m.ids[0].tag = HURRAY_DEVICE_CUDA;
+  m.ids[0].kind = HURRAY_BACKEND_ID_UUID;
+  std::memset(m.ids[0].bytes, 0x5A, sizeof m.ids[0].bytes);
+  return m;
+}
+
+// m encoded, then changed by `edit` (bytes, length), sent as it is.
+template <class Edit>
+bool send_edited(int fd, const wire::Message &m, Edit edit) {
+  uint8_t buf[1024] = {};
+  size_t n = wire::encode(m, buf, sizeof buf);
+  edit(buf, &n);
+  return send(fd, buf, n, MSG_NOSIGNAL) == static_cast<ssize_t>(n);
+}
+
+// HELLO of version 2 both ways, and the victim's DEVICES: 0 done, 3 the
+// victim hung up first, 1 otherwise.
+int handshake2(int fd, wire::Message *peer) {
+  if (!send_msg(fd, hello2())) return hung_up() ? 3 : die("send HELLO");
+  int f;
+  ssize_t r = recv_msg(fd, peer, &f);
+  if (r == 0 || (r < 0 && errno == ECONNRESET)) return 3;
+  if (r < 0 || peer->type != wire::Type::Hello) return die("no HELLO from the victim");
+  wire::Message d;
+  r = recv_msg(fd, &d, &f);
+  if (r <= 0 || d.type != wire::Type::Devices) return die("no DEVICES from the victim");
+  return 0;
+}
+
+// The DEVICES modes (see the top); -1: not one of them.
+int devices_mode(const std::string &mode, int fd) {
+  const auto sent = [](bool ok) { return ok || hung_up() ? 0 : die("send"); };
+  const auto no_edit = [](uint8_t *, size_t *) {};
+  if (mode == "devices-first") {
+    if (!send_msg(fd, devices())) return die("send");
+    (void)send_msg(fd, hello2());  // the victim may have hung up already: as it should
+    return wait_eof(fd);
+  }
+  if (mode == "devices-v1" || mode == "devices-none") {
+    const bool v1 = mode == "devices-v1";
+    if (!send_msg(fd, v1 ? hello() : hello2())) return die("send HELLO");
+    wire::Message rel{};
+    rel.type = wire::Type::Release;
+    rel.id = 9;
+    if (const int rc = sent(v1 ? send_msg(fd, devices()) : send_msg(fd, rel))) return rc;
+    return wait_eof(fd);
+  }
+  if (mode.rfind("devices-", 0) != 0) return -1;
+  wire::Message peer;
+  if (const int rc = handshake2(fd, &peer)) return rc;
+  wire::Message m = devices();
+  int rc;
+  if (mode == "devices-short") {
+    rc = sent(send_edited(fd, m, [](uint8_t *b, size_t *n) {
+      *n -= 4;
+      b[8] = static_cast<uint8_t>(*n - wire::kHeaderSize);
+    }));
+  } else if (mode == "devices-kind") {
+    rc = sent(send_edited(fd, m, [](uint8_t *b, size_t *) { b[wire::kHeaderSize + 8] = 7; }));
+  } else if (mode == "devices-dup") {
+    m.id_count = 2;
+    m.ids[1] = m.ids[0];
+    m.ids[1].bytes[0] = 1;
+    rc = sent(send_msg(fd, m));
+  } else if (mode == "devices-many") {
+    rc = sent(send_edited(fd, m, [](uint8_t *b, size_t *) { b[wire::kHeaderSize] = 33; }));
+  } else if (mode == "devices-huge") {
+    rc = sent(send_edited(fd, m, [](uint8_t *b, size_t *n) {
+      *n = 1000;
+      b[8] = static_cast<uint8_t>((1000 - wire::kHeaderSize) & 0xFF);
+      b[9] = static_cast<uint8_t>((1000 - wire::kHeaderSize) >> 8);
+    }));
+  } else if (mode == "devices-tag") {
+    m.ids[0].tag = HURRAY_DEVICE_VULKAN;
+    rc = sent(send_msg(fd, m));
+  } else if (mode == "devices-twice") {
+    wire::Message rel{};
+    rel.type = wire::Type::Release;
+    rel.id = 9;
+    rc = sent(send_edited(fd, m, no_edit) && send_msg(fd, rel) && send_msg(fd, m));
+  } else {
+    return die("unknown DEVICES mode");
+  }
+  return rc ? rc : wait_eof(fd);
 }
 
 // Wait (10 s at most) for the victim to hang up: 0 when it did.
@@ -260,6 +377,24 @@ int main(int argc, char **argv) {
     if (write(1, "R", 1) != 1) return die("write");
     for (;;) pause();
   }
+  if (mode == "hello-bye") {
+    const int fd = connect_path(argv[2]);
+    if (fd < 0) return die("connect");
+    int f;
+    if (recv_msg(fd, &peer, &f) <= 0 || peer.type != wire::Type::Hello) return die("no HELLO");
+    if (!send_msg(fd, hello())) return die("send HELLO");
+    close(fd);
+    return 0;
+  }
+  if (mode == "mute-devices") {
+    const int fd = connect_path(argv[2]);
+    if (fd < 0) return die("connect");
+    if (!send_msg(fd, hello2())) return die("send HELLO");
+    int f;
+    if (recv_msg(fd, &peer, &f) <= 0 || peer.type != wire::Type::Hello) return die("no HELLO");
+    if (write(1, "R", 1) != 1) return die("write");
+    return wait_eof(fd);
+  }
   if (mode == "hello-as") {
     if (argc < 4 || !become(argv[2])) return die("setuid");
     const int fd = connect_path(argv[3]);
@@ -288,6 +423,7 @@ int main(int argc, char **argv) {
   }
   const int fd = std::atoi(argv[2]);
   const long n = argc > 3 ? std::atol(argv[3]) : 1;
+  if (const int rc = devices_mode(mode, fd); rc >= 0) return rc;
   if (mode == "hello-hello") {  // both before reading anything, then 'R'
     if (!send_msg(fd, hello()) || !send_msg(fd, hello())) return die("send");
     if (write(1, "R", 1) != 1) return die("write");

@@ -287,8 +287,8 @@ namespace {
 // of `version`: the device's identity (docs/spec/identity.md) when the
 // device has one and the peer reads it (version 2).
 // A channel on sv[0] to a hand-made peer on sv[1] that announced protocol
-// `version` and CPU + Vulkan (every class); this side's HELLO is read off
-// sv[1] before it returns.
+// `version` and CPU + Vulkan (every class), and from version 2 on an empty
+// DEVICES; this side's HELLO (and DEVICES) are read off sv[1] before it returns.
 hurray_ipc_channel *channel_to_hello(const int sv[2], uint32_t version) {
   namespace w = hurray::ipc;
   w::Message hello{};
@@ -300,6 +300,12 @@ hurray_ipc_channel *channel_to_hello(const int sv[2], uint32_t version) {
   uint8_t buf[w::kMaxMessage];
   const size_t len = w::encode(hello, buf, sizeof buf);
   REQUIRE(write(sv[1], buf, len) == static_cast<ssize_t>(len));
+  if (version >= w::kDevicesProtocol) {  // then its DEVICES (none: the ordinal fallback)
+    w::Message none{};
+    none.type = w::Type::Devices;
+    const size_t k = w::encode(none, buf, sizeof buf);
+    REQUIRE(write(sv[1], buf, k) == static_cast<ssize_t>(k));
+  }
   const uint8_t tags[1] = {HURRAY_DEVICE_VULKAN};
   hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
   o.device_count = 1;
@@ -308,6 +314,7 @@ hurray_ipc_channel *channel_to_hello(const int sv[2], uint32_t version) {
   hurray_error err{};
   REQUIRE(hurray_ipc_channel_from_fd(sv[0], &o, &ch, &err) == HURRAY_OK);
   REQUIRE(read(sv[1], buf, sizeof buf) > 0);  // this side's HELLO
+  if (version >= w::kDevicesProtocol) REQUIRE(read(sv[1], buf, sizeof buf) > 0);  // its DEVICES
   return ch;
 }
 

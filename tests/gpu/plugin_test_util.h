@@ -1,7 +1,8 @@
 // What the CUDA and HIP plugin tests share: loading a plugin as libhurray's
-// loader does (dlopen, then its one entry symbol), and a probed plugin that
+// loader does (dlopen, then its one entry symbol), a probed plugin that
 // skips the test (exit code 77, the reason printed) when the machine has no
-// device. Header-only, for Catch2 test programs.
+// device, one probe's answer, and the check of a full entry table.
+// Header-only, for Catch2 test programs.
 #pragma once
 
 #include <dlfcn.h>
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -95,6 +97,76 @@ struct AllocGuard {
 
 // A release_after done that counts its calls into the int at user.
 inline void count_call(void *user) { ++*static_cast<int *>(user); }
+
+inline bool starts_with(const std::string &s, const std::string &prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+// Probe once and return the status; *message gets the error text. A failed
+// probe leaves no state and fills the whole error: its status, no rule,
+// ERROR, no buffer index or byte offset.
+inline hurray_status probe_once(const hurray_backend_v1 *b, std::string *message) {
+  void *state = nullptr;
+  hurray_error err;
+  std::memset(&err, 0x55, sizeof err);
+  const hurray_status st = b->probe(&state, &err);
+  if (st == HURRAY_OK) {
+    REQUIRE(state != nullptr);
+    b->shutdown(state);
+    message->clear();
+  } else {
+    CHECK(state == nullptr);
+    CHECK(err.status == st);
+    CHECK(err.rule == HURRAY_RULE_NONE);
+    CHECK(err.severity == HURRAY_SEVERITY_ERROR);
+    CHECK(err.buffer_index == -1);
+    CHECK(err.byte_offset == -1);
+    *message = err.message;
+  }
+  return st;
+}
+
+// The table of a plugin that fills every entry (the CUDA and HIP plugins):
+// its version, size, tag and name, every entry set, the reserved fields
+// zero; before probe nothing works and nothing crashes, and release_after
+// calls no done on its error.
+inline void check_full_table(const hurray_backend_v1 *b, uint8_t tag, const char *name) {
+  CHECK(b->api_version == HURRAY_BACKEND_API_VERSION);
+  CHECK(b->size == sizeof(hurray_backend_v1));
+  CHECK(b->device_tag == tag);
+  CHECK(std::string(b->name) == name);
+  CHECK(b->probe != nullptr);
+  CHECK(b->shutdown != nullptr);
+  CHECK(b->device_count != nullptr);
+  CHECK(b->device_info != nullptr);
+  CHECK(b->alloc != nullptr);
+  CHECK(b->free != nullptr);
+  CHECK(b->copy_to_host != nullptr);
+  CHECK(b->copy_from_host != nullptr);
+  CHECK(b->classify != nullptr);
+  CHECK(b->event_record != nullptr);
+  CHECK(b->event_wait != nullptr);
+  CHECK(b->event_release != nullptr);
+  CHECK(b->ipc_export_memory != nullptr);
+  CHECK(b->ipc_import_memory != nullptr);
+  CHECK(b->ipc_export_event != nullptr);
+  CHECK(b->ipc_import_event != nullptr);
+  CHECK(b->native != nullptr);
+  CHECK(b->device_identity != nullptr);
+  CHECK(b->release_after != nullptr);
+  for (void *r : b->reserved) CHECK(r == nullptr);
+  for (uint8_t r : b->reserved0) CHECK(r == 0);
+  CHECK(b->device_count(nullptr) == 0);
+  hurray_error err{};
+  hurray_backend_allocation a{};
+  CHECK(b->alloc(nullptr, 0, 0, 64, 64, 0, &a, &err) == HURRAY_E_INVALID_ARGUMENT);
+  int calls = 0;
+  if (b->release_after != nullptr)
+    CHECK(b->release_after(nullptr, 0, nullptr, nullptr, 0, count_call, &calls, &err) ==
+          HURRAY_E_INVALID_ARGUMENT);
+  CHECK(calls == 0);  // never on an error
+  b->shutdown(nullptr);
+}
 
 inline std::vector<unsigned char> pattern(size_t n, unsigned seed) {
   std::vector<unsigned char> v(n);

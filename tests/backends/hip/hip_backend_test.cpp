@@ -25,6 +25,7 @@
 
 using gpu_test::AllocGuard;
 using gpu_test::ScopedEnv;
+using gpu_test::starts_with;
 
 namespace {
 
@@ -37,72 +38,14 @@ struct Probed : gpu_test::Probed {
   Probed() : gpu_test::Probed(HURRAY_HIP_PLUGIN, "no HIP device") {}
 };
 
-hurray_status probe_once(std::string *message) {
-  const hurray_backend_v1 *b = plugin();
-  void *state = nullptr;
-  hurray_error err;
-  std::memset(&err, 0x55, sizeof err);
-  const hurray_status st = b->probe(&state, &err);
-  if (st == HURRAY_OK) {
-    REQUIRE(state != nullptr);
-    b->shutdown(state);
-    message->clear();
-  } else {
-    CHECK(state == nullptr);
-    CHECK(err.status == st);
-    CHECK(err.rule == HURRAY_RULE_NONE);
-    CHECK(err.buffer_index == -1);
-    CHECK(err.byte_offset == -1);
-    *message = err.message;
-  }
-  return st;
-}
-
-bool starts_with(const std::string &s, const std::string &prefix) {
-  return s.compare(0, prefix.size(), prefix) == 0;
-}
+hurray_status probe_once(std::string *message) { return gpu_test::probe_once(plugin(), message); }
 
 }  // namespace
 
 // ---- the table ----------------------------------------------------------------
 
 TEST_CASE("hip: entry table: version size device tag and functions") {
-  const hurray_backend_v1 *b = plugin();
-  CHECK(b->api_version == HURRAY_BACKEND_API_VERSION);
-  CHECK(b->size == sizeof(hurray_backend_v1));
-  CHECK(b->device_tag == HURRAY_DEVICE_ROCM);
-  CHECK(std::string(b->name) == "hip");
-  CHECK(b->probe != nullptr);
-  CHECK(b->shutdown != nullptr);
-  CHECK(b->device_count != nullptr);
-  CHECK(b->device_info != nullptr);
-  CHECK(b->alloc != nullptr);
-  CHECK(b->free != nullptr);
-  CHECK(b->copy_to_host != nullptr);
-  CHECK(b->copy_from_host != nullptr);
-  CHECK(b->classify != nullptr);
-  CHECK(b->event_record != nullptr);
-  CHECK(b->event_wait != nullptr);
-  CHECK(b->event_release != nullptr);
-  CHECK(b->ipc_export_memory != nullptr);
-  CHECK(b->ipc_import_memory != nullptr);
-  CHECK(b->ipc_export_event != nullptr);
-  CHECK(b->ipc_import_event != nullptr);
-  CHECK(b->native != nullptr);
-  CHECK(b->device_identity != nullptr);
-  CHECK(b->release_after != nullptr);
-  for (void *r : b->reserved) CHECK(r == nullptr);
-  for (uint8_t r : b->reserved0) CHECK(r == 0);
-  CHECK(b->device_count(nullptr) == 0);
-  hurray_error err{};
-  hurray_backend_allocation a{};
-  CHECK(b->alloc(nullptr, 0, 0, 64, 64, 0, &a, &err) == HURRAY_E_INVALID_ARGUMENT);
-  int calls = 0;
-  if (b->release_after != nullptr)
-    CHECK(b->release_after(nullptr, 0, nullptr, nullptr, 0, gpu_test::count_call, &calls, &err) ==
-          HURRAY_E_INVALID_ARGUMENT);
-  CHECK(calls == 0);  // never on an error
-  b->shutdown(nullptr);
+  gpu_test::check_full_table(plugin(), HURRAY_DEVICE_ROCM, "hip");
 }
 
 // ---- probe on this machine ------------------------------------------------------

@@ -25,6 +25,7 @@
 #include <level_zero/ze_api.h>
 
 #include "../../../src/backends/class_name.h"
+#include "../../gpu/plugin_test_util.h"
 
 #include <atomic>
 #include <cstdint>
@@ -182,30 +183,7 @@ std::vector<uint8_t> pattern(size_t n, unsigned seed) {
 // ===========================================================================
 
 TEST_CASE("level-zero: entry table: version size device tag and functions") {
-  const hurray_backend_v1 *b = plugin();
-  CHECK(b->api_version == HURRAY_BACKEND_API_VERSION);
-  CHECK(b->size == sizeof(hurray_backend_v1));
-  CHECK(b->device_tag == HURRAY_DEVICE_LEVEL_ZERO);
-  CHECK(std::string(b->name) == "level-zero");
-  CHECK(b->probe != nullptr);
-  CHECK(b->shutdown != nullptr);
-  CHECK(b->device_count != nullptr);
-  CHECK(b->device_info != nullptr);
-  CHECK(b->alloc != nullptr);
-  CHECK(b->free != nullptr);
-  CHECK(b->copy_to_host != nullptr);
-  CHECK(b->copy_from_host != nullptr);
-  CHECK(b->classify != nullptr);
-  CHECK(b->event_record != nullptr);
-  CHECK(b->event_wait != nullptr);
-  CHECK(b->event_release != nullptr);
-  CHECK(b->ipc_export_memory != nullptr);
-  CHECK(b->ipc_import_memory != nullptr);
-  CHECK(b->ipc_export_event != nullptr);
-  CHECK(b->ipc_import_event != nullptr);
-  CHECK(b->native != nullptr);
-  for (void *r : b->reserved) CHECK(r == nullptr);
-  for (uint8_t r : b->reserved0) CHECK(r == 0);
+  gpu_test::check_full_table(plugin(), HURRAY_DEVICE_LEVEL_ZERO, "level-zero");
 }
 
 TEST_CASE("level-zero: probe: this machine's answer is a device or DEVICE_UNAVAILABLE with a named reason") {

@@ -24,7 +24,14 @@ namespace {
 struct Event {
   uint64_t recorded = 0;   // records queued
   uint64_t completed = 0;  // records run
+  int refs = 1;            // the handle's, and one per queued op that names it
 };
+
+// Under mu: drop one reference; the last frees the event (a destroyed event
+// lives on while a queued record or wait names it, as in CUDA).
+void unref(Event *e) {
+  if (--e->refs == 0) delete e;
+}
 
 struct Op {
   enum Kind { kGate, kRecord, kWait, kHost } kind;
@@ -83,6 +90,7 @@ void run(Stream *s) {
         break;
     }
     s->ops.pop_front();
+    if (op.event != nullptr) unref(op.event);
     s->busy = false;
     cv.notify_all();
   }
@@ -97,6 +105,7 @@ CUresult push(CUstream hs, Op op) {
   std::lock_guard<std::mutex> lock(mu);
   auto *s = reinterpret_cast<Stream *>(hs);
   s->ops.push_back(op);
+  if (op.event != nullptr) ++op.event->refs;
   cv.notify_all();
   return CUDA_SUCCESS;
 }
@@ -248,9 +257,10 @@ FAKE_API CUresult cuEventSynchronize(CUevent he) {
   cv.wait(lock, [&] { return e->completed >= e->recorded; });
   return CUDA_SUCCESS;
 }
-// Kept: a queued wait may still read it (a fake may leak).
-FAKE_API CUresult cuEventDestroy(CUevent) {
+FAKE_API CUresult cuEventDestroy(CUevent he) {
   FAKE_NOT_FROM_HOST_FUNC()
+  std::lock_guard<std::mutex> lock(mu);
+  unref(reinterpret_cast<Event *>(he));
   return CUDA_SUCCESS;
 }
 

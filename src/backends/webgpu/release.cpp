@@ -129,8 +129,7 @@ void stop_releaser(Releaser *r) noexcept {
 hurray_status release_after(void *state, int32_t device, void *stream, void *event,
                             uint64_t value, void (*done)(void *), void *user,
                             hurray_error *err) {
-  HURRAY_KIT_ENTER(State, "release_after: done", reinterpret_cast<const void *>(done));
-  if (event != nullptr && value != 0) return hurray::kit::check_binary_value(value, "WebGPU", err);
+  HURRAY_KIT_ENTER_BINARY_RELEASE_AFTER(State, "WebGPU");
   if (const hurray_status st = check_stream(*d, stream, "release_after", err)) return st;
   std::lock_guard<std::mutex> lock(s->mu);
   if (!s->releaser) s->releaser.reset(new Releaser(s));  // its thread starts here

@@ -125,7 +125,6 @@ void release_buffer(State *s, WGPUBuffer b) noexcept;  // destroy + release; s->
 // The entry points (src/backends/kit/table.h).
 HURRAY_KIT_DECLARE_ENTRIES()
 HURRAY_KIT_DECLARE_IDENTITY_ENTRY()
-hurray_status release_after(void *state, int32_t device, void *stream, void *event,
-                            uint64_t value, void (*done)(void *), void *user, hurray_error *err);
+HURRAY_KIT_DECLARE_RELEASE_AFTER_ENTRY()
 
 }  // namespace hurray::webgpu

@@ -5,9 +5,9 @@
 # scratch folder, runs dpkg-buildpackage (debian/) there and moves the .deb
 # files to OUTDIR, then runs lintian on them: an error, or a warning without
 # an override, fails. Installs the build dependencies as root (deps.sh
-# package). Environment: JOBS (default nproc); HURRAY_DEB_PROFILES, extra
-# build profiles (pkg.hurray.cuda builds the CUDA plugin, which needs cuda.h
-# from non-free nvidia-cuda-dev); CMAKE_*_COMPILER_LAUNCHER=ccache and
+# package). Environment: JOBS (default nproc); HURRAY_DEB_PROFILES, the build
+# profiles (default: pkg.hurray.cuda, the CUDA plugin's package, where cuda.h
+# is found; empty: none); CMAKE_*_COMPILER_LAUNCHER=ccache and
 # CCACHE_* are passed on (scripts/test.sh shares stage 1's cache this way).
 set -euo pipefail
 [[ $# -eq 1 ]] || { echo "usage: scripts/package.sh OUTDIR" >&2; exit 2; }
@@ -27,10 +27,19 @@ mkdir "$src"
 # A shared ccache: paths relative to the copy, as the caller's were to its
 # checkout, so that objects built there (CI's stage 1) are reused.
 if [[ -n ${CCACHE_BASEDIR:-} ]]; then export CCACHE_BASEDIR=$src; fi
+# The CUDA plugin's package where cuda.h is found (nvidia-cuda-dev, or
+# NVIDIA's toolkit in /usr/local/cuda or $CUDA_HOME): build profile pkg.hurray.cuda.
+profiles=${HURRAY_DEB_PROFILES-auto}
+if [[ $profiles == auto ]]; then
+  profiles=
+  for h in /usr/include/cuda.h /usr/local/cuda/include/cuda.h ${CUDA_HOME:+$CUDA_HOME/include/cuda.h}; do
+    if [[ -f $h ]]; then profiles=pkg.hurray.cuda; echo "package.sh: $h found: building the CUDA plugin's package"; break; fi
+  done
+fi
 jobs=${JOBS:-$(nproc)}
 echo "=== [package] dpkg-buildpackage in $src ($jobs jobs)"
 (cd "$src" && DEB_BUILD_OPTIONS="parallel=$jobs nocheck noautodbgsym" \
-   DEB_BUILD_PROFILES="${HURRAY_DEB_PROFILES:-}" \
+   DEB_BUILD_PROFILES="$profiles" \
    dpkg-buildpackage -b -us -uc --no-sign)
 rm -f "$out"/*.deb
 mv "$scratch"/*.deb "$out"/

@@ -22,6 +22,17 @@ fresh_dir() {
   mkdir -p "$1"
 }
 
+# staged_flags MODULE [OPTION]: the flags (OPTION: --cflags; default --cflags
+# --libs) of the staged MODULE.pc (hurray, hurray-net), which must be the one
+# found, not an installed one.
+staged_flags() {
+  PKG_CONFIG_PATH=$stage/$libdir/pkgconfig
+  export PKG_CONFIG_PATH
+  pkg_config=${PKG_CONFIG:-pkg-config}
+  test "$("$pkg_config" --variable=pcfiledir "$1")" = "$stage/$libdir/pkgconfig"
+  if [ $# -gt 1 ]; then "$pkg_config" "$2" "$1"; else "$pkg_config" --cflags --libs "$1"; fi
+}
+
 case $mode in
 install)
   cmake=$1 build=$2 stage=$3 config=${4:-}
@@ -33,12 +44,7 @@ c99|cxx)
   stage=$1 libdir=$2 source=$3 work=$4
   fresh_dir "$work"
   set -x
-  PKG_CONFIG_PATH=$stage/$libdir/pkgconfig
-  export PKG_CONFIG_PATH
-  pkg_config=${PKG_CONFIG:-pkg-config}
-  # The staged hurray.pc must be the one found, not an installed one.
-  test "$("$pkg_config" --variable=pcfiledir hurray)" = "$stage/$libdir/pkgconfig"
-  flags=$("$pkg_config" --cflags --libs hurray)
+  flags=$(staged_flags hurray)
   if [ "$mode" = c99 ]; then
     ${CC:-cc} -std=c99 -pedantic -Wall -Wextra -Werror -o "$work/app" "$source" $flags
   else
@@ -107,12 +113,8 @@ net)
   stage=$1 libdir=$2 source=$3 work=$4
   fresh_dir "$work"
   set -x
-  PKG_CONFIG_PATH=$stage/$libdir/pkgconfig
-  export PKG_CONFIG_PATH
-  pkg_config=${PKG_CONFIG:-pkg-config}
-  test "$("$pkg_config" --variable=pcfiledir hurray-net)" = "$stage/$libdir/pkgconfig"
-  ${CC:-cc} -std=c99 -pedantic -Wall -Wextra -Werror -o "$work/app" "$source" \
-    $("$pkg_config" --cflags --libs hurray-net)
+  flags=$(staged_flags hurray-net)
+  ${CC:-cc} -std=c99 -pedantic -Wall -Wextra -Werror -o "$work/app" "$source" $flags
   LD_LIBRARY_PATH=$stage/$libdir "$work/app" --help 2>&1 | grep -q usage
   ;;
 plugin)
@@ -120,10 +122,9 @@ plugin)
   fresh_dir "$work"
   set -x
   test -f "$stage/include/hurray_backend.h"
-  PKG_CONFIG_PATH=$stage/$libdir/pkgconfig
-  export PKG_CONFIG_PATH
+  flags=$(staged_flags hurray --cflags)
   ${CC:-cc} -std=c99 -pedantic -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden \
-    -o "$work/libhurray-example-private.so" "$source" $("${PKG_CONFIG:-pkg-config}" --cflags hurray)
+    -o "$work/libhurray-example-private.so" "$source" $flags
   HURRAY_BACKEND_PATH=$work LD_LIBRARY_PATH=$stage/$libdir \
     "$stage/bin/hurray-inspect" --devices >"$work/devices.txt"
   cat "$work/devices.txt"

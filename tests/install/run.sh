@@ -165,5 +165,5 @@ for f in /usr/lib/python3/dist-packages/hurray /usr/lib/*/hurray /usr/include/hu
   [[ ! -e $f ]] || { echo "left after purge: $f" >&2; left=1; }
 done
 [[ $left == 0 ]]
-step=done
+step="done"
 echo "install test: OK (${#pkgs[@]} packages installed, used and purged)"

@@ -194,14 +194,14 @@ typedef enum hurray_severity {
  *  message:      NUL-terminated English sentence naming the rule ID.
  */
 typedef struct hurray_error {
-  int32_t status;
-  uint32_t rule;
-  int32_t severity;
-  int32_t reserved0;
-  int64_t buffer_index;
-  int64_t byte_offset;
-  char rule_id[HURRAY_ERROR_RULE_ID_SIZE];
-  char message[HURRAY_ERROR_MESSAGE_SIZE];
+  int32_t status;       /**< a hurray_status */
+  uint32_t rule;        /**< a hurray_rule; HURRAY_RULE_NONE if none applies */
+  int32_t severity;     /**< a hurray_severity */
+  int32_t reserved0;    /**< zero */
+  int64_t buffer_index; /**< index in the buffer table, -1 if none */
+  int64_t byte_offset;  /**< offset of the field at fault in the input, -1 if none */
+  char rule_id[HURRAY_ERROR_RULE_ID_SIZE];  /**< e.g. "BP-ALIGN-MIN", or "" */
+  char message[HURRAY_ERROR_MESSAGE_SIZE];  /**< English, starts with the rule ID */
 } hurray_error;
 
 /* ------------------------------------------------------------------------ */
@@ -257,7 +257,8 @@ typedef enum hurray_transport {
   HURRAY_TRANSPORT_IN_PROCESS = 0,
   HURRAY_TRANSPORT_IPC = 1,
   HURRAY_TRANSPORT_RDMA = 2,
-  HURRAY_TRANSPORT_CROSS_MACHINE = 3
+  HURRAY_TRANSPORT_CROSS_MACHINE = 3,
+  HURRAY_TRANSPORT_FORCE_32BIT_ = 0x7fffffff /**< any int is a valid value to pass */
 } hurray_transport;
 
 /** \brief The decoded fields of one 16-byte handle, in wire order.
@@ -412,14 +413,382 @@ HURRAY_API hurray_status hurray_table_diagnose(
     hurray_error *err);
 
 /* ------------------------------------------------------------------------ */
-/* Sections reserved for later parts of the API (each arrives with its own  */
-/* issue and only adds declarations):                                       */
-/*   handoff  - the hurray_handoff struct, release / acquire / check        */
-/*   context  - hurray_context (backend registry, guard mode)               */
-/*   ipc      - hurray_ipc_* channel                                        */
-/*   dlpack   - DLPack bridge                                               */
-/*   net      - hurray_net_* transfers                                      */
+/** \defgroup context Context (opaque): guard mode and, later, backends     */
 /* ------------------------------------------------------------------------ */
+
+/** \brief State the library owns for a producer or consumer: guard mode and
+ *  its reports (and, with the backends, the device registry).
+ *
+ *  Every function taking a `hurray_context *` accepts NULL for the process's
+ *  default context, whose guard mode is on when the environment variable
+ *  HURRAY_GUARD is set to 1 at its first use; it reports handoffs still live
+ *  at process exit on stderr. A context is thread-safe. */
+typedef struct hurray_context hurray_context;
+
+/** \brief A guard-mode report: `report` is a hurray_error naming the rule
+ *  (e.g. BP-REL-ONCE) whose message says where the handoff was created.
+ *  Called on the thread that broke the rule; must not call back into the
+ *  context that reports. */
+typedef void (*hurray_guard_fn)(void *user, const hurray_error *report);
+
+/** \brief Create a context (guard off). Free it with hurray_context_destroy. */
+HURRAY_API hurray_status hurray_context_create(hurray_context **out,
+                                               hurray_error *err);
+/** \brief Drop the caller's context. With guard mode on, every handoff of the
+ *  context still live is reported as a leak. Handoffs still live keep the
+ *  context's memory alive until they are released. NULL is a no-op. */
+HURRAY_API void hurray_context_destroy(hurray_context *ctx);
+/** \brief Turn guard mode, the protocol sanitizer, on or off. Applies to
+ *  handoffs created afterwards. Off, it costs one branch per call. */
+HURRAY_API hurray_status hurray_context_set_guard(hurray_context *ctx,
+                                                  int enable, hurray_error *err);
+/** \brief Where guard reports go (NULL fn: stderr, the default). */
+HURRAY_API hurray_status hurray_context_set_guard_callback(
+    hurray_context *ctx, hurray_guard_fn fn, void *user, hurray_error *err);
+/** \brief The rules this context's producers are held to when they wrap,
+ *  allocate and export (NULL: the default in-process policy). The policy is
+ *  copied. Agreeing a private device tag here is what lets a producer use
+ *  it. Set it before the context is used from other threads. */
+HURRAY_API hurray_status hurray_context_set_policy(hurray_context *ctx,
+                                                   const hurray_policy *policy,
+                                                   hurray_error *err);
+/** \brief Number of guard reports the context has made so far. */
+HURRAY_API uint64_t hurray_context_guard_count(const hurray_context *ctx);
+
+/* ------------------------------------------------------------------------ */
+/** \defgroup handoff The handoff: one buffer, one consumer, released once  */
+/* ------------------------------------------------------------------------ */
+
+#define HURRAY_HANDOFF_VERSION 1u
+
+/** hurray_handoff.flags (and the flags of the descriptors below). */
+#define HURRAY_HANDOFF_READ_ONLY 0x1u   /**< the consumer must not write */
+#define HURRAY_HANDOFF_OPAQUE_DATA 0x2u /**< data is an opaque device handle,
+                                             not a numeric address */
+#define HURRAY_HANDOFF_QPARAM 0x4u      /**< a quantization-parameter buffer:
+                                             never modified (BP-ZC-QPARAM) */
+/** With OPAQUE_DATA only: the buffer starts `reserved[0]` bytes into the
+ *  device object that `data` names (a view, hurray_buffer_view(), of an
+ *  opaque-handle buffer such as a cl_mem or a Vulkan buffer); a consumer adds
+ *  that offset to every access. Set only when the offset is not zero; a
+ *  library older than this flag refuses such a handoff (unknown flag). */
+#define HURRAY_HANDOFF_OPAQUE_OFFSET 0x8u
+
+typedef struct hurray_handoff hurray_handoff;
+
+/** \brief One buffer handed from a producer to one consumer.
+ *
+ *  A plain struct with a fixed layout (112 bytes on 64-bit hosts), so that a
+ *  consumer in any language can use and release it without linking
+ *  libhurray, and two libhurray versions interoperate.
+ *
+ *  Ownership rules:
+ *  - The consumer owns the struct it received. It calls `release(self)`
+ *    exactly once (BP-REL-ONCE), from any thread (BP-REL-THREAD), after its
+ *    device work on the buffer has completed (BP-REL-AFTER). The callback
+ *    sets `self->release` to NULL: a released struct has release == NULL.
+ *  - With sync_mode EVENT, the consumer first waits on `sync_object` on every
+ *    stream it uses (BP-SYNC-WAIT), then calls `release_event(self)` exactly
+ *    once (BP-EVREL-ONCE), which sets `self->release_event` to NULL. For the
+ *    other modes release_event is NULL.
+ *  - To pass ownership on, move the struct (hurray_handoff_move): copy it and
+ *    set the source's release to NULL. Releasing two copies is a double
+ *    release; handoffs made by libhurray detect it and never forward the
+ *    second call to the producer.
+ *  - The producer keeps `data` valid and unchanged (BP-ZC-NOMUT,
+ *    BP-ZC-STABLE) until release.
+ *
+ *  Fields:
+ *  version        HURRAY_HANDOFF_VERSION.
+ *  flags          HURRAY_HANDOFF_* bits.
+ *  handle         the 16 wire bytes (hurray_handle_decode() reads them).
+ *  device_ordinal which device of device_tag (0 for CPU).
+ *  data           base address, or an opaque handle when OPAQUE_DATA is set;
+ *                 may be NULL for an empty buffer.
+ *  sync_object    EVENT: the producer's event; CONSUMER_STREAM: the stream the
+ *                 consumer declared; PRODUCER_SYNCED: NULL (BP-SYNC-PAYLOAD).
+ *  sync_value     EVENT: the value to wait for on timeline-style events; else 0.
+ *  release_event  EVENT: releases the event; else NULL.
+ *  release        releases the buffer; NULL once released.
+ *  private_data   the producer's; consumers leave it alone.
+ *  reserved       zero, except reserved[0] with HURRAY_HANDOFF_OPAQUE_OFFSET:
+ *                 the offset of the buffer in the object data names. */
+struct hurray_handoff {
+  uint32_t version;                   /**< HURRAY_HANDOFF_VERSION */
+  uint32_t flags;                     /**< HURRAY_HANDOFF_* bits */
+  uint8_t handle[HURRAY_HANDLE_SIZE]; /**< the 16 wire bytes */
+  int32_t device_ordinal;             /**< which device of the tag; 0 for CPU */
+  uint32_t reserved0;                 /**< zero */
+  void *data;           /**< base address, or an opaque handle (OPAQUE_DATA) */
+  void *sync_object;    /**< EVENT: the event; CONSUMER_STREAM: the stream */
+  uint64_t sync_value;  /**< EVENT: the value to wait for; else 0 */
+  void (*release_event)(hurray_handoff *self); /**< EVENT: release the event once */
+  void (*release)(hurray_handoff *self);       /**< release the buffer once */
+  void *private_data;   /**< the producer's */
+  uint64_t reserved[4]; /**< zero; [0]: the offset with OPAQUE_OFFSET */
+};
+
+typedef char hurray_check_handoff_size_[sizeof(void *) != 8 ||
+                                                sizeof(hurray_handoff) == 112
+                                            ? 1
+                                            : -1];
+
+/* ---- producer side ------------------------------------------------------ */
+
+/** \brief A producer's buffer: memory plus its handle, reference counted.
+ *  The owner's reference and every live handoff keep it alive; the memory is
+ *  freed when the last one goes (BP-REFCOUNT), on whichever thread. */
+typedef struct hurray_buffer hurray_buffer;
+
+/** \brief Frees wrapped memory: called exactly once, with the descriptor's
+ *  free_user and data, when the owner and every consumer are done. */
+typedef void (*hurray_free_fn)(void *user, void *data);
+
+/** \brief Memory the caller owns, described for hurray_buffer_wrap() and
+ *  hurray_handoff_wrap(). Start from HURRAY_BUFFER_DESC_INIT.
+ *  `handle.sync_mode` must be PRODUCER_SYNCED here: each export chooses its
+ *  own sync mode. flags: HURRAY_HANDOFF_OPAQUE_DATA, HURRAY_HANDOFF_QPARAM. */
+typedef struct hurray_buffer_desc {
+  uint32_t size; /**< sizeof(hurray_buffer_desc) */
+  uint32_t flags;              /**< HURRAY_HANDOFF_OPAQUE_DATA, HURRAY_HANDOFF_QPARAM */
+  hurray_buffer_handle handle; /**< the buffer; sync_mode PRODUCER_SYNCED */
+  void *data;                  /**< base address, or opaque handle (OPAQUE_DATA) */
+  int32_t device_ordinal;      /**< which device of handle.device_tag */
+  uint32_t reserved0;          /**< zero */
+  hurray_free_fn free_fn;      /**< may be NULL: nothing to free */
+  void *free_user;             /**< passed to free_fn */
+} hurray_buffer_desc;
+#define HURRAY_BUFFER_DESC_INIT                                                \
+  { (uint32_t)sizeof(hurray_buffer_desc), 0, {0, 0, 0, 0, 0, 0}, NULL, 0, 0,    \
+    NULL, NULL }
+
+/** \brief How one export synchronises: the sync mode and its payload.
+ *  Start from HURRAY_EXPORT_DESC_INIT (PRODUCER_SYNCED, writable).
+ *  For EVENT, `sync_object` is the event and `event_free_fn(event_user,
+ *  sync_object)` is called exactly once when the consumer releases it. */
+typedef struct hurray_export_desc {
+  uint32_t size; /**< sizeof(hurray_export_desc) */
+  uint32_t flags; /**< HURRAY_HANDOFF_READ_ONLY */
+  uint32_t sync_mode; /**< a hurray_sync_mode */
+  uint32_t reserved0;   /**< zero */
+  void *sync_object;    /**< EVENT: the event; CONSUMER_STREAM: the consumer's stream */
+  uint64_t sync_value;  /**< EVENT: the value to wait for (timeline events) */
+  void (*event_free_fn)(void *user, void *event); /**< EVENT: frees the event, once */
+  void *event_user;     /**< passed to event_free_fn */
+} hurray_export_desc;
+#define HURRAY_EXPORT_DESC_INIT                                                \
+  { (uint32_t)sizeof(hurray_export_desc), 0, 0, 0, NULL, 0, NULL, NULL }
+
+/** Flags of hurray_alloc_desc. */
+#define HURRAY_ALLOC_SHAREABLE 0x1u /**< memory another process can map
+                                         (CPU: a memfd, see hurray_buffer_fd) */
+
+/** \brief Memory for the library to allocate through the device's backend.
+ *  Start from HURRAY_ALLOC_DESC_INIT. alignment: a power of two >= 64
+ *  (>= 4096 gives page-aligned memory); 0 means 64. */
+typedef struct hurray_alloc_desc {
+  uint32_t size; /**< sizeof(hurray_alloc_desc) */
+  uint32_t flags;          /**< HURRAY_ALLOC_SHAREABLE */
+  uint64_t byte_size;      /**< bytes to allocate; 0: an empty buffer */
+  uint32_t alignment;      /**< power of two >= 64; 0 means 64 */
+  uint8_t device_tag;      /**< the device to allocate on */
+  uint8_t memory_class;    /**< the memory class to allocate */
+  uint8_t reserved0[2];    /**< zero */
+  int32_t device_ordinal;  /**< which device of the tag */
+  uint32_t reserved1;      /**< zero */
+} hurray_alloc_desc;
+#define HURRAY_ALLOC_DESC_INIT                                                 \
+  { (uint32_t)sizeof(hurray_alloc_desc), 0, 0, 0, 0, 0, {0, 0}, 0, 0 }
+
+/** \brief Wrap memory the caller owns. The handle is validated in-process
+ *  and, unless OPAQUE_DATA, the address against the alignment
+ *  (BP-ALIGN-ADDR). *out holds the owner's reference. */
+HURRAY_API hurray_status hurray_buffer_wrap(hurray_context *ctx,
+                                            const hurray_buffer_desc *desc,
+                                            hurray_buffer **out,
+                                            hurray_error *err);
+/** \brief Allocate through the device's backend (built in: CPU). Non-CPU
+ *  devices return HURRAY_E_DEVICE_UNAVAILABLE until their backend is loaded. */
+HURRAY_API hurray_status hurray_buffer_alloc(hurray_context *ctx,
+                                             const hurray_alloc_desc *desc,
+                                             hurray_buffer **out,
+                                             hurray_error *err);
+/** \brief Hand the buffer to one more consumer: fills *out with a handoff of
+ *  its own (desc NULL: PRODUCER_SYNCED, writable). Checks the handle and the
+ *  payload (BP-SYNC-PAYLOAD) before anything is handed out. Thread-safe. */
+HURRAY_API hurray_status hurray_buffer_export(hurray_buffer *buffer,
+                                              const hurray_export_desc *desc,
+                                              hurray_handoff *out,
+                                              hurray_error *err);
+/** \brief A view: `length` bytes of `parent` at `offset` as a buffer of its
+ *  own (docs/spec/views.md). Its handle: the parent's device, class and
+ *  ordinal, byte_size `length`, and the largest power-of-two alignment
+ *  dividing both `offset` and the parent's alignment. Refused: a range
+ *  outside the parent (HURRAY_E_INVALID_ARGUMENT, BP-VIEW-BOUNDS); a
+ *  non-empty view below 64-aligned (HURRAY_E_ALIGNMENT, BP-ALIGN-MIN); a
+ *  handle the context's policy refuses. Empty views are allowed. A view of
+ *  a view views the first parent. *out holds the owner's reference; the
+ *  view keeps the parent's memory alive (so the parent may go first), and
+ *  is used like any buffer (export, copies from its start, IPC, network,
+ *  DLPack). hurray_buffer_data(): the parent's address plus the offset, or
+ *  an opaque parent's handle (its handoffs then carry the offset,
+ *  HURRAY_HANDOFF_OPAQUE_OFFSET); hurray_buffer_fd() is -1. Thread-safe. */
+HURRAY_API hurray_status hurray_buffer_view(hurray_buffer *parent, uint64_t offset,
+                                            uint64_t length, hurray_buffer **out,
+                                            hurray_error *err);
+/** \brief Drop the owner's reference. NULL is a no-op. */
+HURRAY_API void hurray_buffer_unref(hurray_buffer *buffer);
+/** \brief The buffer's data pointer (NULL for an empty buffer). */
+HURRAY_API void *hurray_buffer_data(const hurray_buffer *buffer);
+/** \brief The buffer's handle (sync_mode PRODUCER_SYNCED). */
+HURRAY_API hurray_status hurray_buffer_get_handle(const hurray_buffer *buffer,
+                                                  hurray_buffer_handle *out,
+                                                  hurray_error *err);
+/** \brief The file descriptor of a SHAREABLE CPU allocation (owned by the
+ *  buffer: do not close it), else -1. */
+HURRAY_API int hurray_buffer_fd(const hurray_buffer *buffer);
+
+/** \brief Copy n bytes from host memory into the buffer at `offset`, through
+ *  its backend (device memory included). Buffers the library did not
+ *  allocate must be host memory (CPU, not opaque). */
+HURRAY_API hurray_status hurray_buffer_copy_from_host(hurray_buffer *buffer,
+                                                      uint64_t offset,
+                                                      const void *src, uint64_t n,
+                                                      hurray_error *err);
+/** \brief Copy n bytes of the buffer at `offset` into host memory. */
+HURRAY_API hurray_status hurray_buffer_copy_to_host(const hurray_buffer *buffer,
+                                                    uint64_t offset, void *dst,
+                                                    uint64_t n, hurray_error *err);
+
+/** \brief Wrap and export in one call, for the common single-consumer case:
+ *  the memory is freed when the consumer releases. Allocation-free once
+ *  the library's record pools are warm. */
+HURRAY_API hurray_status hurray_handoff_wrap(hurray_context *ctx,
+                                             const hurray_buffer_desc *buffer,
+                                             const hurray_export_desc *exp,
+                                             hurray_handoff *out,
+                                             hurray_error *err);
+
+/* ---- consumer side ------------------------------------------------------ */
+
+/** \brief Check a received handoff before use: version, reserved words, the
+ *  handle under `policy` (NULL: in-process), the payload against sync_mode
+ *  (BP-SYNC-PAYLOAD) and, unless OPAQUE_DATA, the address against the
+ *  alignment (BP-ALIGN-ADDR; empty buffers accept NULL). */
+HURRAY_API hurray_status hurray_handoff_check(const hurray_handoff *handoff,
+                                              const hurray_policy *policy,
+                                              hurray_error *err);
+/** \brief Make the buffer safe to touch, as its sync_mode says: nothing for
+ *  PRODUCER_SYNCED; for EVENT, have `consumer_stream` (NULL: the host) wait on
+ *  the event through the device's backend, then release the event exactly
+ *  once; for CONSUMER_STREAM, `consumer_stream` must be the declared stream
+ *  (BP-SYNC-STREAM). */
+HURRAY_API hurray_status hurray_handoff_acquire(hurray_context *ctx,
+                                                hurray_handoff *handoff,
+                                                void *consumer_stream,
+                                                hurray_error *err);
+/** \brief Release the event of an EVENT handoff, exactly once
+ *  (BP-EVREL-ONCE): a second call is HURRAY_E_ALREADY_RELEASED. */
+HURRAY_API hurray_status hurray_handoff_release_event(hurray_handoff *handoff,
+                                                      hurray_error *err);
+/** \brief Release the buffer, exactly once (BP-REL-ONCE): a second call, or
+ *  a call on a stale copy of a libhurray handoff, is
+ *  HURRAY_E_ALREADY_RELEASED and never reaches the producer. */
+HURRAY_API hurray_status hurray_handoff_release(hurray_handoff *handoff,
+                                                hurray_error *err);
+/** \brief Release the buffer once device work on it completes, without
+ *  waiting (BP-REL-AFTER, BP-REL-DEFER): the work queued so far on `stream`
+ *  (NULL: the device's default stream) or, when `event` is not NULL, (event,
+ *  event_value) recorded on the handoff's device. On success the handoff is
+ *  moved in (release becomes NULL) and its release runs exactly once on the
+ *  thread the completion arrives on; on error the caller still owns it. A
+ *  backend without the entry waits on the host first (see
+ *  hurray_device_release_after_deferred). */
+HURRAY_API hurray_status hurray_handoff_release_after(hurray_context *ctx,
+                                                      hurray_handoff *handoff,
+                                                      void *stream, void *event,
+                                                      uint64_t event_value,
+                                                      hurray_error *err);
+/** \brief Move ownership: *dst = *src, then src is marked released. dst must
+ *  not hold a live handoff (it is overwritten). */
+HURRAY_API hurray_status hurray_handoff_move(hurray_handoff *src,
+                                             hurray_handoff *dst,
+                                             hurray_error *err);
+
+/* ------------------------------------------------------------------------ */
+/** \defgroup devices Devices: backends loaded on first use                */
+/* ------------------------------------------------------------------------ */
+
+/* The CPU backend is built in; every other device tag is served by a plugin
+ * (hurray_backend.h) found in $HURRAY_BACKEND_PATH or <libdir>/hurray/ and
+ * loaded the first time the device is used. HURRAY_BACKENDS=cpu,vulkan
+ * restricts which plugins may load; HURRAY_LOG=debug explains each step on
+ * stderr. A device whose plugin or runtime is missing answers
+ * HURRAY_E_DEVICE_UNAVAILABLE with the reason, and is never replaced by
+ * another device (BP-PUT-DEVICE). hurray_buffer_alloc() allocates through
+ * these backends. */
+
+/* hurray_backend.h defines these; repeated here as incomplete types. */
+struct hurray_backend_device_info;
+struct hurray_backend_native;
+struct hurray_backend_device_identity;
+
+/** \brief Number of devices with this tag (loads its backend if needed). */
+HURRAY_API hurray_status hurray_device_count(hurray_context *ctx,
+                                             uint8_t device_tag, int32_t *count,
+                                             hurray_error *err);
+/** \brief Describe one device (name, memory classes, IPC capabilities). */
+HURRAY_API hurray_status hurray_device_info(
+    hurray_context *ctx, uint8_t device_tag, int32_t device_ordinal,
+    struct hurray_backend_device_info *out, hurray_error *err);
+/** \brief The backend's native handles for a device, for callers that
+ *  submit their own work on it (see hurray_backend.h). */
+HURRAY_API hurray_status hurray_device_native(hurray_context *ctx,
+                                              uint8_t device_tag,
+                                              int32_t device_ordinal,
+                                              struct hurray_backend_native *out,
+                                              hurray_error *err);
+/** \brief The device's stable identity (struct in hurray_backend.h): its
+ *  UUID, else PCI address or LUID, the same in every process whatever the
+ *  device order there; kind HURRAY_BACKEND_ID_NONE where the backend has
+ *  none (CPU, WebGPU, PoCL). docs/spec/identity.md. */
+HURRAY_API hurray_status hurray_device_identity(
+    hurray_context *ctx, uint8_t device_tag, int32_t device_ordinal,
+    struct hurray_backend_device_identity *out, hurray_error *err);
+/** \brief *ordinal = this process's device of the tag whose identity equals
+ *  *identity (kind and bytes). None has it: HURRAY_E_DEVICE_UNAVAILABLE,
+ *  BP-DEV-ID (*ordinal -1); kind NONE: HURRAY_E_INVALID_ARGUMENT. */
+HURRAY_API hurray_status hurray_device_find(
+    hurray_context *ctx, uint8_t device_tag,
+    const struct hurray_backend_device_identity *identity, int32_t *ordinal,
+    hurray_error *err);
+/** \brief *deferred = 1 if the device's backend defers
+ *  hurray_handoff_release_after to its completion, 0 if it waits on the host
+ *  then releases (the detail of hurray_device_info says so too). */
+HURRAY_API hurray_status hurray_device_release_after_deferred(
+    hurray_context *ctx, uint8_t device_tag, int32_t device_ordinal,
+    int *deferred, hurray_error *err);
+/** \brief Record an event after the work queued on `stream` (NULL: the
+ *  device's default stream) and make *desc an EVENT export carrying it:
+ *  sync_mode, sync_object, sync_value, event_free_fn and event_user are set,
+ *  the rest of *desc is kept. If the export then fails, free the event with
+ *  desc->event_free_fn(desc->event_user, desc->sync_object). */
+HURRAY_API hurray_status hurray_event_record(hurray_context *ctx,
+                                             uint8_t device_tag,
+                                             int32_t device_ordinal,
+                                             void *stream,
+                                             hurray_export_desc *desc,
+                                             hurray_error *err);
+/** \brief Write a human-readable report of the backends: the plugins
+ *  found and where, the devices each sees with their memory classes and IPC
+ *  capabilities, and why a plugin or device is unavailable. Returns the
+ *  length of the whole report (like snprintf); writes at most cap bytes,
+ *  NUL-terminated when cap > 0. Loads every plugin it finds. */
+HURRAY_API size_t hurray_backend_report(hurray_context *ctx, char *out,
+                                        size_t cap);
+
+/* The IPC channel, the DLPack bridge and network transfers have headers of
+ * their own: hurray_ipc.h, hurray_dlpack.h, hurray_net.h. */
 
 #ifdef __cplusplus
 } /* extern "C" */

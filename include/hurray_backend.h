@@ -233,7 +233,7 @@ typedef struct hurray_backend_v1 {
   hurray_status (*native)(void *state, int32_t device, hurray_backend_native *out,
                           hurray_error *err);
 
-  /* Added in 1.0.0-dev in place of reserved[0] and reserved[1]: the table's
+  /* Added before 1.0.0 in place of reserved[0] and reserved[1]: the table's
    * size is unchanged, and a plugin built before leaves both NULL. */
 
   /** Optional: the device's stable identity, the same in every process

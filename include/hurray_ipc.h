@@ -96,7 +96,7 @@ typedef struct hurray_ipc_options {
   uint32_t device_count;    /**< number of entries in device_tags */
   const uint8_t *device_tags; /**< devices to announce besides the CPU (their
                                    backends are loaded now); NULL: CPU only */
-  /* ---- since 1.0.0-dev: access control and limits (0/NULL: defaults) */
+  /* ---- added before 1.0.0: access control and limits (0/NULL: defaults) */
   uint32_t allowed_uid_count; /**< entries in allowed_uids */
   uint32_t allowed_gid_count; /**< entries in allowed_gids */
   const uint32_t *allowed_uids; /**< peer uids allowed besides this euid */
@@ -132,7 +132,7 @@ typedef struct hurray_ipc_peer_info {
   int32_t pid;               /**< the peer's process ID (from the kernel) */
   uint32_t device_count;     /**< entries used in devices */
   hurray_ipc_device_caps devices[HURRAY_IPC_MAX_DEVICES]; /**< the peer's devices */
-  /* ---- since 1.0.0-dev (filled when `size` covers them) */
+  /* ---- added before 1.0.0 (filled when `size` covers them) */
   uint32_t uid;              /**< the peer's effective user ID (from the kernel) */
   uint32_t gid;              /**< the peer's effective group ID (from the kernel) */
 } hurray_ipc_peer_info;

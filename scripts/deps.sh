@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages a command needs, when they are missing.
 # Usage: scripts/deps.sh PROFILE...
-#   (profiles: build, test, vulkan, opencl, gpu, fuzz, interop, net, webgpu)
+#   (profiles: build, test, vulkan, opencl, gpu, fuzz, interop, net, webgpu, package)
 # As root it runs apt-get itself; otherwise it prints the command to run.
 set -euo pipefail
 
@@ -20,6 +20,9 @@ declare -A PROFILE=(
   # The WebGPU plugin's tests: Dawn (from npm, scripts/webgpu.sh) opens the unversioned
   # libEGL.so (libegl-dev) and runs OpenGL ES on Mesa's llvmpipe (EGL_PLATFORM=surfaceless).
   [webgpu]="libegl-dev libegl-mesa0 libgl1-mesa-dri"
+  # The Debian packages (scripts/package.sh, debian/) and their install test
+  # (tests/install/): debhelper, dh-python, lintian, man for `man -w`.
+  [package]="debhelper dh-python dpkg-dev fakeroot lintian python3 man-db python3-numpy"
 )
 
 want=()

@@ -3,7 +3,9 @@
 # CMakePresets.json, then valgrind and libFuzzer):
 #   1. RelWithDebInfo: unit tests, hurray-inspect contract, ABI checks,
 #      consumers of the installed library; then three mutants of
-#      scripts/mutate.sh --ci, each of which must be caught;
+#      scripts/mutate.sh --ci, each of which must be caught; then, as root,
+#      the Debian packages: scripts/package.sh (lintian clean) and
+#      tests/install/run.sh (dpkg -i, use from /usr, purge);
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer: the whole suite again
 #      (less the ABI checks, which need the plain build, and the benchmarks'
 #      smoke runs, which stage 1 makes);
@@ -18,7 +20,7 @@
 # HURRAY_SANITIZERS=0 to run stage 1 only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh test vulkan opencl gpu fuzz interop net webgpu
+scripts/deps.sh test vulkan opencl gpu fuzz interop net webgpu package
 # Dawn for the WebGPU tests (npm's bun-webgpu-linux-x64, pinned): installed
 # once here, into the cache the plugin looks in; a failed install fails the
 # run (the WebGPU tests would fail anyway: they are never skipped).
@@ -89,6 +91,17 @@ with_cache() {  # with_cache COMMAND...: run it (in the caller's subshell) with 
 # demand, docs/mutation-testing.md).
 echo "=== [mutate] a fixed sample of scripts/mutate.sh"
 (HURRAY_MUTATE_DIR=$prefix/mutate with_cache scripts/mutate.sh --ci --jobs "$jobs")
+# The Debian packages (issue 31): scripts/package.sh builds them (with stage
+# 1's compiler cache) and runs lintian, tests/install/run.sh installs them
+# with dpkg -i, uses them with an empty environment and purges them. It
+# changes the machine's /usr, so only as root (CI: a throwaway machine).
+if [[ $(id -u) -eq 0 && ${HURRAY_INSTALL_TEST:-1} != 0 ]]; then
+  echo "=== [install] scripts/package.sh, then tests/install/run.sh"
+  (with_cache scripts/package.sh "$prefix/debs")
+  tests/install/run.sh "$prefix/debs"
+else
+  echo "=== [install] NOT RUN: needs root (dpkg -i); HURRAY_INSTALL_TEST=0 turns it off"
+fi
 if [[ ${HURRAY_SANITIZERS:-1} != 0 ]]; then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
   stage asan-ubsan

@@ -6,6 +6,11 @@
 #   run_consumer.sh rust    STAGE LIBDIR SOURCE WORKDIR
 #   run_consumer.sh zig     STAGE LIBDIR SOURCE WORKDIR ZIG_SH
 #   run_consumer.sh python  STAGE LIBDIR SOURCE WORKDIR PYTHON PACKAGE_DIR
+#   run_consumer.sh net     STAGE LIBDIR SOURCE WORKDIR
+#   run_consumer.sh plugin  STAGE LIBDIR SOURCE WORKDIR
+# net links SOURCE (examples/net/client.c) with the staged hurray-net.pc;
+# plugin builds SOURCE (examples/backend-private) against the staged
+# hurray_backend.h and has hurray-inspect --devices load it.
 # c99/cxx compile SOURCE with the flags of the staged hurray.pc; cmake builds
 # the project in SOURCE_DIR with find_package(hurray). Any failing step fails.
 set -eu
@@ -15,6 +20,17 @@ shift
 fresh_dir() {
   rm -rf "${1:?}"
   mkdir -p "$1"
+}
+
+# staged_flags MODULE [OPTION]: the flags (OPTION: --cflags; default --cflags
+# --libs) of the staged MODULE.pc (hurray, hurray-net), which must be the one
+# found, not an installed one.
+staged_flags() {
+  PKG_CONFIG_PATH=$stage/$libdir/pkgconfig
+  export PKG_CONFIG_PATH
+  pkg_config=${PKG_CONFIG:-pkg-config}
+  test "$("$pkg_config" --variable=pcfiledir "$1")" = "$stage/$libdir/pkgconfig"
+  if [ $# -gt 1 ]; then "$pkg_config" "$2" "$1"; else "$pkg_config" --cflags --libs "$1"; fi
 }
 
 case $mode in
@@ -28,12 +44,7 @@ c99|cxx)
   stage=$1 libdir=$2 source=$3 work=$4
   fresh_dir "$work"
   set -x
-  PKG_CONFIG_PATH=$stage/$libdir/pkgconfig
-  export PKG_CONFIG_PATH
-  pkg_config=${PKG_CONFIG:-pkg-config}
-  # The staged hurray.pc must be the one found, not an installed one.
-  test "$("$pkg_config" --variable=pcfiledir hurray)" = "$stage/$libdir/pkgconfig"
-  flags=$("$pkg_config" --cflags --libs hurray)
+  flags=$(staged_flags hurray)
   if [ "$mode" = c99 ]; then
     ${CC:-cc} -std=c99 -pedantic -Wall -Wextra -Werror -o "$work/app" "$source" $flags
   else
@@ -98,8 +109,29 @@ python)
   HURRAY_CONSUMER_SITE=$work/site PYTHONPATH=$work/site PYTHONDONTWRITEBYTECODE=1 \
     "$python" "$source" "$stage/$libdir/libhurray.so.1"
   ;;
+net)
+  stage=$1 libdir=$2 source=$3 work=$4
+  fresh_dir "$work"
+  set -x
+  flags=$(staged_flags hurray-net)
+  ${CC:-cc} -std=c99 -pedantic -Wall -Wextra -Werror -o "$work/app" "$source" $flags
+  LD_LIBRARY_PATH=$stage/$libdir "$work/app" --help 2>&1 | grep -q usage
+  ;;
+plugin)
+  stage=$1 libdir=$2 source=$3 work=$4
+  fresh_dir "$work"
+  set -x
+  test -f "$stage/include/hurray_backend.h"
+  flags=$(staged_flags hurray --cflags)
+  ${CC:-cc} -std=c99 -pedantic -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden \
+    -o "$work/libhurray-example-private.so" "$source" $flags
+  HURRAY_BACKEND_PATH=$work LD_LIBRARY_PATH=$stage/$libdir \
+    "$stage/bin/hurray-inspect" --devices >"$work/devices.txt"
+  cat "$work/devices.txt"
+  grep -q "$work/libhurray-example-private.so" "$work/devices.txt"
+  ;;
 *)
-  echo "usage: $0 install|c99|cxx|cmake|rust|zig|python ..." >&2
+  echo "usage: $0 install|c99|cxx|cmake|rust|zig|python|net|plugin ..." >&2
   exit 2
   ;;
 esac

@@ -268,8 +268,10 @@ class handoff {
   }
 
   /** Release now, exactly once; returns the status (a second call, or a call
-   *  on an empty handoff, is HURRAY_E_ALREADY_RELEASED). An EVENT handoff's
-   *  event is released first if acquire() has not. */
+   *  on an empty handoff, is HURRAY_E_ALREADY_RELEASED; an IPC handoff whose
+   *  release message did not reach the producer, HURRAY_E_IO: the memory is
+   *  unmapped in any case). An EVENT handoff's event is released first if
+   *  acquire() has not. */
   hurray_status release(hurray_error *err = nullptr) noexcept {
     if (h_.release == nullptr) {
       if (err != nullptr) {
@@ -279,7 +281,9 @@ class handoff {
       return HURRAY_E_ALREADY_RELEASED;
     }
     if (h_.release_event != nullptr) (void)hurray_handoff_release_event(&h_, nullptr);
-    return hurray_handoff_release(&h_, err);
+    // hurray_handoff_release, plus (for a handoff from ipc::channel::receive)
+    // HURRAY_E_IO when the release message did not reach the producer.
+    return hurray_ipc_release(&h_, err);
   }
   hurray_status release_after(std::nothrow_t, const context &ctx, void *stream, void *event,
                               std::uint64_t event_value, hurray_error *err = nullptr) noexcept {

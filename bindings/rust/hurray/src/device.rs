@@ -2,7 +2,7 @@
 use hurray_sys as sys;
 
 use crate::context::Context;
-use crate::error::{call, Result};
+use crate::error::{c_text as text, call, Result};
 
 /// What `hurray_device_info` tells of one device.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,11 +14,6 @@ pub struct DeviceInfo {
     pub ipc: u32,
     pub min_alignment: u32,
     pub detail: String,
-}
-
-fn text(b: &[std::os::raw::c_char]) -> String {
-    let bytes: Vec<u8> = b.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
-    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// The number of devices with this tag (loads its backend if needed).

@@ -39,6 +39,12 @@ pub(crate) fn static_str(p: *const std::os::raw::c_char) -> &'static str {
     unsafe { CStr::from_ptr(p) }.to_str().unwrap_or("")
 }
 
+/// The text of a NUL-terminated C array (a struct field), lossily as UTF-8.
+pub(crate) fn c_text(b: &[std::os::raw::c_char]) -> String {
+    let bytes: Vec<u8> = b.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
 /// A failed libhurray call: the status, the protocol rule that was broken
 /// (its ID, e.g. `"BP-SIZE"`, empty when no rule applies) and the library's
 /// message, which names the rule.
@@ -58,15 +64,11 @@ pub struct Error {
 
 impl Error {
     pub(crate) fn from_c(status: sys::hurray_status, e: &sys::hurray_error) -> Error {
-        let text = |b: &[std::os::raw::c_char]| {
-            let bytes: Vec<u8> = b.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
-            String::from_utf8_lossy(&bytes).into_owned()
-        };
-        let mut message = text(&e.message);
+        let mut message = c_text(&e.message);
         if message.is_empty() {
             message = static_str(unsafe { sys::hurray_status_message(status) }).to_string();
         }
-        Error { status: Status(status.0), rule_id: text(&e.rule_id), message }
+        Error { status: Status(status.0), rule_id: c_text(&e.rule_id), message }
     }
     pub(crate) fn new(status: Status, message: &str) -> Error {
         Error { status, rule_id: String::new(), message: message.to_string() }

@@ -22,7 +22,7 @@ fn produce(path: &str, consumers: usize) -> Result<(), String> {
     let ctx = Context::new().map_err(|e| e.to_string())?;
     ctx.set_guard(true).map_err(|e| e.to_string())?;
     let listener = Listener::bind(path).map_err(|e| e.to_string())?;
-    let buf = Buffer::alloc_host(&ctx, SIZE as u64, 4096, true).map_err(|e| e.to_string())?;
+    let mut buf = Buffer::alloc_host(&ctx, SIZE as u64, 4096, true).map_err(|e| e.to_string())?;
     let bytes: Vec<u8> = (0..SIZE).map(pattern).collect();
     buf.write(0, &bytes).map_err(|e| e.to_string())?;
     let seen: Arc<Mutex<Vec<(usize, u64, ReleaseReason)>>> = Arc::default();

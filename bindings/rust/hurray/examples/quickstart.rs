@@ -8,7 +8,7 @@ fn main() -> Result<(), hurray::Error> {
     println!("refused: {} (rule {})", err.message(), err.rule_id());
 
     // A buffer handed to one consumer: released exactly once, when it drops.
-    let buf = Buffer::alloc_host(&Context::default(), 4096, 64, false)?;
+    let mut buf = Buffer::alloc_host(&Context::default(), 4096, 64, false)?;
     buf.write(0, b"hello")?;
     let handoff = buf.export()?;
     let bytes = handoff.as_slice().expect("CPU memory is host-addressable");

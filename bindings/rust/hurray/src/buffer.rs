@@ -14,7 +14,7 @@ use crate::handoff::Handoff;
 ///
 /// ```
 /// use hurray::{Buffer, Context};
-/// let buf = Buffer::alloc_host(&Context::default(), 4096, 4096, true)?;
+/// let mut buf = Buffer::alloc_host(&Context::default(), 4096, 4096, true)?;
 /// buf.write(0, &[1, 2, 3])?;
 /// let view = buf.view(0, 64)?;
 /// assert_eq!(&view.as_slice().unwrap()[..3], &[1, 2, 3]);
@@ -94,8 +94,10 @@ impl Buffer {
         Ok(unsafe { Handoff::from_raw(raw) })
     }
     /// Copy `src` into the buffer at `offset`, through its backend (device
-    /// memory too).
-    pub fn write(&self, offset: u64, src: &[u8]) -> Result<()> {
+    /// memory too). `&mut self`: no slice of this `Buffer` is alive. Write
+    /// before exporting: the producer keeps the bytes unchanged while a
+    /// handoff or view of them is out (BP-ZC-NOMUT).
+    pub fn write(&mut self, offset: u64, src: &[u8]) -> Result<()> {
         call(|e| unsafe {
             sys::hurray_buffer_copy_from_host(self.0.as_ptr(), offset, src.as_ptr().cast(), src.len() as u64, e)
         })

@@ -11,7 +11,7 @@ use crate::handle::Handle;
 /// (BP-REL-ONCE): by `release`, by `release_after`, or when it is dropped.
 ///
 /// ```
-/// let buf = hurray::Buffer::alloc_host(&hurray::Context::default(), 4096, 64, false)?;
+/// let mut buf = hurray::Buffer::alloc_host(&hurray::Context::default(), 4096, 64, false)?;
 /// buf.write(0, b"hello")?;
 /// let h = buf.export()?;
 /// assert_eq!(&h.as_slice().unwrap()[..5], b"hello");

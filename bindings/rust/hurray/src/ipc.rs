@@ -65,7 +65,7 @@ fn c_path(path: &str) -> Result<CString> {
 /// use hurray::{ipc::Channel, Buffer, Context};
 /// let ch = Channel::connect("/tmp/hurray.sock")?;
 /// ch.on_release(|id, why| println!("buffer {} back: {:?}", id, why));
-/// let buf = Buffer::alloc_host(&Context::default(), 1 << 20, 4096, true)?;
+/// let mut buf = Buffer::alloc_host(&Context::default(), 1 << 20, 4096, true)?;
 /// buf.write(0, b"from Rust")?;
 /// let id = ch.send(&buf)?;
 /// while ch.stats().released == 0 {

@@ -17,7 +17,7 @@
 //!
 //! ```
 //! use hurray::{Buffer, Context};
-//! let buf = Buffer::alloc_host(&Context::default(), 1024, 64, false)?;
+//! let mut buf = Buffer::alloc_host(&Context::default(), 1024, 64, false)?;
 //! buf.write(0, &[7; 1024])?;
 //! let consumer = buf.export()?;              // one consumer's handoff
 //! assert!(consumer.as_slice().unwrap().iter().all(|&b| b == 7));

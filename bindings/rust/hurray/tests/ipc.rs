@@ -26,7 +26,7 @@ fn a_sent_buffer_is_received_and_its_release_seen() {
     // Never poisoned by a failing assertion: the closure runs again (reason
     // Closed) when the channel drops during the unwinding.
     producer.on_release(move |id, why| s.lock().unwrap_or_else(|p| p.into_inner()).push((id, why)));
-    let buf = Buffer::alloc_host(&Context::default(), 8192, 4096, true).unwrap();
+    let mut buf = Buffer::alloc_host(&Context::default(), 8192, 4096, true).unwrap();
     buf.write(0, &[0x42; 8192]).unwrap();
     let id = producer.send(&buf).unwrap();
     let (h, got) = consumer.receive(5000).unwrap();

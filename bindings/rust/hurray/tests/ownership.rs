@@ -81,7 +81,7 @@ fn guard_mode_sees_no_leak_when_handoffs_drop() {
 
 #[test]
 fn views_and_out_of_bounds_errors() {
-    let buf = Buffer::alloc_host(&Context::default(), 4096, 4096, false).unwrap();
+    let mut buf = Buffer::alloc_host(&Context::default(), 4096, 4096, false).unwrap();
     let bytes: Vec<u8> = (0..4096u32).map(|i| i as u8).collect();
     buf.write(0, &bytes).unwrap();
     let v = buf.view(128, 64).unwrap();

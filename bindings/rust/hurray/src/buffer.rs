@@ -127,6 +127,11 @@ impl Buffer {
         }
         Some(unsafe { std::slice::from_raw_parts(p as *const u8, h.byte_size as usize) })
     }
+    /// Take over an owner's reference libhurray handed out.
+    #[cfg(feature = "net")]
+    pub(crate) unsafe fn from_owned(b: NonNull<sys::hurray_buffer>) -> Buffer {
+        Buffer(b)
+    }
     /// The C buffer, for hurray-sys calls (the reference stays here).
     pub fn as_ptr(&self) -> *mut sys::hurray_buffer {
         self.0.as_ptr()

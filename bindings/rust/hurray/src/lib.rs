@@ -8,7 +8,9 @@
 //!   [`Handoff::release_after`]. [`Handoff::into_raw`] / [`Handoff::from_raw`]
 //!   pass it to and from C.
 //! - [`Handle`], [`Policy`], [`Context`]: the 16-byte handle, its rules.
-//! - [`ipc`]: [`ipc::Listener`] and [`ipc::Channel`] between processes.
+//! - [`ipc`]: [`ipc::Listener`] and [`ipc::Channel`] between processes;
+//!   with the `net` feature, `net::Server` and `net::Client` (UCX) between
+//!   machines.
 //! - Every fallible call returns [`Result`]; an [`Error`] carries the
 //!   status, the rule ID and the message.
 //!
@@ -33,6 +35,8 @@ mod error;
 mod handle;
 mod handoff;
 pub mod ipc;
+#[cfg(feature = "net")]
+pub mod net;
 
 pub use buffer::Buffer;
 pub use context::{Context, Policy};

@@ -7,6 +7,28 @@ use crate::context::{Context, Policy};
 use crate::error::{call, Error, Result, Status};
 use crate::handle::Handle;
 
+/// A device stream (CUstream, hipStream_t, cl_command_queue, ...) to order a
+/// release after; `Stream::DEFAULT` is the device's default stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stream(*mut c_void);
+
+// A stream handle is a plain value the vendor runtimes accept from any thread.
+unsafe impl Send for Stream {}
+unsafe impl Sync for Stream {}
+
+impl Stream {
+    /// The device's default stream (NULL in the C API).
+    pub const DEFAULT: Stream = Stream(std::ptr::null_mut());
+    /// A stream of the handoff's device runtime.
+    ///
+    /// # Safety
+    /// `raw` must be a live stream of the device the handoff lives on, for
+    /// as long as the release is pending.
+    pub unsafe fn from_raw(raw: *mut c_void) -> Stream {
+        Stream(raw)
+    }
+}
+
 /// One buffer handed to one consumer. It is released exactly once
 /// (BP-REL-ONCE): by `release`, by `release_after`, or when it is dropped.
 ///
@@ -51,16 +73,18 @@ impl Handoff {
         std::mem::forget(self);
         r
     }
-    /// Release once the work queued on `stream` (null: the device's default
-    /// stream) completes, without waiting (BP-REL-AFTER). On error the
-    /// handoff comes back with the error.
-    pub fn release_after(
-        mut self,
-        ctx: &Context,
-        stream: *mut c_void,
-    ) -> std::result::Result<(), (Error, Handoff)> {
+    /// Release once the work queued on `stream` completes, without waiting
+    /// (BP-REL-AFTER). On error the handoff comes back with the error.
+    ///
+    /// ```
+    /// let buf = hurray::Buffer::alloc_host(&hurray::Context::default(), 4096, 64, false)?;
+    /// let h = buf.export()?;
+    /// h.release_after(&hurray::Context::default(), hurray::Stream::DEFAULT).map_err(|(e, _)| e)?;
+    /// # Ok::<(), hurray::Error>(())
+    /// ```
+    pub fn release_after(mut self, ctx: &Context, stream: Stream) -> std::result::Result<(), (Error, Handoff)> {
         let r = call(|e| unsafe {
-            sys::hurray_handoff_release_after(ctx.as_ptr(), &mut self.raw, stream, std::ptr::null_mut(), 0, e)
+            sys::hurray_handoff_release_after(ctx.as_ptr(), &mut self.raw, stream.0, std::ptr::null_mut(), 0, e)
         });
         match r {
             Ok(()) => {

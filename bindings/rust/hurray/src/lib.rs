@@ -43,7 +43,7 @@ pub use context::{Context, Policy};
 pub use device::{backend_report, device_count, device_info, DeviceInfo};
 pub use error::{Error, Result, Status};
 pub use handle::{Handle, Transport};
-pub use handoff::Handoff;
+pub use handoff::{Handoff, Stream};
 pub use hurray_sys as sys;
 
 /// The CPU's device tag (0x00).

@@ -13,7 +13,9 @@ declare -A PROFILE=(
   [gpu]="libamdhip64-dev libze-dev libze1"
   [fuzz]="clang-14 libclang-rt-14-dev"
   # numpy and PyTorch (CPU) for the Python package tests (Debian's /usr/bin/python3); Zig comes from npm (scripts/zig.sh).
-  [interop]="python3-numpy python3-torch python3-pip"
+  # Debian's Rust toolchain for bindings/rust (cargo --offline against librust-*-dev; rustfmt
+  # and bindgen regenerate hurray-sys's bindings in CI, scripts/rust-bindings.sh).
+  [interop]="python3-numpy python3-torch python3-pip rustc cargo rustfmt bindgen librust-pkg-config-dev"
   # UCX for hurray_net_*, ucx_perftest for its benchmark, iproute2 for the netns tests,
   # libssl-dev for the bootstrap's HMAC-SHA256 (libcrypto).
   [net]="libucx-dev ucx-utils iproute2 libssl-dev"

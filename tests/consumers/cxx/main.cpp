@@ -1,8 +1,10 @@
 // A C++17 consumer of the installed libhurray, built with the flags of
 // hurray.pc: round-trips a handle, validates a private-device table under a
-// policy before and after agreeing the tag, and checks the rule IDs.
+// policy before and after agreeing the tag, and checks the rule IDs; then the
+// installed hurray.hpp (a buffer, a handoff, an error carrying its rule).
 // Returns non-zero on a wrong result.
 #include <hurray.h>
+#include <hurray.hpp>  // installed too (issue 32)
 
 #include <array>
 #include <cstdio>
@@ -60,6 +62,19 @@ int main() {
   CHECK(hurray_policy_allow_private_tag(policy.get(), HURRAY_DEVICE_CUDA, 1, &err) ==
         HURRAY_E_INVALID_ARGUMENT);
   CHECK(std::string_view(err.rule_id) == "BP-DEV-PRIVATE");
+
+  // The installed C++ layer: a buffer, a handoff released by its destructor.
+  {
+    auto buf = hurray::buffer::alloc_host(4096);
+    hurray::handoff h = buf.export_handoff();
+    CHECK(h.bytes().size() == 4096);
+  }
+  try {
+    (void)hurray::decode(wire.data(), wire.size() - 1);
+    CHECK(!"a 15-byte handle was decoded");
+  } catch (const hurray::error &e) {
+    CHECK(std::string_view(e.rule_id()) == "BP-SIZE");
+  }
 
   if (failures != 0) {
     std::fprintf(stderr, "c++ consumer: %d check(s) failed\n", failures);

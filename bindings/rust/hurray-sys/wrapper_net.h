@@ -1,0 +1,2 @@
+/* The network library's header, bound behind the `net` feature. */
+#include "hurray_net.h"

@@ -1,0 +1,147 @@
+//! `Handoff`: one buffer handed to one consumer, released exactly once.
+use std::os::raw::c_void;
+
+use hurray_sys as sys;
+
+use crate::context::{Context, Policy};
+use crate::error::{call, Error, Result, Status};
+use crate::handle::Handle;
+
+/// A device stream (CUstream, hipStream_t, cl_command_queue, ...) to order a
+/// release after; `Stream::DEFAULT` is the device's default stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stream(*mut c_void);
+
+// A stream handle is a plain value the vendor runtimes accept from any thread.
+unsafe impl Send for Stream {}
+unsafe impl Sync for Stream {}
+
+impl Stream {
+    /// The device's default stream (NULL in the C API).
+    pub const DEFAULT: Stream = Stream(std::ptr::null_mut());
+    /// A stream of the handoff's device runtime.
+    ///
+    /// # Safety
+    /// `raw` must be a live stream of the device the handoff lives on, for
+    /// as long as the release is pending.
+    pub unsafe fn from_raw(raw: *mut c_void) -> Stream {
+        Stream(raw)
+    }
+}
+
+/// One buffer handed to one consumer. It is released exactly once
+/// (BP-REL-ONCE): by `release`, by `release_after`, or when it is dropped.
+///
+/// ```
+/// let mut buf = hurray::Buffer::alloc_host(&hurray::Context::default(), 4096, 64, false)?;
+/// buf.write(0, b"hello")?;
+/// let h = buf.export()?;
+/// assert_eq!(&h.as_slice().unwrap()[..5], b"hello");
+/// h.release()?; // or let it drop
+/// # Ok::<(), hurray::Error>(())
+/// ```
+pub struct Handoff {
+    raw: sys::hurray_handoff,
+}
+
+// hurray.h: the consumer "calls release(self) exactly once ..., from any
+// thread (BP-REL-THREAD)"; the shared methods only read the struct.
+unsafe impl Send for Handoff {}
+unsafe impl Sync for Handoff {}
+
+impl Handoff {
+    /// Take over a C handoff; it is released when the `Handoff` is done.
+    ///
+    /// # Safety
+    /// `raw` must be a live handoff that nobody else will release (moved
+    /// here, as `hurray_handoff_move` does: the caller's copy is dead).
+    pub unsafe fn from_raw(raw: sys::hurray_handoff) -> Handoff {
+        Handoff { raw }
+    }
+    /// Give the C struct away (to C code, a DLPack export): the receiver
+    /// releases it.
+    pub fn into_raw(self) -> sys::hurray_handoff {
+        let raw = self.raw;
+        std::mem::forget(self);
+        raw
+    }
+    /// Release now; the status of the C call (an IPC handoff: `Status::IO`
+    /// when the release message did not reach the producer; the memory is
+    /// unmapped in any case).
+    pub fn release(mut self) -> Result<()> {
+        let r = self.release_in_place();
+        std::mem::forget(self);
+        r
+    }
+    /// Release once the work queued on `stream` completes, without waiting
+    /// (BP-REL-AFTER). On error the handoff comes back with the error.
+    ///
+    /// ```
+    /// let buf = hurray::Buffer::alloc_host(&hurray::Context::default(), 4096, 64, false)?;
+    /// let h = buf.export()?;
+    /// h.release_after(&hurray::Context::default(), hurray::Stream::DEFAULT).map_err(|(e, _)| e)?;
+    /// # Ok::<(), hurray::Error>(())
+    /// ```
+    pub fn release_after(mut self, ctx: &Context, stream: Stream) -> std::result::Result<(), (Error, Handoff)> {
+        let r = call(|e| unsafe {
+            sys::hurray_handoff_release_after(ctx.as_ptr(), &mut self.raw, stream.0, std::ptr::null_mut(), 0, e)
+        });
+        match r {
+            Ok(()) => {
+                std::mem::forget(self);
+                Ok(())
+            }
+            Err(e) => Err((e, self)),
+        }
+    }
+    /// `hurray_handoff_check` under `policy` (None: in-process).
+    pub fn check(&self, policy: Option<&Policy>) -> Result<()> {
+        let p = policy.map_or(std::ptr::null(), |p| p.as_ptr() as *const _);
+        call(|e| unsafe { sys::hurray_handoff_check(&self.raw, p, e) })
+    }
+    /// Make the buffer safe to touch from the host (`hurray_handoff_acquire`).
+    pub fn acquire(&mut self, ctx: &Context) -> Result<()> {
+        call(|e| unsafe { sys::hurray_handoff_acquire(ctx.as_ptr(), &mut self.raw, std::ptr::null_mut(), e) })
+    }
+    /// The decoded handle.
+    pub fn handle(&self) -> Handle {
+        Handle::decode(&self.raw.handle).unwrap_or_default()
+    }
+    /// The data pointer (an opaque handle with OPAQUE_DATA).
+    pub fn data_ptr(&self) -> *mut c_void {
+        self.raw.data
+    }
+    /// The bytes, where the host can address them; None for device memory.
+    pub fn as_slice(&self) -> Option<&[u8]> {
+        let h = self.handle();
+        if self.raw.flags & sys::HURRAY_HANDOFF_OPAQUE_DATA != 0 || !h.host_addressable() {
+            return None;
+        }
+        if h.byte_size == 0 || self.raw.data.is_null() {
+            return Some(&[]);
+        }
+        // The producer keeps the memory valid and unchanged until release
+        // (BP-ZC-STABLE, BP-ZC-NOMUT), which needs `self`.
+        Some(unsafe { std::slice::from_raw_parts(self.raw.data as *const u8, h.byte_size as usize) })
+    }
+    /// The C struct, for hurray-sys calls that read it.
+    pub fn as_raw(&self) -> &sys::hurray_handoff {
+        &self.raw
+    }
+
+    fn release_in_place(&mut self) -> Result<()> {
+        if self.raw.release.is_none() {
+            return Err(Error::new(Status::ALREADY_RELEASED, "the handoff was already released"));
+        }
+        if self.raw.release_event.is_some() {
+            let _ = call(|e| unsafe { sys::hurray_handoff_release_event(&mut self.raw, e) });
+        }
+        call(|e| unsafe { sys::hurray_ipc_release(&mut self.raw, e) })
+    }
+}
+
+impl Drop for Handoff {
+    fn drop(&mut self) {
+        let _ = self.release_in_place();
+    }
+}

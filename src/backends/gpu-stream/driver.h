@@ -130,6 +130,20 @@ void close_handle(const State *s, int32_t device, uintptr_t base) noexcept;
 hurray_status record(State *s, const Allocation &a, void (*give_back)(const State *, const Allocation &),
                      hurray_backend_allocation *out, hurray_error *err) noexcept;
 
+// The record of an import: handle.byte_size bytes at handle.offset of what
+// is mapped at base.
+inline Allocation imported_at(int32_t device, uint8_t memory_class,
+                              const hurray_backend_ipc_handle &handle, uintptr_t base) noexcept {
+  Allocation a;
+  a.device = device;
+  a.memory_class = memory_class;
+  a.imported = true;
+  a.byte_size = handle.byte_size;
+  a.base = base;
+  a.data = a.device_view = base + static_cast<uintptr_t>(handle.offset);
+  return a;
+}
+
 // vmm.cpp: VMM (cuMemCreate) memory, made for SHAREABLE STANDARD allocations
 // where the device can export it as a descriptor, exported and imported
 // with a POSIX file descriptor, unmapped and released once.

@@ -92,13 +92,7 @@ hurray_status ipc_import_memory(void *state, int32_t device,
                   static_cast<unsigned long long>(handle->offset), range_size);
     }
   }
-  Allocation a;
-  a.device = device;
-  a.memory_class = memory_class;
-  a.imported = true;
-  a.byte_size = handle->byte_size;
-  a.base = base;
-  a.data = a.device_view = base + static_cast<uintptr_t>(handle->offset);
+  const Allocation a = imported_at(device, memory_class, *handle, base);
   return record(
       s, a, [](const State *st, const Allocation &r) { close_handle(st, r.device, r.base); }, out,
       err);

@@ -142,13 +142,7 @@ hurray_status vmm_import(State *s, Device *d, int32_t device,
                    "the %llu-byte VMM allocation of a descriptor on '%s'",
                    static_cast<unsigned long long>(size), d->name.c_str());
   }
-  Allocation a;
-  a.device = device;
-  a.memory_class = memory_class;
-  a.imported = true;
-  a.byte_size = handle->byte_size;
-  a.base = base;
-  a.data = a.device_view = base + static_cast<uintptr_t>(handle->offset);
+  Allocation a = imported_at(device, memory_class, *handle, base);
   a.vmm_handle = h;
   a.vmm_size = size;
   return record(s, a, give_back_vmm, out, err);

@@ -205,3 +205,36 @@ TEST_CASE(FAKE("a VMM descriptor: refused outside its allocation, or of the wron
   CHECK(after[kVmmLive] == before[kVmmLive]);
   CHECK(after[kBad] == before[kBad]);
 }
+
+TEST_CASE(FAKE("ipc_export_pointer: a range past its allocation, unknown memory, host classes"),
+          "[fake]") {
+  Plugin pl;
+  auto alloc = reinterpret_cast<CUresult (*)(CUdeviceptr *, size_t)>(dlsym(pl.lib, "cuMemAlloc_v2"));
+  auto mem_free = reinterpret_cast<CUresult (*)(CUdeviceptr)>(dlsym(pl.lib, "cuMemFree_v2"));
+  REQUIRE(alloc != nullptr);
+  REQUIRE(mem_free != nullptr);
+  CUdeviceptr p = 0;
+  REQUIRE(alloc(&p, 65536) == CUDA_SUCCESS);
+  auto *m = reinterpret_cast<unsigned char *>(p);
+  hurray_error err{};
+  hurray_backend_ipc_handle h{};
+  auto exp = [&](uint8_t mc, const void *data, uint64_t n) {
+    return pl.p.b->ipc_export_pointer(pl.p.state, 0, mc, data, n, &h, &err);
+  };
+  // inside: the allocation's handle at the pointer's offset
+  REQUIRE(exp(HURRAY_MEMORY_STANDARD, m + 4096, 8192) == HURRAY_OK);
+  CHECK(h.kind == kMemoryKind);
+  CHECK(h.offset == 4096);
+  CHECK(h.byte_size == 8192);
+  CHECK(h.fd == -1);
+  // running past the end of the allocation that holds it
+  CHECK(exp(HURRAY_MEMORY_STANDARD, m + 61440, 8192) == HURRAY_E_INVALID_ARGUMENT);
+  CHECK(std::string(err.message).find("run past the end") != std::string::npos);
+  // memory the driver does not know
+  static unsigned char host[4096];
+  CHECK(exp(HURRAY_MEMORY_STANDARD, host, sizeof host) == HURRAY_E_INVALID_ARGUMENT);
+  // host-visible classes are not exported by IPC memory handles
+  CHECK(exp(HURRAY_MEMORY_HOST_PINNED, m, 4096) == HURRAY_E_UNSUPPORTED);
+  CHECK(exp(HURRAY_MEMORY_STANDARD, m, 0) == HURRAY_E_INVALID_ARGUMENT);
+  CHECK(mem_free(p) == CUDA_SUCCESS);
+}

@@ -76,6 +76,22 @@ hurray_buffer *wrap(void *data, uint64_t size) {
   return b;
 }
 
+// SHAREABLE STANDARD memory of CUDA device 0 (VMM memory where it can be).
+hurray_buffer *shareable(uint64_t size) {
+  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
+  d.flags = HURRAY_ALLOC_SHAREABLE;
+  d.byte_size = size;
+  d.alignment = 4096;
+  d.device_tag = HURRAY_DEVICE_CUDA;
+  d.memory_class = HURRAY_MEMORY_STANDARD;
+  hurray_buffer *b = nullptr;
+  hurray_error err{};
+  const hurray_status st = hurray_buffer_alloc(nullptr, &d, &b, &err);
+  INFO(err.message);
+  REQUIRE(st == HURRAY_OK);
+  return b;
+}
+
 hurray_buffer *view(hurray_buffer *parent, uint64_t at, uint64_t n) {
   hurray_buffer *v = nullptr;
   hurray_error err{};
@@ -147,15 +163,7 @@ TEST_CASE(FAKE("hurray_buffer_alloc(SHAREABLE) makes VMM memory, which crosses a
           "[process]") {
   Cu cu;
   const std::vector<int> before = cu.counts();
-  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
-  d.flags = HURRAY_ALLOC_SHAREABLE;
-  d.byte_size = 3 << 20;
-  d.alignment = 4096;
-  d.device_tag = HURRAY_DEVICE_CUDA;
-  d.memory_class = HURRAY_MEMORY_STANDARD;
-  hurray_buffer *b = nullptr;
-  hurray_error err{};
-  REQUIRE(hurray_buffer_alloc(nullptr, &d, &b, &err) == HURRAY_OK);
+  hurray_buffer *b = shareable(3 << 20);
   if (cu.fake()) CHECK(cu.counts()[kCreates] == before[kCreates] + 1);  // cuMemCreate
   auto *m = static_cast<unsigned char *>(hurray_buffer_data(b));
   REQUIRE(cu.fill(m, 0x10, 1 << 20));
@@ -225,15 +233,7 @@ TEST_CASE(FAKE("a consumer that dies holding imported VMM memory: the producer g
           "[process]") {
   Cu cu;
   const std::vector<int> before = cu.counts();
-  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
-  d.flags = HURRAY_ALLOC_SHAREABLE;
-  d.byte_size = 1 << 20;
-  d.alignment = 4096;
-  d.device_tag = HURRAY_DEVICE_CUDA;
-  d.memory_class = HURRAY_MEMORY_STANDARD;
-  hurray_buffer *b = nullptr;
-  hurray_error err{};
-  REQUIRE(hurray_buffer_alloc(nullptr, &d, &b, &err) == HURRAY_OK);
+  hurray_buffer *b = shareable(1 << 20);
   REQUIRE(cu.fill(hurray_buffer_data(b), 0x10, 1 << 20));
   {
     const hurray_ipc_options o = cuda_options();

@@ -259,7 +259,23 @@ typedef struct hurray_backend_v1 {
                                  uint64_t value, void (*done)(void *user), void *user,
                                  hurray_error *err);
 
-  void *reserved[6]; /**< NULL */
+  /* Added in 1.1 in place of reserved[0]: the table's size is unchanged,
+   * and a plugin built before leaves it NULL. */
+
+  /** Optional: export memory the plugin did not allocate (a buffer wrapped
+   *  around the caller's device pointer, or a view of one) for another
+   *  process: the plugin finds the runtime allocation that holds
+   *  [data, data + byte_size) and exports that allocation, with out->offset
+   *  where data lies in it and out->byte_size >= byte_size. The consumer
+   *  imports it with ipc_import_memory. NULL entry: wrapped memory of this
+   *  plugin cannot be sent (HURRAY_E_UNSUPPORTED). On success out->fd (if
+   *  >= 0) is the caller's. Loader: a valid ordinal, the memory_class the
+   *  buffer was wrapped as, data not NULL, byte_size > 0, out not NULL. */
+  hurray_status (*ipc_export_pointer)(void *state, int32_t device, uint8_t memory_class,
+                                      const void *data, uint64_t byte_size,
+                                      hurray_backend_ipc_handle *out, hurray_error *err);
+
+  void *reserved[5]; /**< NULL */
 } hurray_backend_v1;
 
 /** The entry symbol's type. */

@@ -124,7 +124,8 @@ static const hurray_backend_v1 table = {
     {0}, probe, shutdown, device_count, device_info, alloc, release_memory, to_host, from_host,
     NULL /* classify */, event_record, event_wait, event_release,
     NULL, NULL, NULL, NULL /* no IPC */, NULL /* no native handles */,
-    NULL /* no device identity */, NULL /* release_after: libhurray waits */, {NULL}};
+    NULL /* no device identity */, NULL /* release_after: libhurray waits */,
+    NULL /* ipc_export_pointer: wrapped memory is not sent */, {NULL}};
 
 __attribute__((visibility("default"))) const hurray_backend_v1 *hurray_backend_entry(void) {
   return &table;

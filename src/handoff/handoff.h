@@ -18,6 +18,13 @@ namespace hurray::detail {
 bool buffer_allocation(const hurray_buffer *b, Backend *be,
                        hurray_backend_allocation *a) noexcept;
 
+// Export the memory of a buffer the caller wrapped (or a view of one): the
+// backend of its device finds the allocation that holds it
+// (ipc_export_pointer). *be is that backend. On success out->fd (if >= 0)
+// is the caller's. src/handoff/ipc.cpp.
+hurray_status export_wrapped(const hurray_buffer *b, Backend *be, hurray_backend_ipc_handle *out,
+                             hurray_error *err) noexcept;
+
 // src/handoff/view.cpp: where a view starts in its parent's memory (0 for a
 // buffer), and the buffer that owns the memory (the parent of a view).
 uint64_t buffer_view_offset(const hurray_buffer *b) noexcept;

@@ -3,6 +3,7 @@
 // exported to another process (declared in handoff.h).
 #include "handoff.h"
 #include "internal.h"
+#include "../runtime/dispatch.h"
 
 namespace hurray::detail {
 bool buffer_allocation(const hurray_buffer *b, Backend *be,
@@ -12,5 +13,20 @@ bool buffer_allocation(const hurray_buffer *b, Backend *be,
   *be = b->backend;
   *a = b->alloc;
   return true;
+}
+}  // namespace hurray::detail
+
+namespace hurray::detail {
+hurray_status export_wrapped(const hurray_buffer *b, Backend *be, hurray_backend_ipc_handle *out,
+                             hurray_error *err) noexcept {
+  b = handoff::buffer_root(b);  // a view: its parent's memory (the view offset travels beside)
+  if (b->flags & HURRAY_HANDOFF_OPAQUE_DATA)
+    return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
+                "hurray_ipc_send: a wrapped %s buffer of an opaque handle cannot be shared; "
+                "allocate it with hurray_buffer_alloc() and HURRAY_ALLOC_SHAREABLE",
+                hurray_device_tag_name(b->handle.device_tag));
+  HURRAY_RETURN_NOT_OK(backend_device(b->handle.device_tag, b->ordinal, be, err));
+  return dispatch::ipc_export_pointer(*be, b->ordinal, b->handle.memory_class, b->data,
+                                      b->handle.byte_size, out, err);
 }
 }  // namespace hurray::detail

@@ -117,18 +117,17 @@ hurray_status describe_memory(hurray_buffer *buffer, const hurray_buffer_handle 
   // Zero.
   Backend be;
   hurray_backend_allocation a;
-  if (!buffer_allocation(buffer, &be, &a)) {
-    if (h.device_tag == HURRAY_DEVICE_CPU)
-      return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
-                  "hurray_ipc_send: this CPU buffer cannot be shared with another process; "
-                  "allocate it with hurray_buffer_alloc() and HURRAY_ALLOC_SHAREABLE");
-    return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
-                "hurray_ipc_send: wrapped %s memory cannot be shared by libhurray; allocate it "
-                "with hurray_buffer_alloc() and HURRAY_ALLOC_SHAREABLE",
-                hurray_device_tag_name(h.device_tag));
-  }
   hurray_backend_ipc_handle ih;
-  HURRAY_RETURN_NOT_OK(dispatch::ipc_export_memory(be, &a, &ih, err));  // ih.fd is ours
+  if (buffer_allocation(buffer, &be, &a)) {
+    HURRAY_RETURN_NOT_OK(dispatch::ipc_export_memory(be, &a, &ih, err));  // ih.fd is ours
+  } else if (h.device_tag == HURRAY_DEVICE_CPU) {
+    return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
+                "hurray_ipc_send: this CPU buffer cannot be shared with another process; "
+                "allocate it with hurray_buffer_alloc() and HURRAY_ALLOC_SHAREABLE");
+  } else {
+    // wrapped device memory: its plugin exports the allocation that holds it
+    HURRAY_RETURN_NOT_OK(export_wrapped(buffer, &be, &ih, err));  // ih.fd is ours
+  }
   if (ih.byte_size < h.byte_size) {
     const unsigned long long got = ih.byte_size;
     dispatch::close_returned(ih.fd);

@@ -133,6 +133,30 @@ inline hurray_status ipc_export_memory(const Backend &b, const hurray_backend_al
   return check_exported(b, "ipc_export_memory", out, err);
 }
 
+// Memory the plugin did not allocate (a wrapped buffer): the plugin exports
+// the allocation that holds it (ipc_export_pointer). On success out->fd (if
+// >= 0) is the caller's to pass on and close.
+inline hurray_status ipc_export_pointer(const Backend &b, int32_t device, uint8_t memory_class,
+                                        const void *data, uint64_t byte_size,
+                                        hurray_backend_ipc_handle *out,
+                                        hurray_error *err) noexcept {
+  std::memset(out, 0, sizeof *out);
+  out->fd = -1;
+  if (!b.table->ipc_export_pointer)
+    return unsupported(b, "ipc_export_pointer", HURRAY_RULE_NONE,
+                       "wrapped memory cannot be sent (the plugin exports only what it "
+                       "allocated: allocate it with hurray_buffer_alloc() and "
+                       "HURRAY_ALLOC_SHAREABLE)",
+                       err);
+  if (const hurray_status st =
+          b.table->ipc_export_pointer(b.state, device, memory_class, data, byte_size, out, err)) {
+    close_returned(out->fd);
+    out->fd = -1;
+    return st;
+  }
+  return check_exported(b, "ipc_export_pointer", out, err);
+}
+
 // handle->fd stays the caller's.
 inline hurray_status ipc_import_memory(const Backend &b, int32_t device,
                                        const hurray_backend_ipc_handle *handle,

@@ -11,7 +11,7 @@ static int32_t count(void *s) { (void)s; return 1; }
 static hurray_backend_v1 table = {HURRAY_BACKEND_API_VERSION, sizeof(hurray_backend_v1), "bad", 0xF1,
                                   {0}, probe, NULL, count, NULL, NULL, NULL, NULL, NULL, NULL,
                                   NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-                                  {NULL}};
+                                  NULL, {NULL}};
 
 #ifndef NO_ENTRY
 __attribute__((visibility("default"))) const hurray_backend_v1 *hurray_backend_entry(void) {

@@ -49,6 +49,20 @@
 #                            the producer reclaims and frees. Built apart
 #                            from the rest: if it does not build, this part
 #                            fails and the others still run
+#               ipc-wrapped-vmm  memory libhurray did not allocate, between
+#                            two processes over libhurray's channel
+#                            (hurray_cuda_ipc_tests "[process]",
+#                            HURRAY_CUDA_IPC_REAL=1, consumer
+#                            hurray_cuda_ipc_peer): four pieces of one
+#                            cuMemAlloc allocation wrapped (one a view) and
+#                            sent, read back and marked by the consumer
+#                            (cuIpcGetMemHandle of the allocation, opened
+#                            once); SHAREABLE memory from hurray_buffer_alloc
+#                            (VMM: cuMemCreate, sent as a POSIX descriptor)
+#                            and two views of it; the caller's own VMM
+#                            allocation wrapped at an offset; a consumer
+#                            SIGKILLed holding imported VMM memory, which the
+#                            producer reclaims and frees
 #               release      hurray_handoff_release_after on the device
 #                            (hurray_cuda_device_tests "[release]"): 3000
 #                            releases from 4 threads behind gate kernels
@@ -244,7 +258,7 @@ if ! cmake --build "$build" -j "$jobs" --target "${targets[@]}" >"$work/build.lo
 fi
 # The IPC channel's tests, apart: a failure here fails the ipc-channel part
 # only, and the device parts above still run.
-ipc_targets=(hurray_ipc_tests hurray_ipc_test_peer)
+ipc_targets=(hurray_ipc_tests hurray_ipc_test_peer hurray_cuda_ipc_tests hurray_cuda_ipc_peer)
 ipc_built=1
 say "building ${ipc_targets[*]} (-j$jobs)"
 if ! cmake --build "$build" -j "$jobs" --target "${ipc_targets[@]}" >"$work/build-ipc.log" 2>&1; then
@@ -290,9 +304,14 @@ run_part release '^release:' "$build/tests/backends/cuda/hurray_cuda_device_test
 if [[ $ipc_built == 1 ]]; then
   run_part ipc-channel '^cuda-ipc:' env HURRAY_BACKENDS=cpu,cuda \
     "$build/tests/ipc/hurray_ipc_tests" '[.cuda]'
+  # Memory libhurray did not allocate, and VMM memory, between two processes
+  # on the device: the fake-driver tests "[process]" against the real driver.
+  run_part ipc-wrapped-vmm 'test cases' env HURRAY_CUDA_IPC_REAL=1 \
+    "$build/tests/backends/cuda/hurray_cuda_ipc_tests" '[process]'
 else
   failed=1
-  summary+=("FAIL  ipc-channel (0 s): hurray_ipc_tests or hurray_ipc_test_peer did not build")
+  summary+=("FAIL  ipc-channel (0 s): ${ipc_targets[*]} did not build")
+  summary+=("FAIL  ipc-wrapped-vmm (0 s): ${ipc_targets[*]} did not build")
 fi
 # The stand-in run against the stub library is left out here: loaded into
 # this one process, the stub (whose soname is libcuda.so.1 too) could answer

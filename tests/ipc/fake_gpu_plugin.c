@@ -241,7 +241,7 @@ static const hurray_backend_v1 kTable = {
     HURRAY_BACKEND_API_VERSION, sizeof(hurray_backend_v1), "ipcfake", HURRAY_DEVICE_CUDA,
     {0}, probe, NULL, device_count, device_info, alloc_fn, free_fn, to_host, from_host, NULL,
     event_record, event_wait, event_release, export_memory, import_memory, export_event,
-    import_event, NULL, device_identity, NULL, {NULL}};
+    import_event, NULL, device_identity, NULL, NULL, {NULL}};
 
 __attribute__((visibility("default"))) const hurray_backend_v1 *hurray_backend_entry(void) {
   return &kTable;

@@ -221,7 +221,7 @@ const hurray_backend_v1 kCpuBackend = {
     cpu_probe, nullptr, cpu_device_count, cpu_device_info, cpu_alloc_fn, cpu_free_fn,
     cpu_to_host, cpu_from_host, nullptr, cpu_event_record, cpu_event_wait, cpu_event_release,
     cpu_ipc_export_memory, cpu_ipc_import_memory, nullptr, nullptr, nullptr, nullptr,
-    cpu_release_after, {}};
+    cpu_release_after, nullptr, {}};
 
 }  // namespace
 

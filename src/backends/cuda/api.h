@@ -18,7 +18,9 @@ namespace hurray::cuda {
 // drivers of CUDA 11.0 and later; a missing required one makes probe()
 // report HURRAY_E_DEVICE_UNAVAILABLE. The optional ones improve messages,
 // except cuLaunchHostFunc (CUDA 10.0): without it release_after waits on the
-// host (gpu-stream/release.cpp).
+// host (gpu-stream/release.cpp), and the virtual memory management calls
+// (cuMemCreate ... cuMemImportFromShareableHandle, CUDA 10.2/11.0): without
+// them memory crosses processes by cuIpcGetMemHandle only (gpu-stream/vmm.cpp).
 #define HURRAY_CUDA_FUNCTIONS(XX)                                     \
   XX(cuInit, "cuInit", true)                                          \
   XX(cuDriverGetVersion, "cuDriverGetVersion", true)                  \
@@ -61,7 +63,18 @@ namespace hurray::cuda {
   XX(cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2", true)               \
   XX(cuIpcCloseMemHandle, "cuIpcCloseMemHandle", true)                \
   XX(cuIpcGetEventHandle, "cuIpcGetEventHandle", true)                \
-  XX(cuIpcOpenEventHandle, "cuIpcOpenEventHandle", true)
+  XX(cuIpcOpenEventHandle, "cuIpcOpenEventHandle", true)                    \
+  XX(cuMemCreate, "cuMemCreate", false)                                      \
+  XX(cuMemRelease, "cuMemRelease", false)                                    \
+  XX(cuMemAddressReserve, "cuMemAddressReserve", false)                      \
+  XX(cuMemAddressFree, "cuMemAddressFree", false)                            \
+  XX(cuMemMap, "cuMemMap", false)                                            \
+  XX(cuMemUnmap, "cuMemUnmap", false)                                        \
+  XX(cuMemSetAccess, "cuMemSetAccess", false)                                \
+  XX(cuMemGetAllocationGranularity, "cuMemGetAllocationGranularity", false)  \
+  XX(cuMemRetainAllocationHandle, "cuMemRetainAllocationHandle", false)      \
+  XX(cuMemExportToShareableHandle, "cuMemExportToShareableHandle", false)    \
+  XX(cuMemImportFromShareableHandle, "cuMemImportFromShareableHandle", false)
 
 // The resolved entry points; a missing optional one is nullptr. (Member
 // names go through cuda.h's macros too, e.g. cuMemAlloc is the member

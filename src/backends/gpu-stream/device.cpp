@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <new>
 
 #include "kit/identity.h"
@@ -32,12 +33,21 @@ void close_devices(State *s) noexcept {
 
 hurray_status open_devices(State *s, hurray_error *err) {
   const Api &api = s->api;
+  // HURRAY_CUDA_SHAREABLE=legacy: SHAREABLE memory by cuMemAlloc and
+  // cuIpcGetMemHandle even where VMM descriptors work (vmm.cpp)
+  const char *shareable = std::getenv(rt::kShareableEnv);
+  s->shareable_vmm = shareable == nullptr || std::strcmp(shareable, "legacy") != 0;
   int count = 0;
   if (const hurray_status st = rt::start(s, &count, err)) return st;
   std::string why;
   for (int i = 0; i < count; ++i) {
     auto d = std::make_unique<Device>();
     if (!rt::open_device(api, i, d.get(), &why)) continue;
+    {
+      rt::Current cur(api, d->ref);
+      if (cur.result() != rt::kSuccess || !rt::vmm_probe(api, d->ref, &d->vmm_granularity))
+        d->vmm_granularity = 0;
+    }
     try {
       s->devices.push_back(std::move(d));
     } catch (...) {
@@ -97,9 +107,14 @@ hurray_status device_info(void *state, int32_t device, hurray_backend_device_inf
                 peers.empty() ? "none" : "devices ", peers.c_str(),
                 d->ipc_events ? ", events" : ", no events");
   // release_after without a host function call waits on the host (whole or not said).
-  const size_t n = std::strlen(out->detail), note_size = std::strlen(rt::kHostWaitNote) + 1;
-  if (!rt::has_host_func(s->api) && n + note_size <= sizeof out->detail)
-    std::memcpy(out->detail + n, rt::kHostWaitNote, note_size);
+  // VMM memory crosses as descriptors (vmm.cpp); SHAREABLE STANDARD is made so.
+  const char *vmm = d->vmm_granularity == 0 ? ""
+                    : s->shareable_vmm      ? "; VMM descriptors (SHAREABLE)"
+                                            : "; VMM descriptors";
+  for (const char *note : {vmm, rt::has_host_func(s->api) ? "" : rt::kHostWaitNote}) {
+    const size_t n = std::strlen(out->detail), note_size = std::strlen(note) + 1;
+    if (n + note_size <= sizeof out->detail) std::memcpy(out->detail + n, note, note_size);
+  }
   return HURRAY_OK;
 }
 

@@ -9,9 +9,11 @@
 
 #include <hurray_backend.h>
 
+#include <array>
 #include <cstdarg>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -48,6 +50,8 @@ struct Device {
   bool ipc_events = false;     // an interprocess event could be made and exported
   std::vector<int32_t> peers;  // devices that can access this device's memory
 
+  uint64_t vmm_granularity = 0;  // non-zero: VMM memory exportable as descriptors (vmm.cpp)
+
   std::mutex peer_mu;          // guards peers_enabled
   bool peers_enabled = false;  // peer access enabled from every peer
 };
@@ -58,6 +62,18 @@ struct ReleaserDelete {
   void operator()(Releaser *r) const noexcept;
 };
 
+// The runtime's IPC memory handles this process has opened (ipc_wrapped.cpp):
+// each once per device, however many buffers of its allocation arrive,
+// closed when the last import of it is freed.
+struct OpenedHandles {
+  struct Entry {
+    uintptr_t base = 0;
+    uint64_t refs = 0;
+  };
+  std::mutex mu;
+  std::map<std::pair<int32_t, std::array<uint8_t, 64>>, Entry> by_handle;
+};
+
 struct State {
   void *lib = nullptr;
   std::string lib_name;
@@ -65,6 +81,9 @@ struct State {
   int version = 0;  // the driver's or runtime's, as the runtime numbers it
   std::vector<std::unique_ptr<Device>> devices;  // fixed after probe
   hurray::kit::Registry live;                    // every allocation not yet freed
+
+  bool shareable_vmm = true;  // SHAREABLE device memory by VMM where it can be (vmm.cpp)
+  std::unique_ptr<OpenedHandles> opened = std::make_unique<OpenedHandles>();
 
   std::mutex mu;                                       // guards releaser
   std::unique_ptr<Releaser, ReleaserDelete> releaser;  // made on first release_after
@@ -97,6 +116,49 @@ inline bool host_visible(uint8_t mc) noexcept {
 using hurray::kit::note;
 
 void free_allocation(State *s, Allocation *a) noexcept;
+
+// ---- IPC of memory the plugin did not allocate, and of VMM memory ---------
+
+// ipc_wrapped.cpp: open a runtime IPC memory handle on device d (current),
+// or take one more reference to it where this process opened it already;
+// close_handle drops one, closing it with the last.
+hurray_status open_handle(State *s, const Device &d, int32_t device, const rt::IpcMemHandle &h,
+                          uintptr_t *base, hurray_error *err) noexcept;
+void close_handle(const State *s, int32_t device, uintptr_t base) noexcept;
+// The record of an allocation made or imported here, in the registry, and
+// *out filled for it; on failure (out of host memory) give_back runs.
+hurray_status record(State *s, const Allocation &a, void (*give_back)(const State *, const Allocation &),
+                     hurray_backend_allocation *out, hurray_error *err) noexcept;
+
+// The record of an import: handle.byte_size bytes at handle.offset of what
+// is mapped at base.
+inline Allocation imported_at(int32_t device, uint8_t memory_class,
+                              const hurray_backend_ipc_handle &handle, uintptr_t base) noexcept {
+  Allocation a;
+  a.device = device;
+  a.memory_class = memory_class;
+  a.imported = true;
+  a.byte_size = handle.byte_size;
+  a.base = base;
+  a.data = a.device_view = base + static_cast<uintptr_t>(handle.offset);
+  return a;
+}
+
+// vmm.cpp: VMM (cuMemCreate) memory, made for SHAREABLE STANDARD allocations
+// where the device can export it as a descriptor, exported and imported
+// with a POSIX file descriptor, unmapped and released once.
+bool use_vmm(const State *s, const Device &d, uint8_t memory_class, uint32_t flags) noexcept;
+hurray_status vmm_alloc(State *s, Device *d, int32_t device, uint8_t memory_class, uint64_t n,
+                        uint32_t align, hurray_backend_allocation *out, hurray_error *err) noexcept;
+// Export the VMM allocation `handle` (vmm_size bytes); the buffer is
+// byte_size bytes at offset. Device d is current.
+hurray_status vmm_export(const State *s, const Device &d, uint64_t handle, uint64_t vmm_size,
+                         uint64_t byte_size, uint64_t offset, hurray_backend_ipc_handle *out,
+                         hurray_error *err) noexcept;
+hurray_status vmm_import(State *s, Device *d, int32_t device,
+                         const hurray_backend_ipc_handle *handle, uint8_t memory_class,
+                         hurray_backend_allocation *out, hurray_error *err) noexcept;
+void vmm_give_back(const State *s, const Allocation &a) noexcept;  // the device current
 
 // ---- what each runtime does its own way (<plugin>/runtime.cpp) ------------
 
@@ -139,5 +201,8 @@ HURRAY_KIT_DECLARE_ENTRIES()
 HURRAY_KIT_DECLARE_IDENTITY_ENTRY()
 HURRAY_KIT_DECLARE_RELEASE_AFTER_ENTRY()
 HURRAY_KIT_DECLARE_IPC_ENTRIES()
+hurray_status ipc_export_pointer(void *state, int32_t device, uint8_t memory_class,
+                                 const void *data, uint64_t byte_size,
+                                 hurray_backend_ipc_handle *out, hurray_error *err);
 
 }  // namespace hurray::gpu_stream

@@ -1,6 +1,8 @@
 // The GPU stream driver: IPC. Device memory (STANDARD, PEER) is exported by
 // the runtime's 64-byte handle of its block, with the offset of the data in
-// it; events by their 64-byte handle. Handle kinds are the runtime's fourccs.
+// it, or, for VMM memory, by a file descriptor (vmm.cpp); events by their
+// 64-byte handle. Handle kinds are the runtime's fourccs. A handle is opened
+// once per allocation and process (ipc_wrapped.cpp).
 #include <new>
 
 #include "driver.h"
@@ -33,6 +35,9 @@ hurray_status ipc_export_memory(void *state, const hurray_backend_allocation *al
   if (const hurray_status st = find_device(s, a->device, &d, err)) return st;
   const Api &api = s->api;
   HURRAY_GPU_CURRENT_(s, d, err)
+  if (a->vmm_handle != 0)  // VMM memory (vmm.cpp): a file descriptor
+    return vmm_export(s, *d, a->vmm_handle, a->vmm_size, a->byte_size, a->data - a->base, out,
+                      err);
   rt::IpcMemHandle h;
   std::memset(&h, 0, sizeof h);
   const Result r = rt::ipc_get_mem(api, &h, a->base);
@@ -48,32 +53,38 @@ hurray_status ipc_import_memory(void *state, int32_t device,
                                 const hurray_backend_ipc_handle *handle, uint8_t memory_class,
                                 hurray_backend_allocation *out, hurray_error *err) {
   HURRAY_KIT_ENTER_OUT(State, "ipc_import_memory: out", out);
-  rt::IpcMemHandle h;
-  if (const hurray_status st =
-          hurray::kit::unpack_ipc(handle, rt::kIpcMemoryKind, "ipc_import_memory",
-                                  rt::kIpcMeaningMemory, &h, sizeof h, err))
-    return st;
   if (memory_class != HURRAY_MEMORY_STANDARD && memory_class != HURRAY_MEMORY_PEER)
     return fail(err, HURRAY_E_UNSUPPORTED,
                 "%s: ipc_import_memory: %s IPC memory is device memory: import it as STANDARD "
                 "or PEER, not %s",
                 kPlugin, rt::kVendor, class_name(memory_class));
+  if (handle != nullptr && handle->kind == rt::kIpcVmmKind)
+    return vmm_import(s, d, device, handle, memory_class, out, err);
+  rt::IpcMemHandle h;
+  if (const hurray_status st =
+          hurray::kit::unpack_ipc(handle, rt::kIpcMemoryKind, "ipc_import_memory",
+                                  rt::kIpcMeaningMemory, &h, sizeof h, err))
+    return st;
+  if (handle->fd >= 0)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT,
+                "%s: ipc_import_memory: %s travels without a file descriptor; this one came "
+                "with one",
+                kPlugin, rt::kIpcMeaningMemory);
   if (handle->byte_size == 0)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: ipc_import_memory: the handle is of 0 bytes",
                 kPlugin);
   const Api &api = s->api;
   HURRAY_GPU_CURRENT_(s, d, err)
   uintptr_t base = 0;
-  const Result r = rt::ipc_open_mem(api, &base, h);
-  if (r != rt::kSuccess)
-    return rt_fail(err, api, HURRAY_OK, rt::kIpcOpenMem, r, "on '%s'%s", d->name.c_str(),
-                   rt::open_mem_hint(r));
+  // opened once per allocation and process (ipc_wrapped.cpp)
+  if (const hurray_status st = open_handle(s, *d, device, h, &base, err)) return st;
   uintptr_t range_base = 0;
   size_t range_size = 0;
   if (rt::mem_range(api, base, &range_base, &range_size)) {
     const uint64_t start = static_cast<uint64_t>(base - range_base) + handle->offset;
-    if (start > range_size || handle->byte_size > range_size - start) {
-      rt::ipc_close_mem(api, base);
+    if (handle->offset > range_size || start > range_size ||
+        handle->byte_size > range_size - start) {
+      close_handle(s, device, base);
       return fail(err, HURRAY_E_INVALID_ARGUMENT,
                   "%s: ipc_import_memory: %llu bytes at offset %llu do not fit in the %zu-byte "
                   "block the handle maps",
@@ -81,30 +92,10 @@ hurray_status ipc_import_memory(void *state, int32_t device,
                   static_cast<unsigned long long>(handle->offset), range_size);
     }
   }
-  auto *a = new (std::nothrow) Allocation;
-  if (a != nullptr) {
-    a->device = device;
-    a->memory_class = memory_class;
-    a->imported = true;
-    a->byte_size = handle->byte_size;
-    a->base = base;
-    a->data = a->base + static_cast<uintptr_t>(handle->offset);
-    a->device_view = a->data;
-  }
-  if (a == nullptr || !s->live.add(a)) {
-    delete a;
-    rt::ipc_close_mem(api, base);
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, "%s: ipc_import_memory: out of host memory", kPlugin);
-  }
-  out->data = vptr(a->data);
-  out->byte_size = a->byte_size;
-  out->alignment = hurray::kit::alignment_of(a->data);
-  out->flags = 0;
-  out->device = device;
-  out->memory_class = memory_class;
-  out->host = nullptr;
-  out->plugin_data = a;
-  return HURRAY_OK;
+  const Allocation a = imported_at(device, memory_class, *handle, base);
+  return record(
+      s, a, [](const State *st, const Allocation &r) { close_handle(st, r.device, r.base); }, out,
+      err);
 }
 
 hurray_status ipc_export_event(void *state, int32_t device, void *event,

@@ -35,8 +35,10 @@ void release_memory(const State *s, const Allocation *a) noexcept {
   const Api &api = s->api;
   const Device &d = *s->devices[static_cast<size_t>(a->device)];
   rt::Current cur(api, d.ref);
-  if (a->imported)
-    rt::ipc_close_mem(api, a->base);
+  if (a->vmm_handle != 0)
+    vmm_give_back(s, *a);
+  else if (a->imported)
+    close_handle(s, a->device, a->base);
   else
     rt::free_block(api, a->memory_class, a->base);
 }
@@ -97,6 +99,8 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
 
   const Api &api = s->api;
   HURRAY_GPU_CURRENT_(s, d, err)
+  if (use_vmm(s, *d, memory_class, flags))  // SHAREABLE: a descriptor crosses (vmm.cpp)
+    return vmm_alloc(s, d, device, memory_class, byte_size, align, out, err);
   Result code = rt::kSuccess;
   const char *function = rt::kStandardAlloc;
   auto allocate = [&](uint64_t n, uintptr_t *base) {

@@ -37,6 +37,8 @@ constexpr Result kSuccess = HURRAY_GPU_PICK(CUDA_SUCCESS, hipSuccess);
 constexpr uint8_t kDeviceTag = HURRAY_GPU_PICK(HURRAY_DEVICE_CUDA, HURRAY_DEVICE_ROCM);
 constexpr const char *kVendor = HURRAY_GPU_PICK("CUDA", "HIP");
 constexpr const char *kLibraryEnv = HURRAY_GPU_PICK("HURRAY_CUDA_LIBRARY", "HURRAY_HIP_LIBRARY");
+constexpr const char *kShareableEnv =
+    HURRAY_GPU_PICK("HURRAY_CUDA_SHAREABLE", "HURRAY_HIP_SHAREABLE");
 #if defined(HURRAY_GPU_RUNTIME_CUDA)
 inline constexpr const char *kSonames[] = {"libcuda.so.1", nullptr};
 #else
@@ -69,6 +71,7 @@ constexpr uint32_t kIpcEventKind = HURRAY_GPU_PICK(hurray::kit::fourcc('C', 'U',
   X(kEventCreate, "cuEventCreate", "hipEventCreateWithFlags") \
   X(kIpcGetMem, "cuIpcGetMemHandle", "hipIpcGetMemHandle") \
   X(kIpcOpenMem, "cuIpcOpenMemHandle", "hipIpcOpenMemHandle") \
+  X(kAddressRange, "cuMemGetAddressRange", "hipMemGetAddressRange") \
   X(kStreamCreate, "cuStreamCreate", "hipStreamCreateWithFlags") \
   X(kHostWaitNote, "; release_after: host wait (no cuLaunchHostFunc)", "; release_after: host wait (no hipLaunchHostFunc or hipStreamAddCallback)")
 #define HURRAY_GPU_WORD_(name, cuda, hip) constexpr const char *name = HURRAY_GPU_PICK(cuda, hip);

@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "api.h"
+#include "kit/ipc.h"
 
 #define HURRAY_GPU_RUNTIME_HIP 1
 #include "gpu-stream/names.h"
@@ -140,5 +141,25 @@ inline bool mem_range(const Api &hip, uintptr_t p, uintptr_t *base, size_t *size
   return true;
 }
 inline const char *export_event_hint(Result) noexcept { return ""; }
+
+// Virtual memory management: not used with HIP yet (docs/backends/hip.md):
+// HIP memory crosses processes by hipIpcGetMemHandle only.
+constexpr bool kHasVmm = false;
+constexpr uint32_t kIpcVmmKind = hurray::kit::fourcc('H', 'I', 'V', '1');
+constexpr const char *kIpcMeaningVmm = "a HIP VMM memory descriptor";
+inline bool vmm_probe(const Api &, const DeviceRef &, uint64_t *) noexcept { return false; }
+inline Result vmm_create(const Api &, const DeviceRef &, uint64_t, uint64_t *) noexcept {
+  return hipErrorNotSupported;
+}
+inline Result vmm_map(const Api &, const DeviceRef &, uint64_t, uint64_t, uint64_t, uintptr_t *,
+                      const char **function) noexcept {
+  *function = "hipMemMap";
+  return hipErrorNotSupported;
+}
+inline void vmm_unmap(const Api &, uintptr_t, uint64_t) noexcept {}
+inline void vmm_release(const Api &, uint64_t) noexcept {}
+inline Result vmm_retain(const Api &, uintptr_t, uint64_t *) noexcept { return hipErrorNotSupported; }
+inline Result vmm_export(const Api &, uint64_t, int *) noexcept { return hipErrorNotSupported; }
+inline Result vmm_import(const Api &, int, uint64_t *) noexcept { return hipErrorNotSupported; }
 
 }  // namespace hurray::gpu_stream::rt

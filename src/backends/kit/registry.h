@@ -18,6 +18,11 @@ struct Allocation {
   uintptr_t base = 0;         // what the runtime frees (or closes, when imported)
   uintptr_t data = 0;         // what was handed out: base + placement offset
   uintptr_t device_view = 0;  // HOST_PINNED: the device's address of data; else data
+  // Virtual memory management (CUDA cuMemCreate): the physical allocation's
+  // handle, mapped at base for vmm_size bytes (made here, or imported from a
+  // descriptor); 0 for memory of the runtime's ordinary allocator.
+  uint64_t vmm_handle = 0;
+  uint64_t vmm_size = 0;
 };
 
 // The live allocations of a plugin, by data address. Thread-safe.

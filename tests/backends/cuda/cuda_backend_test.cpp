@@ -410,7 +410,10 @@ TEST_CASE("cuda: the caller's current context is left as it was: none, the prima
 TEST_CASE("cuda: IPC in one process: exports, refusals, and wrong handles") {
   Probed p;
   hurray_error err{};
-  AllocGuard g{p, p.alloc(0, HURRAY_MEMORY_STANDARD, 100000, 65536, HURRAY_ALLOC_SHAREABLE)};
+  // Without SHAREABLE: cuMemAlloc memory and its cuIpcGetMemHandle (SHAREABLE
+  // memory is VMM memory where the device has it: a descriptor, tested over
+  // libhurray's channel in cuda_device_ipc_test.cpp).
+  AllocGuard g{p, p.alloc(0, HURRAY_MEMORY_STANDARD, 100000, 65536, 0)};
   hurray_backend_ipc_handle h{};
   REQUIRE(p.b->ipc_export_memory(p.state, &g.a, &h, &err) == HURRAY_OK);
   CHECK(h.byte_size == 100000);

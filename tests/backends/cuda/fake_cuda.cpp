@@ -1,17 +1,20 @@
-// A fake CUDA driver for the plugin's release_after tests without a GPU
+// A fake CUDA driver for the plugin's release_after and IPC tests without a GPU
 // (libhurray_fake_cuda.so; built again with HURRAY_FAKE_CUDA_NO_HOST_FUNC
 // as libhurray_fake_cuda_old.so, a driver without cuLaunchHostFunc). The
 // plugin loads it through HURRAY_CUDA_LIBRARY. One device with unified
 // addressing; each stream is a thread that runs its operations in order:
 // event records, event waits, host functions, and gates (the test's own
 // operation, hurray_fake_cuda_gate, which waits until the test opens the
-// gates). What release_after does not need is CUDA_ERROR_NOT_SUPPORTED. A
-// destroyed stream runs what it still holds, as CUDA's do.
+// gates). Its memory (device memory as shared host memory, legacy IPC
+// handles, VMM) is fake_cuda_memory.cpp. What the tests do not need is
+// CUDA_ERROR_NOT_SUPPORTED. A destroyed stream runs what it still holds, as
+// CUDA's do.
 #include <cuda.h>
 
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -160,7 +163,14 @@ FAKE_API CUresult cuDeviceGetName(char *name, int len, CUdevice) {
   std::snprintf(name, static_cast<size_t>(len), "fake CUDA device");
   return CUDA_SUCCESS;
 }
+// Unified addressing; VMM with POSIX file descriptors unless
+// HURRAY_FAKE_CUDA_NO_VMM is set (fake_cuda_memory.cpp).
 FAKE_API CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice) {
+  if (a == CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED ||
+      a == CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED) {
+    *v = std::getenv("HURRAY_FAKE_CUDA_NO_VMM") == nullptr ? 1 : 0;
+    return CUDA_SUCCESS;
+  }
   if (a != CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING) return CUDA_ERROR_INVALID_VALUE;
   *v = 1;
   return CUDA_SUCCESS;
@@ -268,18 +278,9 @@ FAKE_API CUresult cuEventDestroy(CUevent he) {
 #define FAKE_UNSUPPORTED(name, ...) \
   FAKE_API CUresult name(__VA_ARGS__) { return CUDA_ERROR_NOT_SUPPORTED; }
 FAKE_UNSUPPORTED(cuCtxEnablePeerAccess, CUcontext, unsigned)
-FAKE_UNSUPPORTED(cuMemAlloc, CUdeviceptr *, size_t)
-FAKE_UNSUPPORTED(cuMemFree, CUdeviceptr)
 FAKE_UNSUPPORTED(cuMemHostAlloc, void **, size_t, unsigned)
 FAKE_UNSUPPORTED(cuMemFreeHost, void *)
 FAKE_UNSUPPORTED(cuMemHostGetDevicePointer, CUdeviceptr *, void *, unsigned)
 FAKE_UNSUPPORTED(cuMemAllocManaged, CUdeviceptr *, size_t, unsigned)
-FAKE_UNSUPPORTED(cuMemGetAddressRange, CUdeviceptr *, size_t *, CUdeviceptr)
-FAKE_UNSUPPORTED(cuMemcpyHtoDAsync, CUdeviceptr, const void *, size_t, CUstream)
-FAKE_UNSUPPORTED(cuMemcpyDtoHAsync, void *, CUdeviceptr, size_t, CUstream)
-FAKE_UNSUPPORTED(cuPointerGetAttributes, unsigned, CUpointer_attribute *, void **, CUdeviceptr)
-FAKE_UNSUPPORTED(cuIpcGetMemHandle, CUipcMemHandle *, CUdeviceptr)
-FAKE_UNSUPPORTED(cuIpcOpenMemHandle, CUdeviceptr *, CUipcMemHandle, unsigned)
-FAKE_UNSUPPORTED(cuIpcCloseMemHandle, CUdeviceptr)
 FAKE_UNSUPPORTED(cuIpcGetEventHandle, CUipcEventHandle *, CUevent)
 FAKE_UNSUPPORTED(cuIpcOpenEventHandle, CUevent *, CUipcEventHandle)

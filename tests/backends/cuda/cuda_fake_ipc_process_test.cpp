@@ -1,0 +1,254 @@
+// CUDA memory across processes through libhurray's public API, over the
+// fake CUDA driver (fake_cuda_memory.cpp), with a consumer process of its
+// own (cuda_fake_ipc_peer.cpp): pieces of one allocation the caller made
+// (hurray_buffer_wrap, and a view of one) opened once by the consumer;
+// VMM memory made by hurray_buffer_alloc(SHAREABLE) and the caller's own
+// VMM memory crossing as file descriptors; a consumer that dies holding
+// imported VMM memory. On a GPU the same tests run with HURRAY_CUDA_IPC_REAL=1
+// (the fake's counts unchecked): tests/gpu/cuda-check.sh, part "ipc-wrapped-vmm".
+#include <cuda.h>
+#include <dlfcn.h>
+#include <hurray.h>
+#include <hurray_ipc.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bounded_wait.h"
+#include "cuda_ipc_driver.h"
+#include "peer_process.h"
+
+#define FAKE(text) "cuda (stand-in: fake driver): " text
+
+namespace {
+
+// libhurray finds the CUDA plugin, and the plugin the fake driver, in this
+// process and in the peer (which inherits the environment).
+// With HURRAY_CUDA_IPC_REAL=1 (cuda-check.sh), the machine's driver.
+const bool g_env = [] {
+  setenv("HURRAY_BACKEND_PATH", HURRAY_CUDA_PLUGIN_DIR, 1);
+  setenv("HURRAY_BACKENDS", "cpu,cuda", 1);
+  if (!cuda_ipc_test::real_device()) setenv("HURRAY_CUDA_LIBRARY", HURRAY_FAKE_CUDA, 1);
+  return true;
+}();
+
+using namespace cuda_ipc_test;
+
+// The driver the test uses itself (the plugin's: one dlopen of one path).
+struct Cu : Driver {
+  Cu() {
+    const char *why = nullptr;
+    INFO("the CUDA driver for the test: " << (why ? why : ""));
+    REQUIRE(open(HURRAY_FAKE_CUDA, &why));
+  }
+  template <class F>
+  F fn(const char *name) const {
+    auto f = sym<F>(name);
+    INFO(name);
+    REQUIRE(f != nullptr);
+    return f;
+  }
+};
+
+hurray_ipc_options cuda_options() {
+  static const uint8_t tags[] = {HURRAY_DEVICE_CUDA};
+  hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
+  o.device_count = 1;
+  o.device_tags = tags;
+  return o;
+}
+
+hurray_buffer *wrap(void *data, uint64_t size) {
+  hurray_buffer_desc d = HURRAY_BUFFER_DESC_INIT;
+  d.handle.byte_size = size;
+  d.handle.alignment = 4096;
+  d.handle.device_tag = HURRAY_DEVICE_CUDA;
+  d.handle.memory_class = HURRAY_MEMORY_STANDARD;
+  d.data = data;
+  hurray_buffer *b = nullptr;
+  hurray_error err{};
+  const hurray_status st = hurray_buffer_wrap(nullptr, &d, &b, &err);
+  INFO(err.message);
+  REQUIRE(st == HURRAY_OK);
+  return b;
+}
+
+// SHAREABLE STANDARD memory of CUDA device 0 (VMM memory where it can be).
+hurray_buffer *shareable(uint64_t size) {
+  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
+  d.flags = HURRAY_ALLOC_SHAREABLE;
+  d.byte_size = size;
+  d.alignment = 4096;
+  d.device_tag = HURRAY_DEVICE_CUDA;
+  d.memory_class = HURRAY_MEMORY_STANDARD;
+  hurray_buffer *b = nullptr;
+  hurray_error err{};
+  const hurray_status st = hurray_buffer_alloc(nullptr, &d, &b, &err);
+  INFO(err.message);
+  REQUIRE(st == HURRAY_OK);
+  return b;
+}
+
+hurray_buffer *view(hurray_buffer *parent, uint64_t at, uint64_t n) {
+  hurray_buffer *v = nullptr;
+  hurray_error err{};
+  const hurray_status st = hurray_buffer_view(parent, at, n, &v, &err);
+  INFO(err.message);
+  REQUIRE(st == HURRAY_OK);
+  return v;
+}
+
+void send(hurray_ipc_channel *ch, hurray_buffer *b) {
+  hurray_error err{};
+  const hurray_status st = hurray_ipc_send(ch, b, nullptr, nullptr, &err);
+  INFO(err.message);
+  REQUIRE(st == HURRAY_OK);
+}
+
+hurray_ipc_stats stats_of(hurray_ipc_channel *ch) {
+  hurray_ipc_stats s;
+  s.size = sizeof s;
+  REQUIRE(hurray_ipc_get_stats(ch, &s, nullptr) == HURRAY_OK);
+  return s;
+}
+
+// Run the peer in mode "check" over the buffers (buffer k holds 0x10 + k),
+// which must open `opens` IPC memory handles and map `maps` VMM descriptors:
+// it exits 0 and every buffer comes back released.
+void check_peer(const std::vector<hurray_buffer *> &bufs, int opens, int maps) {
+  const hurray_ipc_options o = cuda_options();
+  hurray_test::PeerProcess peer(HURRAY_CUDA_IPC_PEER,
+                                {"{fd}", "check", std::to_string(bufs.size()),
+                                 std::to_string(opens), std::to_string(maps)},
+                                &o);
+  for (hurray_buffer *b : bufs) send(peer.ch, b);
+  CHECK(hurray_test::wait_for([&] {
+    hurray_ipc_progress(peer.ch, 10, nullptr, nullptr);
+    return stats_of(peer.ch).released == bufs.size();
+  }));
+  CHECK(peer.wait_exit() == 0);
+}
+
+}  // namespace
+
+TEST_CASE(FAKE("pieces of one allocation the caller made cross as one opened handle"),
+          "[process]") {
+  Cu cu;
+  CUdeviceptr p = 0;
+  REQUIRE(cu.mem_alloc(&p, size_t{1} << 20) == CUDA_SUCCESS);
+  auto *m = reinterpret_cast<unsigned char *>(p);
+  const uint64_t at[] = {0, 64 << 10, 512 << 10};
+  std::vector<hurray_buffer *> bufs;
+  for (int k = 0; k < 3; ++k) {
+    REQUIRE(cu.fill(m + at[k], static_cast<unsigned char>(0x10 + k), 8192));
+    bufs.push_back(wrap(m + at[k], 8192));
+  }
+  REQUIRE(cu.fill(m + 768 * 1024 + 4096, 0x13, 4096));
+  hurray_buffer *whole = wrap(m + 768 * 1024, 3 * 4096);
+  bufs.push_back(view(whole, 4096, 4096));  // a view of a wrapped buffer
+  const std::vector<int> before = cu.counts();
+  check_peer(bufs, 1, 0);  // four buffers of one allocation: one cuIpcOpenMemHandle
+  for (int k = 0; k < 3; ++k) CHECK(cu.at(m + at[k]) == 0xEE);  // the consumer's writes
+  CHECK(cu.at(m + 768 * 1024 + 4096) == 0xEE);
+  CHECK(cu.counts()[kBad] == before[kBad]);
+  for (hurray_buffer *b : bufs) hurray_buffer_unref(b);
+  hurray_buffer_unref(whole);
+  CHECK(cu.mem_free(p) == CUDA_SUCCESS);
+}
+
+TEST_CASE(FAKE("hurray_buffer_alloc(SHAREABLE) makes VMM memory, which crosses as descriptors"),
+          "[process]") {
+  Cu cu;
+  const std::vector<int> before = cu.counts();
+  hurray_buffer *b = shareable(3 << 20);
+  if (cu.fake()) CHECK(cu.counts()[kCreates] == before[kCreates] + 1);  // cuMemCreate
+  auto *m = static_cast<unsigned char *>(hurray_buffer_data(b));
+  REQUIRE(cu.fill(m, 0x10, 1 << 20));
+  REQUIRE(cu.fill(m + (1 << 20), 0x11, 1 << 20));
+  hurray_buffer *v = view(b, 1 << 20, 1 << 20);
+  hurray_buffer *first = view(b, 0, 1 << 20);
+  check_peer({first, v}, 0, 2);  // two descriptors, each mapped and unmapped once
+  CHECK(cu.at(m) == 0xEE);
+  CHECK(cu.at(m + (1 << 20)) == 0xEE);
+  hurray_buffer_unref(v);
+  hurray_buffer_unref(first);
+  hurray_buffer_unref(b);
+  const std::vector<int> after = cu.counts();
+  CHECK(after[kVmmLive] == before[kVmmLive]);  // unmapped and released here too
+  CHECK(after[kUnmaps] - before[kUnmaps] == after[kMaps] - before[kMaps]);
+  CHECK(after[kBad] == before[kBad]);
+}
+
+TEST_CASE(FAKE("VMM memory the caller made (cuMemCreate, wrapped) crosses as a descriptor"),
+          "[process]") {
+  Cu cu;
+  const std::vector<int> before = cu.counts();
+  auto create = cu.fn<CUresult (*)(CUmemGenericAllocationHandle *, size_t,
+                                     const CUmemAllocationProp *, unsigned long long)>("cuMemCreate");
+  auto reserve = cu.fn<CUresult (*)(CUdeviceptr *, size_t, size_t, CUdeviceptr,
+                                      unsigned long long)>("cuMemAddressReserve");
+  auto map = cu.fn<CUresult (*)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
+                                  unsigned long long)>("cuMemMap");
+  auto access = cu.fn<CUresult (*)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t)>(
+      "cuMemSetAccess");
+  auto unmap = cu.fn<CUresult (*)(CUdeviceptr, size_t)>("cuMemUnmap");
+  auto release = cu.fn<CUresult (*)(CUmemGenericAllocationHandle)>("cuMemRelease");
+  auto address_free = cu.fn<CUresult (*)(CUdeviceptr, size_t)>("cuMemAddressFree");
+  auto granularity = cu.fn<CUresult (*)(size_t *, const CUmemAllocationProp *,
+                                        CUmemAllocationGranularity_flags)>(
+      "cuMemGetAllocationGranularity");
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  size_t size = 0;
+  REQUIRE(granularity(&size, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) == CUDA_SUCCESS);
+  CUmemGenericAllocationHandle h = 0;
+  CUdeviceptr p = 0;
+  REQUIRE(create(&h, size, &prop, 0) == CUDA_SUCCESS);
+  REQUIRE(reserve(&p, size, 0, 0, 0) == CUDA_SUCCESS);
+  REQUIRE(map(p, size, 0, h, 0) == CUDA_SUCCESS);
+  CUmemAccessDesc a{};
+  a.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  a.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  REQUIRE(access(p, size, &a, 1) == CUDA_SUCCESS);
+  auto *m = reinterpret_cast<unsigned char *>(p);
+  std::memset(m + 8192, 0x10, 4096);
+  hurray_buffer *b = wrap(m + 8192, 4096);
+  check_peer({b}, 0, 1);
+  CHECK(m[8192] == 0xEE);
+  hurray_buffer_unref(b);
+  CHECK(unmap(p, size) == CUDA_SUCCESS);
+  CHECK(release(h) == CUDA_SUCCESS);
+  CHECK(address_free(p, size) == CUDA_SUCCESS);
+  const std::vector<int> after = cu.counts();
+  CHECK(after[kVmmLive] == before[kVmmLive]);
+  CHECK(after[kBad] == before[kBad]);
+}
+
+TEST_CASE(FAKE("a consumer that dies holding imported VMM memory: the producer gets it back"),
+          "[process]") {
+  Cu cu;
+  const std::vector<int> before = cu.counts();
+  hurray_buffer *b = shareable(1 << 20);
+  REQUIRE(cu.fill(hurray_buffer_data(b), 0x10, 1 << 20));
+  {
+    const hurray_ipc_options o = cuda_options();
+    hurray_test::PeerProcess peer(HURRAY_CUDA_IPC_PEER, {"{fd}", "die"}, &o);
+    send(peer.ch, b);
+    CHECK(peer.signal_byte() == 'D');
+    CHECK(peer.wait_exit() == 128 + SIGKILL);
+    CHECK(hurray_test::wait_for([&] {
+      hurray_ipc_progress(peer.ch, 10, nullptr, nullptr);
+      return stats_of(peer.ch).outstanding == 0;
+    }));
+  }
+  hurray_buffer_unref(b);  // the last reference: unmapped and released once
+  const std::vector<int> after = cu.counts();
+  CHECK(after[kVmmLive] == before[kVmmLive]);
+  CHECK(after[kUnmaps] - before[kUnmaps] == after[kMaps] - before[kMaps]);
+  CHECK(after[kBad] == before[kBad]);
+}

@@ -257,7 +257,7 @@ static void check_size_refused(const hurray_error &err, const char *name, uint32
                std::to_string(first)) != std::string::npos);
 }
 
-TEST_CASE("the limits come from HURRAY_NET_LIMITS_INIT; a struct below its first size is refused",
+TEST_CASE("the limits come from HURRAY_NET_LIMITS_INIT, a struct below its first size is refused",
           "[net][limits][size]") {
   hurray_net_limits lim = HURRAY_NET_LIMITS_INIT;
   CHECK(lim.size == sizeof lim);

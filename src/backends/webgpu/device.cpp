@@ -242,10 +242,8 @@ hurray_status probe(void **state, hurray_error *err) {
   std::string path, why;
   if (state != nullptr && !find_library(&lib, &path, &why)) {
     *state = nullptr;
-    return fail_unavailable(
-        err, "webgpu: no Dawn library (fix: scripts/webgpu.sh installs it, or set "
-             "HURRAY_WEBGPU_LIBRARY)",
-        why);
+    // A short head: four paths of dlopen's reasons follow.
+    return fail_unavailable(err, "webgpu: no Dawn (fix: scripts/webgpu.sh)", why);
   }
   if (state != nullptr) choose_headless_egl();
   // Dawn, Mesa and the loaders print on stderr while adapters are found:

@@ -14,8 +14,8 @@
 #include <cstddef>
 
 #include <string>
-#include <thread>
 
+#include "../common/ipc_local_pair.h"
 #include "handoff_util.h"
 
 using namespace hurray_test;
@@ -29,17 +29,6 @@ void check_refused(const hurray_error &err, const char *name, uint32_t given, ui
   CHECK(err.status == HURRAY_E_INVALID_ARGUMENT);
   CHECK(m.find(std::string(name) + ".size is " + std::to_string(given) + ", below " +
                std::to_string(first)) != std::string::npos);
-}
-
-void local_pair(hurray_ipc_channel **a, hurray_ipc_channel **b) {
-  int sv[2];
-  REQUIRE(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
-  hurray_status sb = HURRAY_E_INTERNAL;
-  std::thread t([&] { sb = hurray_ipc_channel_from_fd(sv[1], nullptr, b, nullptr); });
-  const hurray_status sa = hurray_ipc_channel_from_fd(sv[0], nullptr, a, nullptr);
-  t.join();
-  REQUIRE(sa == HURRAY_OK);
-  REQUIRE(sb == HURRAY_OK);
 }
 
 }  // namespace

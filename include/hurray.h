@@ -15,9 +15,22 @@
  *    this repository restates them.
  *  - Unless stated otherwise, functions are thread-safe for distinct
  *    arguments, and const arguments may be shared between threads.
+ *  - Option and descriptor structs whose first field is `uint32_t size`
+ *    (start them from their _INIT macro) are read as Linux's
+ *    copy_struct_from_user reads its structs: a size below the struct's
+ *    size in 1.0 (its first published version) is refused with
+ *    HURRAY_E_INVALID_ARGUMENT naming the struct and both sizes; a larger
+ *    size (a later header) is accepted when the bytes this library does
+ *    not know are zero.
  */
 #ifndef HURRAY_H
 #define HURRAY_H
+
+/** \file hurray.h
+ *  \brief The public C API of libhurray: the 16-byte handle and its codec,
+ *  validation under a policy, buffers and handoffs, devices, contexts and
+ *  errors (the conventions every function follows open the header's
+ *  source). */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -30,13 +43,14 @@ extern "C" {
 /** \defgroup version Version and export macros                            */
 /* ------------------------------------------------------------------------ */
 
-#define HURRAY_VERSION_MAJOR 1
-#define HURRAY_VERSION_MINOR 0
-#define HURRAY_VERSION_PATCH 0
+#define HURRAY_VERSION_MAJOR 1 /**< major version of this header */
+#define HURRAY_VERSION_MINOR 0 /**< minor version of this header */
+#define HURRAY_VERSION_PATCH 0 /**< patch version of this header */
 /** Release number as one integer: MAJOR * 10000 + MINOR * 100 + PATCH. */
 #define HURRAY_VERSION_NUMBER                                                  \
   (HURRAY_VERSION_MAJOR * 10000 + HURRAY_VERSION_MINOR * 100 +                 \
    HURRAY_VERSION_PATCH)
+/** Release of this header as a string, "MAJOR.MINOR.PATCH". */
 #define HURRAY_VERSION_STRING "1.0.0"
 
 #if defined(_WIN32)
@@ -57,8 +71,8 @@ HURRAY_API const char *hurray_version_string(void);
 /** \defgroup status Status codes                                          */
 /* ------------------------------------------------------------------------ */
 
-/* XX(NAME, number, message). The numbers are part of the ABI and never
- * change; new codes are only appended. */
+/** X-macro of every status: XX(NAME, number, message). The numbers are part
+ *  of the ABI and never change; new codes are only appended. */
 #define HURRAY_STATUS_MAP(XX)                                                  \
   XX(OK, 0, "success")                                                         \
   XX(E_INVALID_ARGUMENT, 1, "invalid argument passed to a libhurray function") \
@@ -108,7 +122,8 @@ typedef enum hurray_rule_kind {
   HURRAY_RULE_KIND_CONTRACT = 3
 } hurray_rule_kind;
 
-/* XX(NAME, number, "ID", kind). Numbers are stable. */
+/** X-macro of every rule: XX(NAME, number, "ID", kind). Numbers are
+ *  stable. */
 #define HURRAY_RULE_MAP(XX)                                                    \
   XX(NONE, 0, "", NONE)                                                        \
   XX(SIZE, 1, "BP-SIZE", REJECT)                                               \
@@ -169,8 +184,8 @@ HURRAY_API const char *hurray_rule_summary(hurray_rule rule);
 /** \defgroup error Error details                                           */
 /* ------------------------------------------------------------------------ */
 
-#define HURRAY_ERROR_RULE_ID_SIZE 32
-#define HURRAY_ERROR_MESSAGE_SIZE 256
+#define HURRAY_ERROR_RULE_ID_SIZE 32  /**< bytes of hurray_error.rule_id */
+#define HURRAY_ERROR_MESSAGE_SIZE 256 /**< bytes of hurray_error.message */
 
 /** Severity of a hurray_error entry (HURRAY_SEVERITY_ERROR is 0, so a
  *  zeroed struct is an error). */
@@ -309,7 +324,8 @@ HURRAY_API int hurray_memory_class_valid_for(uint8_t device_tag,
  *  use hurray_table_validate() on the bytes) to check them.
  *  \param bytes  readable for `size` bytes; never read past them.
  *  \param size   must be HURRAY_HANDLE_SIZE, else HURRAY_E_SIZE (BP-SIZE).
- *  \param out    receives the fields; untouched on failure. */
+ *  \param out    receives the fields; untouched on failure.
+ *  \param err    optional: filled on failure. */
 HURRAY_API hurray_status hurray_handle_decode(const void *bytes, size_t size,
                                               hurray_buffer_handle *out,
                                               hurray_error *err);
@@ -317,8 +333,12 @@ HURRAY_API hurray_status hurray_handle_decode(const void *bytes, size_t size,
 /** \brief Encode *handle as 16 little-endian bytes into out[0..15].
  *
  *  Writes the fields as given (no validation); encode(decode(x)) == x for
- *  every 16-byte x. \param out_size must be >= HURRAY_HANDLE_SIZE, else
- *  HURRAY_E_SIZE and nothing is written. */
+ *  every 16-byte x.
+ *  \param handle   the fields to write.
+ *  \param out      receives the 16 bytes.
+ *  \param out_size must be >= HURRAY_HANDLE_SIZE, else HURRAY_E_SIZE and
+ *                  nothing is written.
+ *  \param err      optional: filled on failure. */
 HURRAY_API hurray_status hurray_handle_encode(
     const hurray_buffer_handle *handle, void *out, size_t out_size,
     hurray_error *err);
@@ -459,6 +479,7 @@ HURRAY_API uint64_t hurray_context_guard_count(const hurray_context *ctx);
 /** \defgroup handoff The handoff: one buffer, one consumer, released once  */
 /* ------------------------------------------------------------------------ */
 
+/** hurray_handoff.version of this header's layout. */
 #define HURRAY_HANDOFF_VERSION 1u
 
 /** hurray_handoff.flags (and the flags of the descriptors below). */
@@ -474,6 +495,7 @@ HURRAY_API uint64_t hurray_context_guard_count(const hurray_context *ctx);
  *  library older than this flag refuses such a handoff (unknown flag). */
 #define HURRAY_HANDOFF_OPAQUE_OFFSET 0x8u
 
+/** \brief One buffer handed to one consumer (defined below). */
 typedef struct hurray_handoff hurray_handoff;
 
 /** \brief One buffer handed from a producer to one consumer.
@@ -558,6 +580,7 @@ typedef struct hurray_buffer_desc {
   hurray_free_fn free_fn;      /**< may be NULL: nothing to free */
   void *free_user;             /**< passed to free_fn */
 } hurray_buffer_desc;
+/** Initialiser of hurray_buffer_desc: its size set, everything else zero. */
 #define HURRAY_BUFFER_DESC_INIT                                                \
   { (uint32_t)sizeof(hurray_buffer_desc), 0, {0, 0, 0, 0, 0, 0}, NULL, 0, 0,    \
     NULL, NULL }
@@ -576,6 +599,8 @@ typedef struct hurray_export_desc {
   void (*event_free_fn)(void *user, void *event); /**< EVENT: frees the event, once */
   void *event_user;     /**< passed to event_free_fn */
 } hurray_export_desc;
+/** Initialiser of hurray_export_desc: its size set, PRODUCER_SYNCED, no
+ *  event. */
 #define HURRAY_EXPORT_DESC_INIT                                                \
   { (uint32_t)sizeof(hurray_export_desc), 0, 0, 0, NULL, 0, NULL, NULL }
 
@@ -597,6 +622,7 @@ typedef struct hurray_alloc_desc {
   int32_t device_ordinal;  /**< which device of the tag */
   uint32_t reserved1;      /**< zero */
 } hurray_alloc_desc;
+/** Initialiser of hurray_alloc_desc: its size set, everything else zero. */
 #define HURRAY_ALLOC_DESC_INIT                                                 \
   { (uint32_t)sizeof(hurray_alloc_desc), 0, 0, 0, 0, 0, {0, 0}, 0, 0 }
 

@@ -49,12 +49,17 @@
 #ifndef HURRAY_BACKEND_H
 #define HURRAY_BACKEND_H
 
+/** \file hurray_backend.h
+ *  \brief The device plugin ABI (version 1): the table a libhurray-NAME.so
+ *  plugin exports through hurray_backend_entry(). */
+
 #include "hurray.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+/** The plugin ABI version of this header (hurray_backend_v1.api_version). */
 #define HURRAY_BACKEND_API_VERSION 1u
 /** The name of the one symbol a plugin exports. */
 #define HURRAY_BACKEND_ENTRY_SYMBOL "hurray_backend_entry"

@@ -27,6 +27,10 @@
 #ifndef HURRAY_DLPACK_H
 #define HURRAY_DLPACK_H
 
+/** \file hurray_dlpack.h
+ *  \brief The DLPack bridge: a hurray_handoff as a DLPack tensor, and a
+ *  DLPack tensor as a hurray_handoff. */
+
 #include "hurray.h"
 
 #ifdef __cplusplus
@@ -322,6 +326,8 @@ typedef struct hurray_dlpack_import_options {
   uint32_t reserved0; /**< zero */
   void *stream;       /**< CONSUMER_STREAM: the stream the producer synchronised to */
 } hurray_dlpack_import_options;
+/** Initialiser of hurray_dlpack_import_options: its size set,
+ *  PRODUCER_SYNCED, no stream. */
 #define HURRAY_DLPACK_IMPORT_OPTIONS_INIT                                       \
   { (uint32_t)sizeof(hurray_dlpack_import_options), 0, 0, 0, NULL }
 

@@ -38,6 +38,10 @@
 #ifndef HURRAY_IPC_H
 #define HURRAY_IPC_H
 
+/** \file hurray_ipc.h
+ *  \brief Handing buffers to another process without copying them, over a
+ *  Unix domain socket channel. */
+
 #include "hurray.h"
 
 #ifdef __cplusplus
@@ -229,8 +233,10 @@ HURRAY_API void hurray_ipc_close(hurray_ipc_channel *channel);
  *  closed. Owned by the channel: do not read, write or close it. */
 HURRAY_API int hurray_ipc_fd(const hurray_ipc_channel *channel);
 /** \brief What the peer announced in HELLO, and who it is (pid, uid, gid,
- *  from the kernel). out->size must be set; a caller whose struct ends at
- *  `devices` (the first version) gets the fields up to there. */
+ *  from the kernel). out->size must be set (a size below 152, the
+ *  struct's size in 1.0, is refused with HURRAY_E_INVALID_ARGUMENT); a
+ *  caller built against a later, larger version gets the fields this
+ *  library knows. */
 HURRAY_API hurray_status hurray_ipc_peer(const hurray_ipc_channel *channel,
                                          hurray_ipc_peer_info *out,
                                          hurray_error *err);

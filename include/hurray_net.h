@@ -22,6 +22,9 @@
 #ifndef HURRAY_NET_H
 #define HURRAY_NET_H
 
+/** \file hurray_net.h
+ *  \brief Cross-machine transfers of Hurray buffers over UCX (libhurray-net). */
+
 #include <hurray.h>
 
 #ifdef __cplusplus
@@ -113,10 +116,8 @@ typedef struct hurray_net_limits {
 #define HURRAY_NET_SERVER_NO_AUTH 0x1u
 
 /** \brief How a server listens and what it offers. Start from
- *  HURRAY_NET_SERVER_CONFIG_INIT. A configuration that ends at `context`
- *  (size = offsetof(hurray_net_server_config, alloc)) or at `alloc_user`
- *  (size = offsetof(hurray_net_server_config, limits)) is accepted: the
- *  fields after its size are then taken as NULL. */
+ *  HURRAY_NET_SERVER_CONFIG_INIT. A size below 96, this struct's size in
+ *  1.0 (the first published), is refused with HURRAY_E_INVALID_ARGUMENT. */
 typedef struct hurray_net_server_config {
   uint32_t size;           /**< sizeof(hurray_net_server_config) */
   uint32_t transport;      /**< HURRAY_TRANSPORT_CROSS_MACHINE (default) or
@@ -177,8 +178,8 @@ typedef struct hurray_net_client_config {
   const char *key_file;    /**< a file holding the key */
 } hurray_net_client_config;
 /** Initialiser of hurray_net_client_config: cross-machine, 60 s timeout, no
- *  key. A configuration that ends at `context` (size =
- *  offsetof(hurray_net_client_config, key)) is accepted: no key. */
+ *  key. A size below 48, the struct's size in 1.0 (the first published),
+ *  is refused with HURRAY_E_INVALID_ARGUMENT. */
 #define HURRAY_NET_CLIENT_CONFIG_INIT                                          \
   { (uint32_t)sizeof(hurray_net_client_config),                               \
     (uint32_t)HURRAY_TRANSPORT_CROSS_MACHINE, NULL, 0, 0, 0, NULL, NULL, NULL }

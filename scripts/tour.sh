@@ -6,9 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh build vulkan opencl net webgpu
 # Dawn, for the WebGPU device (scripts/webgpu.sh; the plugin finds it in the
-# cache), on Mesa's llvmpipe through EGL without a display.
+# cache), on Mesa's llvmpipe through EGL without a display (the plugin picks
+# EGL's surfaceless platform itself when there is no display).
 scripts/webgpu.sh >/dev/null || echo "tour: Dawn could not be installed: no WebGPU device"
-export EGL_PLATFORM=${EGL_PLATFORM:-surfaceless}
 export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$(mktemp -d)} XDG_CACHE_HOME=${XDG_CACHE_HOME:-$(mktemp -d)}
 
 build=${HURRAY_BUILD_DIR:-build-tour}

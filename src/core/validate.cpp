@@ -367,7 +367,15 @@ HURRAY_API hurray_status hurray_handle_check_address(const hurray_buffer_handle 
          "BP-ALIGN-POW2: alignment %" PRIu32 " is not a power of two", handle->alignment);
     return HURRAY_E_ALIGNMENT;
   }
-  if (addr == 0 || addr % handle->alignment != 0) {
+  if (addr == 0) {
+    // 0 is a multiple of every alignment: say what is wrong (the pointer).
+    fill(err, HURRAY_E_ALIGNMENT, HURRAY_RULE_ALIGN_ADDR, HURRAY_SEVERITY_ERROR, 0, -1,
+         "BP-ALIGN-ADDR: the data pointer is NULL but byte_size is %" PRIu64
+         "; only an empty buffer (byte_size 0, BP-ALIGN-EMPTY) may have a NULL pointer",
+         handle->byte_size);
+    return HURRAY_E_ALIGNMENT;
+  }
+  if (addr % handle->alignment != 0) {
     fill(err, HURRAY_E_ALIGNMENT, HURRAY_RULE_ALIGN_ADDR, HURRAY_SEVERITY_ERROR, 0, -1,
          "BP-ALIGN-ADDR: address 0x%" PRIxPTR " of a non-empty buffer is not a "
          "multiple of its declared alignment %" PRIu32,

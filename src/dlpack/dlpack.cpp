@@ -18,6 +18,7 @@
 #include <type_traits>
 
 #include "../core/internal.h"
+#include "../core/struct_size.h"
 
 using namespace hurray::detail;
 
@@ -253,6 +254,9 @@ void free_legacy(void *user, void *) {
 hurray_status check_options(const char *who, const hurray_dlpack_import_options *o,
                             hurray_error *err) {
   if (!o) return HURRAY_OK;
+  SizeRefusal small;
+  if (below_first_size<hurray_dlpack_import_options>(who, o->size, &small))
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s", small.text);
   if (o->size < sizeof(hurray_dlpack_import_options) || o->flags || o->reserved0)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "%s: options: size %u (want %zu), flags 0x%x and reserved0 %u (want 0); "

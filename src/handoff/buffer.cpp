@@ -80,7 +80,7 @@ hurray_status check_desc_address(const hurray_buffer_desc &d, hurray_error *err)
 hurray_status read_buffer_desc(const hurray_buffer_desc *in, hurray_buffer_desc *copy,
                                const hurray_buffer_desc **d, const hurray_policy *policy,
                                hurray_error *err) {
-  const hurray_buffer_desc *r = *d = read_desc(in, copy, "hurray_buffer_desc", err);
+  const hurray_buffer_desc *r = *d = read_desc(in, copy, err);
   if (!r) return HURRAY_E_INVALID_ARGUMENT;
   constexpr uint32_t known = HURRAY_HANDOFF_OPAQUE_DATA | HURRAY_HANDOFF_QPARAM;
   if (r->flags & ~known)
@@ -158,7 +158,7 @@ hurray_status alloc_buffer(hurray_context *c, const hurray_buffer_handle &h, int
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_buffer_alloc: %s is NULL", in ? "out" : "desc");
   hurray_alloc_desc copy;
-  const hurray_alloc_desc *dp = read_desc(in, &copy, "hurray_alloc_desc", err);
+  const hurray_alloc_desc *dp = read_desc(in, &copy, err);
   if (!dp) return HURRAY_E_INVALID_ARGUMENT;
   hurray_alloc_desc d = *dp;
   if (d.flags & ~HURRAY_ALLOC_SHAREABLE)

@@ -20,7 +20,7 @@ hurray_status read_export(const hurray_export_desc *in, hurray_buffer_handle *h,
                           hurray_export_desc *copy, const hurray_export_desc **d,
                           const hurray_policy *policy, hurray_error *err) {
   const hurray_export_desc *r = *d =
-      in ? read_desc(in, copy, "hurray_export_desc", err) : &kDefaultExport;
+      in ? read_desc(in, copy, err) : &kDefaultExport;
   if (!r) return HURRAY_E_INVALID_ARGUMENT;
   if (r->flags & ~HURRAY_HANDOFF_READ_ONLY)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,

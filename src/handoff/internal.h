@@ -30,6 +30,7 @@
 #include "../runtime/context.h"
 #include "handoff.h"
 #include "../core/pool.h"
+#include "../core/struct_size.h"
 
 struct hurray_buffer {
   std::atomic<uint32_t> pool_next{0};
@@ -166,23 +167,25 @@ inline void *token(const Slot *s, uint64_t state) {
 
 // ---- descriptors and payloads (shared by the producer and consumer sides) ----
 
-// Read a caller's option struct that starts with `uint32_t size`: fields
-// beyond what the caller knows read as zero, bytes beyond what we know must
-// be zero (libbpf's OPTS_VALID). Returns the struct to read: the caller's own
-// when its size is ours (the common case, no copy), else *copy.
+// Read a caller's option struct that starts with `uint32_t size`
+// (../core/struct_size.h): a size below the first published one is refused;
+// fields beyond what the caller knows read as zero, bytes beyond what we
+// know must be zero (libbpf's OPTS_VALID). Returns the struct to read: the
+// caller's own when its size is ours (the common case, no copy), else *copy.
 template <class T>
-const T *read_desc(const T *in, T *copy, const char *what, hurray_error *err) {
+const T *read_desc(const T *in, T *copy, hurray_error *err) {
   if (in->size == sizeof(T)) return in;
-  if (in->size < sizeof(uint32_t)) {
-    fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-         "%s.size is %u; start from its _INIT macro", what, in->size);
+  SizeRefusal small;
+  if (below_first_size<T>(nullptr, in->size, &small)) {
+    fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s", small.text);
     return nullptr;
   }
   const auto *bytes = reinterpret_cast<const unsigned char *>(in);
   for (size_t i = sizeof(T); i < in->size; ++i)
     if (bytes[i]) {
       fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-           "%s has non-zero bytes beyond the %zu this library knows", what, sizeof(T));
+           "%s has non-zero bytes beyond the %zu this library knows", SizeFirst<T>::name,
+           sizeof(T));
       return nullptr;
     }
   std::memset(static_cast<void *>(copy), 0, sizeof(T));

@@ -19,6 +19,7 @@
 #include "../core/internal.h"
 #include "internal.h"
 #include "wire.h"
+#include "../core/struct_size.h"
 
 using namespace hurray::detail;
 using namespace hurray::ipc;
@@ -272,12 +273,11 @@ HURRAY_API hurray_status hurray_ipc_peer(const hurray_ipc_channel *ch, hurray_ip
   if (!ch || !out)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc_peer: %s is NULL",
                 ch ? "out" : "channel");
-  // the struct grows at its end: a caller built against the first version
-  // (up to `devices`) gets those fields
-  constexpr size_t first = offsetof(hurray_ipc_peer_info, uid);
-  if (out->size < first)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_ipc_peer: out->size is %u, expected %zu", out->size, sizeof *out);
+  // the struct grows at its end (../core/struct_size.h): a caller built
+  // against a later version gets the fields this library knows
+  SizeRefusal small;
+  if (below_first_size<hurray_ipc_peer_info>("hurray_ipc_peer", out->size, &small))
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s", small.text);
   const size_t n = out->size < sizeof *out ? out->size : sizeof *out;
   hurray_ipc_peer_info info;
   std::memset(&info, 0, sizeof info);
@@ -300,9 +300,9 @@ HURRAY_API hurray_status hurray_ipc_get_stats(const hurray_ipc_channel *ch, hurr
   if (!ch || !out)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_ipc_get_stats: %s is NULL", ch ? "out" : "channel");
-  if (out->size < sizeof *out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_ipc_get_stats: out->size is %u, expected %zu", out->size, sizeof *out);
+  SizeRefusal small;
+  if (below_first_size<hurray_ipc_stats>("hurray_ipc_get_stats", out->size, &small))
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s", small.text);
   auto *c = const_cast<hurray_ipc_channel *>(ch);
   std::lock_guard<std::mutex> lock(c->mu);
   *out = c->stats;

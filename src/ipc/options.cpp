@@ -9,6 +9,7 @@
 #include "../runtime/backends.h"
 #include "../runtime/dispatch.h"
 #include "internal.h"
+#include "../core/struct_size.h"
 
 using namespace hurray::detail;
 
@@ -17,9 +18,9 @@ namespace hurray::ipc {
 hurray_status read_options(const hurray_ipc_options *in, Options *o, hurray_error *err) {
   hurray_ipc_options opts = HURRAY_IPC_OPTIONS_INIT;
   if (in) {
-    if (in->size < sizeof(uint32_t) * 2)
-      return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                  "hurray_ipc_options.size is %u; start from HURRAY_IPC_OPTIONS_INIT", in->size);
+    SizeRefusal small;
+    if (below_first_size<hurray_ipc_options>(nullptr, in->size, &small))
+      return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s", small.text);
     std::memcpy(&opts, in, in->size < sizeof opts ? in->size : sizeof opts);
     // bytes of a later version of the struct: this library knows none
     for (size_t i = sizeof opts; i < in->size; ++i)

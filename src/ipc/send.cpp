@@ -23,6 +23,7 @@
 #include "../runtime/dispatch.h"
 #include "internal.h"
 #include "wire.h"
+#include "../core/struct_size.h"
 
 using namespace hurray::detail;
 using namespace hurray::ipc;
@@ -180,7 +181,10 @@ HURRAY_API hurray_status hurray_ipc_send(hurray_ipc_channel *ch, hurray_buffer *
   // rules (BP-ALIGN-IPC, BP-SYNC-IPC), the peer's devices, shareability.
   hurray_buffer_handle h;
   HURRAY_RETURN_NOT_OK(hurray_buffer_get_handle(buffer, &h, err));
-  if (desc && desc->size >= offsetof(hurray_export_desc, reserved0)) {
+  SizeRefusal small;
+  if (desc && below_first_size<hurray_export_desc>("hurray_ipc_send", desc->size, &small))
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s", small.text);
+  if (desc) {
     if (desc->sync_mode > 0xFF)
       return fail(err, HURRAY_E_SYNC, HURRAY_RULE_SYNC_VALUE,
                   "BP-SYNC-VALUE: sync_mode %u is not defined", desc->sync_mode);

@@ -7,6 +7,7 @@
 // in client_transfer.cpp.
 #include "bootstrap.h"
 #include "client.h"
+#include "../core/struct_size.h"
 
 #include <cstddef>
 #include <cstdio>
@@ -133,9 +134,11 @@ extern "C" {
 
 HURRAY_API hurray_status hurray_net_client_connect(const hurray_net_client_config *config,
                                                    hurray_net_client **out, hurray_error *err) {
-  // A configuration may end at `context` (before the key was added).
-  if (config == nullptr || out == nullptr ||
-      config->size < offsetof(hurray_net_client_config, key) || config->reserved0 != 0 ||
+  hurray::detail::SizeRefusal small;
+  if (config != nullptr && hurray::detail::below_first_size<hurray_net_client_config>(
+                               "hurray_net_client_connect", config->size, &small))
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s", small.text);
+  if (config == nullptr || out == nullptr || config->reserved0 != 0 ||
       config->address == nullptr)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_net_client_connect: config (with an address) and out are required");
@@ -155,7 +158,7 @@ HURRAY_API hurray_status hurray_net_client_connect(const hurray_net_client_confi
     // The bootstrap: admitted, the key proved both ways, an endpoint to the
     // server's worker.
     Key key;
-    if (!st && config->size >= sizeof(hurray_net_client_config))
+    if (!st)
       st = load_key(config->key, config->key_file, "hurray_net_client_connect", &key, err);
     if (!st)
       st = bootstrap_connect(c->w, config->address, config->port, key, d, client_ep_error, c,

@@ -6,6 +6,7 @@
 // needed), and a GET received into exactly the declared device of this
 // machine (hurray_net_client_get).
 #include "client.h"
+#include "../core/struct_size.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -21,6 +22,17 @@ namespace {
 bool desc_ok(const hurray_net_transfer_desc *d) {
   return d != nullptr && d->size >= sizeof(hurray_net_transfer_desc) && d->reserved0 == 0 &&
          d->reserved1[0] == 0 && d->reserved1[1] == 0;
+}
+
+// A desc below its first published size (../core/struct_size.h), refused by
+// name and both sizes before the generic check.
+hurray_status check_desc_size(const hurray_net_transfer_desc *d, const char *who,
+                              hurray_error *err) {
+  hurray::detail::SizeRefusal small;
+  if (d != nullptr &&
+      hurray::detail::below_first_size<hurray_net_transfer_desc>(who, d->size, &small))
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s", small.text);
+  return HURRAY_OK;
 }
 }  // namespace
 
@@ -163,6 +175,7 @@ namespace {
 hurray_status put_handoff(hurray_net_client *c, const hurray_handoff *source,
                           const hurray_net_transfer_desc *desc, uint64_t *ticket,
                           const char *who, hurray_error *err) {
+  if (hurray_status st = check_desc_size(desc, who, err)) return st;
   if (c == nullptr || source == nullptr || !desc_ok(desc) || ticket == nullptr)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "%s: client, source and desc (from HURRAY_NET_TRANSFER_DESC_INIT) are required",
@@ -190,6 +203,7 @@ hurray_status put_handoff(hurray_net_client *c, const hurray_handoff *source,
 hurray_status put_buffer(hurray_net_client *c, hurray_buffer *source,
                          const hurray_net_transfer_desc *desc, uint64_t *ticket, const char *who,
                          hurray_error *err) {
+  if (hurray_status st = check_desc_size(desc, who, err)) return st;
   if (c == nullptr || source == nullptr || !desc_ok(desc) || ticket == nullptr)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "%s: client, source and desc are required", who);
@@ -298,6 +312,7 @@ HURRAY_API hurray_status hurray_net_client_put_wait(hurray_net_client *c, uint64
 HURRAY_API hurray_status hurray_net_client_get(hurray_net_client *c,
                                                const hurray_net_transfer_desc *desc,
                                                hurray_buffer **out, hurray_error *err) {
+  if (hurray_status st = check_desc_size(desc, "hurray_net_client_get", err)) return st;
   if (c == nullptr || out == nullptr || !desc_ok(desc))
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_net_client_get: client, desc and out are required");

@@ -2,6 +2,7 @@
 #include "net_limits.h"
 
 #include "ucx.h"
+#include "../core/struct_size.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -13,6 +14,10 @@ namespace hurray::net {
 hurray_status resolve_limits(const hurray_net_limits *in, Limits *out, hurray_error *err) noexcept {
   *out = Limits{};
   if (in == nullptr) return HURRAY_OK;
+  hurray::detail::SizeRefusal small;
+  if (hurray::detail::below_first_size<hurray_net_limits>("hurray_net_server_create", in->size,
+                                                          &small))
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s", small.text);
   if (in->size < sizeof(hurray_net_limits) || in->reserved0 != 0)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_net_server_create: limits must come from HURRAY_NET_LIMITS_INIT "

@@ -7,6 +7,7 @@
 // as PUT_ACKs of a window (N15); its port and statistics. Its state is in
 // server.h; admission, limits and timeouts in guard.cpp.
 #include "internal.h"
+#include "../core/struct_size.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -142,9 +143,11 @@ extern "C" {
 
 HURRAY_API hurray_status hurray_net_server_create(const hurray_net_server_config *config,
                                                   hurray_net_server **out, hurray_error *err) {
-  // A configuration may end at `context` (before `alloc` was added).
-  if (config == nullptr || out == nullptr ||
-      config->size < offsetof(hurray_net_server_config, alloc) || config->reserved0 != 0 ||
+  hurray::detail::SizeRefusal small;
+  if (config != nullptr && hurray::detail::below_first_size<hurray_net_server_config>(
+                               "hurray_net_server_create", config->size, &small))
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s", small.text);
+  if (config == nullptr || out == nullptr || config->reserved0 != 0 ||
       (config->n_devices > 0 && config->devices == nullptr))
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_net_server_create: config and out are required (config from "
@@ -154,21 +157,17 @@ HURRAY_API hurray_status hurray_net_server_create(const hurray_net_server_config
   try {
     s = new hurray_net_server;
     s->ctx = config->context;
-    if (config->size >= offsetof(hurray_net_server_config, limits)) {
-      s->alloc = config->alloc;
-      s->alloc_user = config->alloc_user;
-    }
-    // Limits and the allow list (guard.cpp): absent in older configurations.
-    const bool guarded = config->size >= sizeof(hurray_net_server_config);
-    hurray_status gst = resolve_limits(guarded ? config->limits : nullptr, &s->limits, err);
-    if (!gst) gst = s->allow.parse(guarded ? config->allow : nullptr, err);
-    if (!gst && guarded && (config->reserved1 != 0 || (config->flags & ~HURRAY_NET_SERVER_NO_AUTH)))
+    s->alloc = config->alloc;
+    s->alloc_user = config->alloc_user;
+    // Limits and the allow list (guard.cpp).
+    hurray_status gst = resolve_limits(config->limits, &s->limits, err);
+    if (!gst) gst = s->allow.parse(config->allow, err);
+    if (!gst && (config->reserved1 != 0 || (config->flags & ~HURRAY_NET_SERVER_NO_AUTH)))
       gst = fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                  "hurray_net_server_create: unknown flags 0x%x or reserved1 not zero",
-                 guarded ? config->flags : 0u);
-    if (!gst && guarded)
-      gst = load_key(config->key, config->key_file, "hurray_net_server_create", &s->key, err);
-    const uint32_t flags = guarded ? config->flags : 0u;
+                 config->flags);
+    if (!gst) gst = load_key(config->key, config->key_file, "hurray_net_server_create", &s->key, err);
+    const uint32_t flags = config->flags;
     if (gst) {
       hurray_net_server_destroy(s);
       return gst;
@@ -281,6 +280,10 @@ HURRAY_API uint16_t hurray_net_server_port(const hurray_net_server *s) {
 
 HURRAY_API hurray_status hurray_net_server_poll(hurray_net_server *s, int32_t timeout_ms,
                                                 hurray_net_received *out, hurray_error *err) {
+  hurray::detail::SizeRefusal small;
+  if (out != nullptr && hurray::detail::below_first_size<hurray_net_received>(
+                            "hurray_net_server_poll", out->size, &small))
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s", small.text);
   if (s == nullptr || out == nullptr || out->size < sizeof(hurray_net_received))
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_net_server_poll: server and out are required, out->size set");

@@ -23,6 +23,7 @@
 #include "../core/internal.h"
 #include "dispatch.h"
 #include "identity.h"
+#include "../core/struct_size.h"
 
 namespace hurray::detail {
 
@@ -244,6 +245,7 @@ class Registry {
     auto entry = reinterpret_cast<hurray_backend_entry_fn>(dlsym(p.dl, HURRAY_BACKEND_ENTRY_SYMBOL));
     const hurray_backend_v1 *t = entry ? entry() : nullptr;
     char why[200] = "";
+    SizeRefusal small;
     if (!entry)
       std::snprintf(why, sizeof why, "no %s symbol", HURRAY_BACKEND_ENTRY_SYMBOL);
     else if (!t)
@@ -251,9 +253,8 @@ class Registry {
     else if (t->api_version != HURRAY_BACKEND_API_VERSION)
       std::snprintf(why, sizeof why, "plugin ABI version %u, this libhurray speaks %u",
                     t->api_version, HURRAY_BACKEND_API_VERSION);
-    else if (t->size < sizeof(hurray_backend_v1))
-      std::snprintf(why, sizeof why, "function table of %u bytes, expected at least %zu",
-                    t->size, sizeof(hurray_backend_v1));
+    else if (below_first_size<hurray_backend_v1>(nullptr, t->size, &small))
+      std::snprintf(why, sizeof why, "%s", small.text);
     else if (!t->name || !t->probe || !t->device_count || !t->device_info || !t->alloc ||
              !t->free || !t->copy_to_host || !t->copy_from_host || !t->event_record ||
              !t->event_wait || !t->event_release)

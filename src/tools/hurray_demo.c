@@ -51,11 +51,34 @@ static void print_all(const unsigned char *bytes, size_t size, const hurray_poli
   printf("    => %s, %zu error(s), %zu warning(s)\n", hurray_status_name(st), n_err, n_warn);
 }
 
-int main(void) {
+/* --help and --version answer and exit 0 before any step runs (no child
+ * process, no server); any other argument is a usage error (exit 2). */
+static int options(int argc, char **argv) {
+  if (argc < 2) return -1;
+  if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+    printf("Usage: hurray-demo [--help | --version]\n"
+           "A tour of libhurray: describes, encodes, validates, exports and imports\n"
+           "buffers step by step (CPU, the device backends found, IPC to a child\n"
+           "process, the network when libhurray-net is there), printing each result.\n"
+           "Exit status: 0 when every step behaved as the protocol says, 1 otherwise,\n"
+           "2 on a usage error.\n");
+    return 0;
+  }
+  if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+    printf("hurray-demo (libhurray %s)\n", hurray_version_string());
+    return 0;
+  }
+  fprintf(stderr, "hurray-demo: unknown argument '%s' (try --help)\n", argv[1]);
+  return 2;
+}
+
+int main(int argc, char **argv) {
   hurray_buffer_handle h, back;
   unsigned char wire[HURRAY_HANDLE_SIZE], table[3 * HURRAY_HANDLE_SIZE];
   hurray_error err;
   hurray_policy *rdma = NULL, *priv = NULL;
+  const int answered = options(argc, argv);
+  if (answered >= 0) return answered;
 
   printf("libhurray %s (header %s)\n\n", hurray_version_string(), HURRAY_VERSION_STRING);
 

@@ -19,6 +19,7 @@
 
 namespace {
 
+using hurray::inspect::looks_like_hex_text;
 using hurray::inspect::parse_hex;
 using hurray::inspect::parse_size;
 using hurray::inspect::printable;
@@ -325,15 +326,28 @@ int run(int argc, char **argv) {
                    std::strerror(errno));
       return kExitUsage;
     }
+    errno = 0;
     const ReadResult r = read_capped(f, max_input, &in);
+    const int read_errno = errno;  // fclose may change it
     if (!from_stdin) std::fclose(f);
     const std::string name = from_stdin ? std::string("standard input")
                                         : "'" + printable(path) + "'";
     if (r == ReadResult::kTooBig) return too_big(name.c_str());
     if (r == ReadResult::kError) {
-      std::fprintf(stderr, "hurray-inspect: cannot read %s\n", name.c_str());
+      // A directory opens, and its first read fails: EISDIR.
+      std::fprintf(stderr, "hurray-inspect: cannot read %s: %s\n", name.c_str(),
+                   read_errno ? std::strerror(read_errno) : "read error");
       return kExitUsage;
     }
+    // FILE and - are raw bytes. Text of hex digits is never a valid raw
+    // table (a handle's reserved byte 15 is 0x00, never text), so it is most
+    // likely hex meant for --hex -: say so, and still read it as raw bytes
+    // (guessing would make raw input mean two things).
+    if (looks_like_hex_text(in))
+      std::fprintf(stderr,
+                   "hurray-inspect: note: %s holds only hex digits and whitespace; it is read "
+                   "as raw bytes. For hex text: hurray-inspect --hex - < FILE\n",
+                   name.c_str());
   }
 
   size_t n_err = 0, n_warn = 0;

@@ -10,12 +10,28 @@ int hex_value(char c) {
   return -1;
 }
 
+namespace {
+bool is_space(int c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+}  // namespace
+
+bool looks_like_hex_text(const std::vector<unsigned char> &bytes) {
+  size_t digits = 0;
+  for (const unsigned char b : bytes) {
+    if (hex_value(static_cast<char>(b)) >= 0)
+      ++digits;
+    else if (!is_space(b))
+      return false;
+  }
+  return digits >= 2;
+}
+
 bool parse_hex(std::string_view text, std::vector<unsigned char> *out, std::string *why) {
   int hi = -1;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f')
-      continue;
+    if (is_space(static_cast<unsigned char>(c))) continue;
     const int v = hex_value(c);
     if (v < 0) {
       *why = "not a hex digit at position " + std::to_string(i) + ": '" +

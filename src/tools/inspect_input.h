@@ -18,6 +18,10 @@ int hex_value(char c);
 // or on an odd number of digits; *out may then hold a partial result.
 bool parse_hex(std::string_view text, std::vector<unsigned char> *out, std::string *why);
 
+// True when `bytes` is non-empty and holds only hex digits and whitespace,
+// with at least two digits: hex text, not raw handle bytes.
+bool looks_like_hex_text(const std::vector<unsigned char> &bytes);
+
 // Append everything `f` yields until end of file to *out. Returns false on a
 // read error.
 bool read_all(std::FILE *f, std::vector<unsigned char> *out);

@@ -25,6 +25,7 @@
 #include <catch2/catch.hpp>
 
 #include "../../src/ipc/wire.h"
+#include "../common/ipc_local_pair.h"
 #include "peer_process.h"
 
 #ifndef HURRAY_IPC_PEER
@@ -117,18 +118,7 @@ hurray_status progress_until(hurray_ipc_channel *ch, F done) {
   return st;
 }
 
-// Two channels in this process, over a socket pair (HELLO needs both sides
-// at once: one is made on a thread).
-void local_pair(hurray_ipc_channel **a, hurray_ipc_channel **b) {
-  int sv[2];
-  REQUIRE(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
-  hurray_status sb = HURRAY_E_INTERNAL;
-  std::thread t([&] { sb = hurray_ipc_channel_from_fd(sv[1], nullptr, b, nullptr); });
-  const hurray_status sa = hurray_ipc_channel_from_fd(sv[0], nullptr, a, nullptr);
-  t.join();
-  REQUIRE(sa == HURRAY_OK);
-  REQUIRE(sb == HURRAY_OK);
-}
+using hurray_test::local_pair;  // ipc_local_pair.h
 
 }  // namespace
 

@@ -247,8 +247,18 @@ TEST_CASE("NET-LIMIT: connections beyond max_connections_per_peer are refused un
   CHECK(srv.finish() == 0);
 }
 
-TEST_CASE("the limits come from HURRAY_NET_LIMITS_INIT, an older configuration has none",
-          "[net][limits]") {
+// The message names the struct, the size given and its first published size.
+static void check_size_refused(const hurray_error &err, const char *name, uint32_t given,
+                               uint32_t first) {
+  const std::string m = err.message;
+  INFO(m);
+  CHECK(err.status == HURRAY_E_INVALID_ARGUMENT);
+  CHECK(m.find(std::string(name) + ".size is " + std::to_string(given) + ", below " +
+               std::to_string(first)) != std::string::npos);
+}
+
+TEST_CASE("the limits come from HURRAY_NET_LIMITS_INIT, a struct below its first size is refused",
+          "[net][limits][size]") {
   hurray_net_limits lim = HURRAY_NET_LIMITS_INIT;
   CHECK(lim.size == sizeof lim);
   CHECK(lim.max_put_bytes == 0);  // 0: the default
@@ -258,11 +268,35 @@ TEST_CASE("the limits come from HURRAY_NET_LIMITS_INIT, an older configuration h
   cfg.limits = &lim;
   hurray_error err{};
   CHECK(hurray_net_server_create(&cfg, &s, &err) == HURRAY_E_INVALID_ARGUMENT);
-  // A configuration that ends at alloc_user: limits and allow are not read.
+  check_size_refused(err, "hurray_net_limits", 8, 72);
+  // A configuration that ends at alloc_user was never published: refused.
   cfg.size = static_cast<uint32_t>(offsetof(hurray_net_server_config, limits));
-  cfg.allow = "not an address";
-  CHECK(hurray_net_server_create(&cfg, &s, &err) == HURRAY_OK);
-  hurray_net_server_destroy(s);
+  cfg.limits = nullptr;
+  CHECK(hurray_net_server_create(&cfg, &s, &err) == HURRAY_E_INVALID_ARGUMENT);
+  check_size_refused(err, "hurray_net_server_config", cfg.size, 96);
+  CHECK(s == nullptr);
+}
+
+TEST_CASE("client config, transfer desc and received below their first sizes are refused",
+          "[net][size]") {
+  hurray_net_client_config cc = HURRAY_NET_CLIENT_CONFIG_INIT;
+  cc.address = "127.0.0.1";
+  cc.port = 1;
+  cc.size = 16;
+  hurray_net_client *c = nullptr;
+  hurray_error err{};
+  CHECK(hurray_net_client_connect(&cc, &c, &err) == HURRAY_E_INVALID_ARGUMENT);
+  check_size_refused(err, "hurray_net_client_config", 16, 48);
+  CHECK(c == nullptr);
+  hurray_net_transfer_desc d = HURRAY_NET_TRANSFER_DESC_INIT;
+  d.size = 4;
+  hurray_buffer *got = nullptr;
+  CHECK(hurray_net_client_get(nullptr, &d, &got, &err) == HURRAY_E_INVALID_ARGUMENT);
+  check_size_refused(err, "hurray_net_transfer_desc", 4, 24);
+  hurray_net_received r{};
+  r.size = 24;
+  CHECK(hurray_net_server_poll(nullptr, 0, &r, &err) == HURRAY_E_INVALID_ARGUMENT);
+  check_size_refused(err, "hurray_net_received", 24, 48);
 }
 
 // =============================================================== limits --

@@ -761,16 +761,14 @@ TEST_CASE("a server's allocator: PUTs land in memory the application owns and re
   CHECK(pool.returns == 2);
   CHECK(!pool.busy);
 
-  // A configuration from before `alloc` existed (it ends at `context`) is accepted.
+  // A configuration shorter than the first published one (here: one that
+  // ends at `context`) is refused, never read as an older layout.
   hurray_net_server_config old = HURRAY_NET_SERVER_CONFIG_INIT;
   old.size = static_cast<uint32_t>(offsetof(hurray_net_server_config, alloc));
   old.address = "127.0.0.1";
-  old.alloc = one_block_alloc;  // beyond the size it declares: not read
   hurray_net_server *s = nullptr;
-  CHECK(hurray_net_server_create(&old, &s, nullptr) == HURRAY_OK);
-  hurray_net_server_destroy(s);
-  old.size -= 8;  // shorter still: refused
   CHECK(hurray_net_server_create(&old, &s, nullptr) == HURRAY_E_INVALID_ARGUMENT);
+  CHECK(s == nullptr);
 }
 
 TEST_CASE("destroying a client with PUTs in flight releases what they hold", "[net][window]") {

@@ -2,7 +2,8 @@
 """Run hurray-inspect twice (text, then --json) and check its contract.
 
 usage: inspect_check.py --exe PATH --exit N [--errors R,R] [--warnings R,R]
-                        [--contains TEXT]... [--stdin-hex HEX] [--no-json]
+                        [--contains TEXT]... [--lacks TEXT]... [--stdin-hex HEX]
+                        [--no-json]
                         -- ARGS...
 
 --errors/--warnings give the exact ordered rule IDs expected in the JSON
@@ -21,6 +22,7 @@ def main():
     ap.add_argument("--errors")
     ap.add_argument("--warnings")
     ap.add_argument("--contains", action="append", default=[])
+    ap.add_argument("--lacks", action="append", default=[])
     ap.add_argument("--stdin-hex", default="")
     ap.add_argument("--buffers", type=int)
     ap.add_argument("--no-json", action="store_true")
@@ -42,6 +44,9 @@ def main():
     for text in o.contains:
         if text not in out + err:
             failures.append(f"text mode: output lacks {text!r}")
+    for text in o.lacks:
+        if text in out + err:
+            failures.append(f"text mode: output has {text!r}")
     for ids in (o.errors, o.warnings):
         for rule in (ids or "").split(","):
             if rule and rule not in out:

@@ -5,6 +5,8 @@
 
 #include "api.h"
 #include "kit/probe.h"
+#include "reason.h"
+#include "startup.h"
 #include "state.h"
 
 namespace hurray::webgpu {
@@ -90,6 +92,13 @@ bool requests(std::vector<Request> *out, std::string *why) {
   *why = std::string("HURRAY_WEBGPU_BACKEND='") + env +
          "' is none of vulkan, opengles, opengl, metal, d3d12, d3d11";
   return false;
+}
+
+// An unavailable reason: `head` (what failed and the fix, short) then as
+// much of `why` (Dawn's words) as hurray_error.message holds (reason.h).
+hurray_status fail_unavailable(hurray_error *err, const std::string &head, const std::string &why) {
+  const std::string text = clip_reason(head, why, sizeof(hurray_error::message) - 1);
+  return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "%s", text.c_str());
 }
 
 const char *level_name(uint32_t level) noexcept {
@@ -179,10 +188,11 @@ hurray_status open_devices(State *s, hurray_error *err) {
   for (const Request &rq : tries)
     if ((found = request_adapter(s, rq, &d, &why))) break;
   if (!found)
-    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
-                "webgpu: no WebGPU adapter from %s: %s (OpenGL ES through EGL needs "
-                "EGL_PLATFORM=surfaceless on a machine without a display, and libEGL.so)",
-                s->lib_name.c_str(), why.c_str());
+    return fail_unavailable(
+        err,
+        "webgpu: no adapter from Dawn (fix: a Vulkan driver, or Mesa's libEGL for OpenGL ES; "
+        "no display: EGL_PLATFORM=surfaceless or unset; HURRAY_LOG=debug shows Dawn's output)",
+        why);
   Requested<WGPUDevice> r;
   const WGPURequestDeviceCallbackInfo info{nullptr, HWGPU_CALLBACK_MODE_WAIT_ANY_ONLY,
                                            on_requested<WGPUDevice>, &r, nullptr};
@@ -232,9 +242,13 @@ hurray_status probe(void **state, hurray_error *err) {
   std::string path, why;
   if (state != nullptr && !find_library(&lib, &path, &why)) {
     *state = nullptr;
-    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "%s (scripts/webgpu.sh installs Dawn)",
-                why.c_str());
+    // A short head: four paths of dlopen's reasons follow.
+    return fail_unavailable(err, "webgpu: no Dawn (fix: scripts/webgpu.sh)", why);
   }
+  if (state != nullptr) choose_headless_egl();
+  // Dawn, Mesa and the loaders print on stderr while adapters are found:
+  // caught, and shown only under HURRAY_LOG=debug (startup.h).
+  const QuietStderr quiet;
   // The kit opens it again (its own reference, kept by the state).
   const char *const sonames[] = {path.c_str(), nullptr};
   const hurray_status st = hurray::kit::probe_state<State>(

@@ -33,6 +33,11 @@ from ._handles import (Context, Diagnostic, Handle, Policy, decode, decode_table
                        inspect, validate)
 from ._handoff import Handoff, aligned_empty, from_dlpack
 from ._lifetime import pending_count as _pending_frees  # noqa: F401 (tests)
+from . import _fast, _handoff
+
+if _fast.native is not None:
+    _fast.setup(Tensor, Handoff, _handoff._from_dlpack_py)
+native = _fast.native is not None  # True: the compiled per-tensor path (hurray._native)
 
 __all__ = [
     "HurrayError", "DLPackError", "DTypeError", "Handle", "Diagnostic", "Policy", "Context",

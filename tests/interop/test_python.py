@@ -298,5 +298,49 @@ class HurrayTakesNumpyArrays(unittest.TestCase):
         self.assertEqual(len(freed), 1)
 
 
+class CompiledPathAndRoughEdges(unittest.TestCase):
+    """Issue 34: the compiled per-tensor path (hurray._native) is the one CTest
+    asked for, and the rough edges a new user hit."""
+
+    def test_the_compiled_path_is_the_one_asked_for(self):
+        want = os.environ.get("HURRAY_NATIVE", "0") != "0"
+        self.assertEqual(hurray.native, want)
+        buf = c_buffer(64)
+        self.assertEqual(type(buf.tensor("float32")).__mro__[1].__name__ == "TensorBase", want)
+
+    def test_a_tensor_numpy_refuses_is_released_at_once(self):
+        if not hurray.native:
+            gc.collect()  # the ctypes path: released at the next collection
+        before = helper.helper_free_count()
+        buf = c_buffer(64)
+        with self.assertRaises(Exception):
+            np.from_dlpack(buf.tensor("bfloat16"))  # numpy 1.24 has no bfloat16
+        buf.close()
+        if not hurray.native:
+            gc.collect()
+        self.assertEqual(helper.helper_free_count(), before + 1)
+
+    def test_an_alignment_refusal_says_what_to_do(self):
+        misaligned = aligned(np.zeros(65, dtype=np.float64))[1:]
+        with self.assertRaises(hurray.DLPackError) as cm:
+            hurray.from_dlpack(misaligned)
+        self.assertEqual(cm.exception.rule_id, "BP-ALIGN-MIN")
+        self.assertIn("hurray.aligned_empty(", str(cm.exception))
+        self.assertIn("copy=True", str(cm.exception))
+
+    def test_copy_true_copies_into_an_aligned_buffer(self):
+        base = np.arange(96, dtype=np.float32).reshape(8, 12)
+        rc = sys.getrefcount(base)
+        for a in (aligned(base)[:, 1:], aligned(base)[::-2, 3], base[1:]):
+            h = hurray.from_dlpack(a, copy=True)
+            self.assertEqual(h.address % 64, 0)
+            np.testing.assert_array_equal(h.numpy(), a)
+            a.flat[0] = -1  # a copy: the handoff does not see it
+            self.assertNotEqual(h.numpy().flat[0], -1)
+            h.release()
+        del a
+        self.assertEqual(sys.getrefcount(base), rc)  # numpy's tensors were deleted
+
+
 if __name__ == "__main__":
     unittest.main()

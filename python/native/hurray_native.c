@@ -86,24 +86,22 @@ PyObject *hn_capsule(void *tensor, int versioned) {
   return cap;
 }
 
-/* Export `h` (moved in on success; released here on failure) as a tensor in a capsule. */
-PyObject *hn_export(hurray_handoff *h, hurray_dl_data_type dtype, int32_t ndim,
-                    const int64_t *shape, const int64_t *strides, uint64_t byte_offset,
-                    int versioned, int copied) {
+/* Export `h` (moved in on success; released here on failure) as a tensor in *out. */
+int hn_export_raw(hurray_handoff *h, hurray_dl_data_type dtype, int32_t ndim,
+                  const int64_t *shape, const int64_t *strides, uint64_t byte_offset,
+                  int versioned, void **out) {
   hurray_error err;
-  void *out = NULL;
   hurray_status st =
       versioned ? hn_api.export_versioned(h, dtype, ndim, shape, strides, byte_offset,
-                                          (hurray_dl_managed_tensor_versioned **)&out, &err)
+                                          (hurray_dl_managed_tensor_versioned **)out, &err)
                 : hn_api.export_legacy(h, dtype, ndim, shape, strides, byte_offset,
-                                       (hurray_dl_managed_tensor **)&out, &err);
+                                       (hurray_dl_managed_tensor **)out, &err);
   if (st != HURRAY_OK) {
     if (h->release) hn_api.handoff_release(h, NULL);
-    return hn_raise(&err, 1, 0);
+    hn_raise(&err, 1, 0);
+    return -1;
   }
-  if (versioned && copied)
-    ((hurray_dl_managed_tensor_versioned *)out)->flags |= HURRAY_DLPACK_FLAG_IS_COPIED;
-  return hn_capsule(out, versioned);
+  return 0;
 }
 
 /* ---- small parsers -------------------------------------------------------- */
@@ -137,6 +135,37 @@ int hn_int64(PyObject *o, int64_t lo, int64_t hi, int64_t *out) {
 }
 
 /* ---- from_dlpack (consumer side) --------------------------------------- */
+/* type -> the address of its DLPackExchangeAPI (DLPack 1.3), or 0: none. */
+static PyObject *exchange_apis;
+
+static const hurray_dl_exchange_api *exchange_api_of(PyTypeObject *type) {
+  PyObject *v = PyDict_GetItemWithError(exchange_apis, (PyObject *)type);
+  if (v == NULL) {
+    if (PyErr_Occurred()) return NULL;
+    PyObject *a = PyObject_GetAttr((PyObject *)type, hn_py.s_exchange);
+    void *p = NULL;
+    if (a == NULL) {
+      PyErr_Clear();
+    } else {
+      p = PyLong_Check(a) ? PyLong_AsVoidPtr(a) : NULL;
+      Py_DECREF(a);
+      if (p == NULL) PyErr_Clear();
+      /* a table of another major version is not ours to read */
+      if (p != NULL && ((const hurray_dl_exchange_api *)p)->header.version.major !=
+                           HURRAY_DLPACK_MAJOR_VERSION)
+        p = NULL;
+    }
+    v = PyLong_FromVoidPtr(p);
+    if (v == NULL || PyDict_SetItem(exchange_apis, (PyObject *)type, v) < 0) {
+      Py_XDECREF(v);
+      PyErr_Clear();
+      return NULL;
+    }
+    Py_DECREF(v);
+  }
+  return (const hurray_dl_exchange_api *)PyLong_AsVoidPtr(v);
+}
+
 /* Types whose __dlpack__ takes no max_version (numpy 1.x, torch 1.x): asked
  * without it from the second time on, as the array API's fallback says. */
 static PyObject *legacy_producers;
@@ -167,6 +196,11 @@ static PyObject *hn_from_dlpack(PyObject *self, PyObject *args, PyObject *kwargs
   if (PyTuple_GET_SIZE(args) != 1 || kwargs != NULL || PyCapsule_CheckExact(PyTuple_GET_ITEM(args, 0)))
     return PyObject_Call(hn_py.from_dlpack_slow, args, kwargs);
   PyObject *obj = PyTuple_GET_ITEM(args, 0);
+  const hurray_dl_exchange_api *api = exchange_api_of(Py_TYPE(obj));
+  if (api != NULL) {  /* DLPack 1.3: no capsule, no Python call */
+    PyObject *h = hn_exchange_import(obj, api);
+    if (h != NULL || PyErr_Occurred()) return h;
+  }
   PyObject *dev = PyObject_CallMethodNoArgs(obj, hn_py.s_dlpack_device);
   if (dev == NULL) {
     PyErr_Clear();  /* no __dlpack_device__, or one that fails: the slow path says why */
@@ -174,7 +208,12 @@ static PyObject *hn_from_dlpack(PyObject *self, PyObject *args, PyObject *kwargs
   }
   int64_t dtype_ = 0;
   int cpu = PyTuple_Check(dev) && PyTuple_GET_SIZE(dev) == 2 &&
-            hn_int64(PyTuple_GET_ITEM(dev, 0), INT32_MIN, INT32_MAX, &dtype_) && dtype_ == 1;
+            PyLong_Check(PyTuple_GET_ITEM(dev, 0));  /* torch: an IntEnum */
+  if (cpu) {
+    dtype_ = PyLong_AsLongLong(PyTuple_GET_ITEM(dev, 0));
+    if (dtype_ == -1 && PyErr_Occurred()) PyErr_Clear();
+    cpu = dtype_ == HURRAY_DL_CPU;
+  }
   Py_DECREF(dev);
   if (!cpu) return PyObject_Call(hn_py.from_dlpack_slow, args, kwargs);
   PyObject *cap = ask_capsule(obj);
@@ -198,6 +237,12 @@ static PyObject *hn_live(PyObject *self, PyObject *unused) {
   return PyLong_FromSsize_t(live_capsules);
 }
 
+static PyObject *hn_exchange_address(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+  return PyLong_FromVoidPtr((void *)&hn_exchange_api);
+}
+
 /* ---- _setup --------------------------------------------------------------- */
 static int fn_ptr(PyObject *fns, const char *name, void **out) {
   PyObject *v = PyDict_GetItemString(fns, name);
@@ -218,7 +263,10 @@ static PyObject *hn_setup(PyObject *self, PyObject *args) {
       fn_ptr(fns, "hurray_dlpack_export_versioned", (void **)&hn_api.export_versioned) < 0 ||
       fn_ptr(fns, "hurray_dlpack_export_legacy", (void **)&hn_api.export_legacy) < 0 ||
       fn_ptr(fns, "hurray_dlpack_import_versioned_opts", (void **)&hn_api.import_versioned) < 0 ||
-      fn_ptr(fns, "hurray_dlpack_import_legacy_opts", (void **)&hn_api.import_legacy) < 0)
+      fn_ptr(fns, "hurray_dlpack_import_legacy_opts", (void **)&hn_api.import_legacy) < 0 ||
+      fn_ptr(fns, "hurray_buffer_data", (void **)&hn_api.buffer_data) < 0 ||
+      fn_ptr(fns, "hurray_buffer_alloc", (void **)&hn_api.buffer_alloc) < 0 ||
+      fn_ptr(fns, "hurray_buffer_unref", (void **)&hn_api.buffer_unref) < 0)
     return NULL;
   static const char *const names[] = {"error", "dtype_class", "dtype_names", "handoff_class",
                                       "tensor_class", "from_dlpack_slow"};
@@ -240,6 +288,8 @@ static PyMethodDef module_methods[] = {
     {"capsule", hn_capsule_py, METH_VARARGS,
      "capsule(address, versioned): a DLPack capsule owning the tensor at address."},
     {"live_capsules", hn_live, METH_NOARGS, "Capsules made here and not yet destroyed."},
+    {"exchange_api", hn_exchange_address, METH_NOARGS,
+     "The address of hurray's DLPackExchangeAPI (DLPack 1.3)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_native",
@@ -250,6 +300,8 @@ PyMODINIT_FUNC PyInit__native(void) {
   PyObject *m = PyModule_Create(&module_def);
   if (m == NULL) return NULL;
   legacy_producers = PySet_New(NULL);
+  exchange_apis = PyDict_New();
+  hn_py.s_exchange = PyUnicode_InternFromString("__dlpack_c_exchange_api__");
   hn_py.empty_tuple = PyTuple_New(0);
   hn_py.s_dlpack = PyUnicode_InternFromString("__dlpack__");
   hn_py.s_dlpack_device = PyUnicode_InternFromString("__dlpack_device__");
@@ -260,7 +312,7 @@ PyMODINIT_FUNC PyInit__native(void) {
   hn_py.s_dlpack_slow = PyUnicode_InternFromString("_dlpack_slow");
   hn_py.dlpack_kwargs = Py_BuildValue("{s:O,s:(ii)}", "stream", Py_None, "max_version",
                                       HURRAY_DLPACK_MAJOR_VERSION, HURRAY_DLPACK_MINOR_VERSION);
-  if (legacy_producers == NULL || hn_py.dlpack_kwargs == NULL || hn_types_init(m) < 0) {
+  if (legacy_producers == NULL || exchange_apis == NULL || hn_py.dlpack_kwargs == NULL || hn_types_init(m) < 0) {
     Py_DECREF(m);
     return NULL;
   }

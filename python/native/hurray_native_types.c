@@ -16,12 +16,6 @@
 #define MAX_NDIM HURRAY_DLPACK_MAX_NDIM
 
 /* ---- HandoffBase ---------------------------------------------------------- */
-typedef struct {
-  PyObject_HEAD hurray_handoff h;
-  hurray_dl_data_type dtype;
-  PyObject *shape, *strides;
-  long long element_offset;
-} HandoffObject;
 
 static void handoff_dealloc(PyObject *self) {
   HandoffObject *o = (HandoffObject *)self;
@@ -119,7 +113,7 @@ static int handoff_init_base(PyObject *self, PyObject *args, PyObject *kw) {
   return 0;
 }
 
-static PyTypeObject HandoffBase = {
+PyTypeObject HandoffBase = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hurray._native.HandoffBase",
     .tp_basicsize = sizeof(HandoffObject),
     .tp_dealloc = handoff_dealloc,
@@ -154,13 +148,8 @@ static PyObject *int64_tuple(const int64_t *v, int32_t n) {
   return t;
 }
 
-/* An unconsumed capsule of a CPU producer taken over as a Handoff. */
-PyObject *hn_import_capsule(PyObject *cap) {
-  int versioned = PyCapsule_IsValid(cap, "dltensor_versioned");
-  if (!versioned && !PyCapsule_IsValid(cap, "dltensor"))
-    return refusal(1, "", "hurray.from_dlpack: __dlpack__ returned no unconsumed DLPack "
-                          "capsule");
-  void *p = PyCapsule_GetPointer(cap, versioned ? "dltensor_versioned" : "dltensor");
+/* A CPU tensor taken over as a Handoff; on failure it is still the caller's. */
+PyObject *hn_import_raw(void *p, int versioned) {
   hurray_dl_tensor *t = versioned ? &((hurray_dl_managed_tensor_versioned *)p)->dl_tensor
                                   : &((hurray_dl_managed_tensor *)p)->dl_tensor;
   if (t->device.device_type != HURRAY_DL_CPU)
@@ -190,10 +179,6 @@ PyObject *hn_import_capsule(PyObject *cap) {
     Py_DECREF(h);
     return hn_raise(&err, 1, 1);
   }
-  if (PyCapsule_SetName(cap, versioned ? "used_dltensor_versioned" : "used_dltensor") < 0) {
-    Py_DECREF(h);  /* releases the handoff: the tensor's deleter runs once */
-    return NULL;
-  }
   if (layout && !(h->h.flags & HURRAY_HANDOFF_OPAQUE_DATA))
     h->element_offset = (long long)((uintptr_t)t->data + t->byte_offset - (uintptr_t)h->h.data);
   else if (layout)
@@ -204,18 +189,22 @@ fail:
   return NULL;
 }
 
+/* An unconsumed capsule of a CPU producer taken over as a Handoff. */
+PyObject *hn_import_capsule(PyObject *cap) {
+  int versioned = PyCapsule_IsValid(cap, "dltensor_versioned");
+  if (!versioned && !PyCapsule_IsValid(cap, "dltensor"))
+    return refusal(1, "", "hurray.from_dlpack: __dlpack__ returned no unconsumed DLPack "
+                          "capsule");
+  PyObject *h =
+      hn_import_raw(PyCapsule_GetPointer(cap, versioned ? "dltensor_versioned" : "dltensor"),
+                    versioned);
+  if (h != NULL &&
+      PyCapsule_SetName(cap, versioned ? "used_dltensor_versioned" : "used_dltensor") < 0)
+    Py_CLEAR(h);  /* releases the handoff: the tensor's deleter runs once */
+  return h;
+}
+
 /* ---- TensorBase ----------------------------------------------------------- */
-typedef struct {
-  PyObject_HEAD PyObject *buffer, *ref, *shape, *strides;
-  hurray_buffer *ptr;
-  hurray_dl_data_type dtype;
-  int32_t ndim;
-  int has_dev, has_strides;
-  int32_t dev_type, dev_id;
-  unsigned long long byte_offset;
-  int64_t *dims;  /* shape[ndim], then strides[ndim] */
-  int64_t inline_dims[8];
-} TensorObject;
 
 static void tensor_dealloc(PyObject *self) {
   TensorObject *o = (TensorObject *)self;
@@ -240,9 +229,11 @@ static int tensor_fill(TensorObject *o, PyObject *buffer, PyObject *ref, hurray_
     PyErr_NoMemory();
     return -1;
   }
-  for (Py_ssize_t i = 0; i < n; i++) {
+  int64_t row = 1;  /* row-major strides when none are given (DLPack 1.2: never NULL) */
+  for (Py_ssize_t i = n - 1; i >= 0; i--) {
     o->dims[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
-    o->dims[n + i] = strides != Py_None ? PyLong_AsLongLong(PyTuple_GET_ITEM(strides, i)) : 0;
+    o->dims[n + i] = strides != Py_None ? PyLong_AsLongLong(PyTuple_GET_ITEM(strides, i)) : row;
+    row = (int64_t)((uint64_t)row * (uint64_t)o->dims[i]);  /* wraps only when empty */
   }
   if (PyErr_Occurred()) return -1;
   Py_INCREF(buffer);
@@ -332,18 +323,28 @@ static PyObject *tensor_dlpack(PyObject *self, PyObject *const *args, size_t nar
       (a[3] == NULL || a[3] == Py_None || a[3] == Py_False))
     versioned = hn_wants_versioned(a[1]);
   if (versioned < 0) return slow(self, hn_py.s_dlpack_slow, args, nargsf, kwnames);
+  void *out;
+  if (hn_tensor_export(o, versioned, &out) < 0) return NULL;
+  return hn_capsule(out, versioned);
+}
+
+/* The tensor exported as a DLPack tensor (versioned or legacy) in *out. */
+int hn_tensor_export(TensorObject *o, int versioned, void **out) {
   PyObject *ro_obj = PyObject_GetAttr(o->buffer, hn_py.s_read_only);
-  if (ro_obj == NULL) return NULL;
+  if (ro_obj == NULL) return -1;
   int ro = PyObject_IsTrue(ro_obj);
   Py_DECREF(ro_obj);
-  if (ro < 0) return NULL;
+  if (ro < 0) return -1;
   hurray_export_desc d = HURRAY_EXPORT_DESC_INIT;
   d.flags = ro ? HURRAY_HANDOFF_READ_ONLY : 0;
   hurray_handoff h;
   hurray_error err;
-  if (hn_api.buffer_export(o->ptr, &d, &h, &err) != HURRAY_OK) return hn_raise(&err, 0, 0);
-  return hn_export(&h, o->dtype, o->ndim, o->dims, o->has_strides ? o->dims + o->ndim : NULL,
-                   o->byte_offset, versioned, 0);
+  if (hn_api.buffer_export(o->ptr, &d, &h, &err) != HURRAY_OK) {
+    hn_raise(&err, 0, 0);
+    return -1;
+  }
+  return hn_export_raw(&h, o->dtype, o->ndim, o->dims, o->has_strides ? o->dims + o->ndim : NULL,
+                       o->byte_offset, versioned, out);
 }
 
 static PyObject *tensor_dtype_get(PyObject *self, void *c) {
@@ -370,7 +371,7 @@ static PyMethodDef tensor_methods[] = {
     {"__dlpack_device__", tensor_dlpack_device, METH_NOARGS, "(DLDeviceType, device_id)"},
     {NULL, NULL, 0, NULL}};
 
-static PyTypeObject TensorBase = {
+PyTypeObject TensorBase = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hurray._native.TensorBase",
     .tp_basicsize = sizeof(TensorObject),
     .tp_dealloc = tensor_dealloc,
@@ -383,12 +384,6 @@ static PyTypeObject TensorBase = {
 };
 
 /* ---- BufferBase ----------------------------------------------------------- */
-typedef struct {
-  PyObject_HEAD hurray_buffer *ptr;
-  unsigned long long nbytes;
-  int has_dev;
-  int32_t dev_type, dev_id;
-} BufferObject;
 
 /* _set_fast(ptr, nbytes, device or None), from Buffer.__init__. */
 static PyObject *buffer_set_fast(PyObject *self, PyObject *args) {
@@ -523,7 +518,7 @@ static PyMethodDef buffer_methods[] = {
     {"__dlpack_device__", buffer_dlpack_device, METH_NOARGS, "(DLDeviceType, device_id)"},
     {NULL, NULL, 0, NULL}};
 
-static PyTypeObject BufferBase = {
+PyTypeObject BufferBase = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hurray._native.BufferBase",
     .tp_basicsize = sizeof(BufferObject),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
@@ -537,8 +532,20 @@ int hn_types_init(PyObject *m) {
   const char *names[] = {"HandoffBase", "TensorBase", "BufferBase"};
   for (int i = 0; i < 3; i++) {
     if (PyType_Ready(types[i]) < 0) return -1;
+    if (i > 0) {  /* DLPack 1.3: the exchange API, on the type (Tensor, Buffer) */
+      PyObject *api = PyLong_FromVoidPtr((void *)&hn_exchange_api);
+      if (api == NULL || PyDict_SetItem(types[i]->tp_dict, hn_py.s_exchange, api) < 0) {
+        Py_XDECREF(api);
+        return -1;
+      }
+      Py_DECREF(api);
+      PyType_Modified(types[i]);
+    }
     Py_INCREF(types[i]);
     if (PyModule_AddObject(m, names[i], (PyObject *)types[i]) < 0) return -1;
   }
   return 0;
 }
+
+/* buffer.tensor() with no arguments: the 1-D uint8 view. */
+PyObject *hn_buffer_tensor(PyObject *buffer) { return buffer_tensor(buffer, NULL, 0, NULL); }

@@ -296,7 +296,7 @@ class Tensor(native.TensorBase if native else object):
     def _dlpack_slow(self, stream: Optional[int] = None, max_version: Any = None,
                    dl_device: Any = None, copy: Optional[bool] = None) -> Any:
         """A DLPack capsule, per the array API (2023.12):
-        "dltensor_versioned" (DLPack 1.1) when max_version allows 1.x, else
+        "dltensor_versioned" (DLPack 1.3) when max_version allows 1.x, else
         "dltensor" (the legacy struct numpy 1.x and torch 1.x take).
         stream: None on the CPU; on a device the consumer's stream as an int
         (our exports are PRODUCER_SYNCED: nothing to wait for). copy=True, or

@@ -6,8 +6,9 @@ import ctypes
 from typing import Any, Optional
 
 from . import _capsules, _lib
-from ._constants import (DL_CPU, DLPACK_MAX_NDIM, DLPACK_VERSION, E_ALREADY_RELEASED, E_INVALID_ARGUMENT,
-                         E_SYNC, HANDOFF_OPAQUE_DATA, HANDOFF_QPARAM, HANDOFF_READ_ONLY,
+from ._constants import (DL_CPU, DLPACK_MAX_NDIM, DLPACK_VERSION, E_ALREADY_RELEASED,
+                         E_INVALID_ARGUMENT, E_SYNC, HANDOFF_OPAQUE_DATA, HANDOFF_QPARAM,
+                         HANDOFF_READ_ONLY,
                          SYNC_CONSUMER_STREAM, SYNC_EVENT, U64_MAX)
 from ._dtypes import describe, itemsize
 from ._errors import DLPackError, check, import_error

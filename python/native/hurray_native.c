@@ -193,7 +193,8 @@ static PyObject *ask_capsule(PyObject *obj) {
 /* The fast path of hurray.from_dlpack(obj): a CPU producer, no options. */
 static PyObject *hn_from_dlpack(PyObject *self, PyObject *args, PyObject *kwargs) {
   (void)self;
-  if (PyTuple_GET_SIZE(args) != 1 || kwargs != NULL || PyCapsule_CheckExact(PyTuple_GET_ITEM(args, 0)))
+  if (PyTuple_GET_SIZE(args) != 1 || kwargs != NULL ||
+      PyCapsule_CheckExact(PyTuple_GET_ITEM(args, 0)))
     return PyObject_Call(hn_py.from_dlpack_slow, args, kwargs);
   PyObject *obj = PyTuple_GET_ITEM(args, 0);
   const hurray_dl_exchange_api *api = exchange_api_of(Py_TYPE(obj));
@@ -282,7 +283,8 @@ static PyObject *hn_setup(PyObject *self, PyObject *args) {
 }
 
 static PyMethodDef module_methods[] = {
-    {"_setup", hn_setup, METH_VARARGS, "Hand over the library's functions and the package's classes."},
+    {"_setup", hn_setup, METH_VARARGS,
+     "Hand over the library's functions and the package's classes."},
     {"from_dlpack", (PyCFunction)(void (*)(void))hn_from_dlpack, METH_VARARGS | METH_KEYWORDS,
      "hurray.from_dlpack (see hurray._handoff.from_dlpack)."},
     {"capsule", hn_capsule_py, METH_VARARGS,
@@ -312,7 +314,8 @@ PyMODINIT_FUNC PyInit__native(void) {
   hn_py.s_dlpack_slow = PyUnicode_InternFromString("_dlpack_slow");
   hn_py.dlpack_kwargs = Py_BuildValue("{s:O,s:(ii)}", "stream", Py_None, "max_version",
                                       HURRAY_DLPACK_MAJOR_VERSION, HURRAY_DLPACK_MINOR_VERSION);
-  if (legacy_producers == NULL || exchange_apis == NULL || hn_py.dlpack_kwargs == NULL || hn_types_init(m) < 0) {
+  if (legacy_producers == NULL || exchange_apis == NULL || hn_py.dlpack_kwargs == NULL ||
+      hn_types_init(m) < 0) {
     Py_DECREF(m);
     return NULL;
   }

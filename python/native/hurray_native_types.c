@@ -357,7 +357,8 @@ static PyMemberDef tensor_members[] = {
     {"_ref", T_OBJECT, offsetof(TensorObject, ref), READONLY, "the owner's reference"},
     {"shape", T_OBJECT, offsetof(TensorObject, shape), READONLY, "extents"},
     {"strides", T_OBJECT, offsetof(TensorObject, strides), READONLY, "strides or None"},
-    {"byte_offset", T_ULONGLONG, offsetof(TensorObject, byte_offset), READONLY, "bytes to element 0"},
+    {"byte_offset", T_ULONGLONG, offsetof(TensorObject, byte_offset), READONLY,
+     "bytes to element 0"},
     {NULL, 0, 0, 0, NULL}};
 
 static PyGetSetDef tensor_getset[] = {

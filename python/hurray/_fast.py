@@ -19,7 +19,8 @@ from . import _lib
 _NEEDED = ("hurray_buffer_export", "hurray_handoff_release", "hurray_dlpack_export_versioned",
            "hurray_dlpack_export_legacy", "hurray_dlpack_import_versioned_opts",
            "hurray_dlpack_import_legacy_opts", "hurray_buffer_data", "hurray_buffer_alloc",
-           "hurray_buffer_unref")
+           "hurray_buffer_unref", "hurray_handle_decode", "hurray_handle_encode",
+           "hurray_table_validate")
 
 
 def _load(path):

@@ -267,7 +267,10 @@ static PyObject *hn_setup(PyObject *self, PyObject *args) {
       fn_ptr(fns, "hurray_dlpack_import_legacy_opts", (void **)&hn_api.import_legacy) < 0 ||
       fn_ptr(fns, "hurray_buffer_data", (void **)&hn_api.buffer_data) < 0 ||
       fn_ptr(fns, "hurray_buffer_alloc", (void **)&hn_api.buffer_alloc) < 0 ||
-      fn_ptr(fns, "hurray_buffer_unref", (void **)&hn_api.buffer_unref) < 0)
+      fn_ptr(fns, "hurray_buffer_unref", (void **)&hn_api.buffer_unref) < 0 ||
+      fn_ptr(fns, "hurray_handle_decode", (void **)&hn_api.handle_decode) < 0 ||
+      fn_ptr(fns, "hurray_handle_encode", (void **)&hn_api.handle_encode) < 0 ||
+      fn_ptr(fns, "hurray_table_validate", (void **)&hn_api.table_validate) < 0)
     return NULL;
   static const char *const names[] = {"error", "dtype_class", "dtype_names", "handoff_class",
                                       "tensor_class", "from_dlpack_slow"};
@@ -315,7 +318,7 @@ PyMODINIT_FUNC PyInit__native(void) {
   hn_py.dlpack_kwargs = Py_BuildValue("{s:O,s:(ii)}", "stream", Py_None, "max_version",
                                       HURRAY_DLPACK_MAJOR_VERSION, HURRAY_DLPACK_MINOR_VERSION);
   if (legacy_producers == NULL || exchange_apis == NULL || hn_py.dlpack_kwargs == NULL ||
-      hn_types_init(m) < 0) {
+      hn_types_init(m) < 0 || PyModule_AddFunctions(m, hn_handle_methods) < 0) {
     Py_DECREF(m);
     return NULL;
   }

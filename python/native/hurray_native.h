@@ -18,6 +18,9 @@ struct hurray_native_api {
   __typeof__(&hurray_buffer_data) buffer_data;
   __typeof__(&hurray_buffer_alloc) buffer_alloc;
   __typeof__(&hurray_buffer_unref) buffer_unref;
+  __typeof__(&hurray_handle_decode) handle_decode;
+  __typeof__(&hurray_handle_encode) handle_encode;
+  __typeof__(&hurray_table_validate) table_validate;
 };
 
 /* The package's Python objects, and interned names. */
@@ -78,6 +81,9 @@ PyObject *hn_import_capsule(PyObject *capsule);
 PyObject *hn_import_raw(void *tensor, int versioned);
 int hn_tensor_export(TensorObject *o, int versioned, void **out);
 PyObject *hn_buffer_tensor(PyObject *buffer);
+
+/* hurray_native_handles.c: Handle encode/decode, validate */
+extern PyMethodDef hn_handle_methods[];
 
 /* hurray_native_exchange.c: DLPack 1.3's DLPackExchangeAPI */
 extern const hurray_dl_exchange_api hn_exchange_api;

@@ -13,7 +13,9 @@ declare -A PROFILE=(
   [gpu]="libamdhip64-dev libze-dev libze1"
   [fuzz]="clang-14 libclang-rt-14-dev"
   # numpy and PyTorch (CPU) for the Python package tests (Debian's /usr/bin/python3); Zig comes from npm (scripts/zig.sh).
-  [interop]="python3-numpy python3-torch python3-pip"
+  # python3-dev: hurray._native (python/CMakeLists.txt); venv, setuptools and wheel: the
+  # offline install README shows.
+  [interop]="python3-numpy python3-torch python3-pip python3-dev python3-venv python3-setuptools python3-wheel"
   # UCX for hurray_net_*, ucx_perftest for its benchmark, iproute2 for the netns tests,
   # libssl-dev for the bootstrap's HMAC-SHA256 (libcrypto).
   [net]="libucx-dev ucx-utils iproute2 libssl-dev"

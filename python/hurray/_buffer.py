@@ -271,6 +271,9 @@ class Tensor(native.TensorBase if native else object):
     torch.from_dlpack, ...) and numpy (numpy()). It keeps the buffer's memory
     alive, even past Buffer.close()."""
 
+    if native is not None:  # no __dict__: made and dropped once per tensor
+        __slots__ = ()
+
     def __init__(self, buffer: Buffer, dtype: Any = "uint8",
                  shape: Optional[Sequence[int]] = None, strides: Optional[Sequence[int]] = None,
                  byte_offset: int = 0):

@@ -15,7 +15,8 @@
  * header declares the same structs, field for field (DLPack 1.x ABI, checked
  * below by size), under the hurray_dl_ prefix: they never clash with a
  * dlpack.h of any version, and a program that has one converts with a
- * pointer cast, e.g. (DLManagedTensorVersioned *)t. The constants keep
+ * pointer cast, e.g. (struct DLManagedTensorVersioned *)t (dlpack.h declares
+ * the struct tag; in C++ or with its typedef, DLManagedTensorVersioned *). The constants keep
  * DLPack's numbers (HURRAY_DL_CUDA == kDLCUDA == 2).
  *
  * Ownership, in one paragraph: an export moves the handoff into the tensor;
@@ -43,8 +44,10 @@ extern "C" {
 
 /** The DLPack major version this header's structs follow (DLPACK_MAJOR_VERSION). */
 #define HURRAY_DLPACK_MAJOR_VERSION 1
-/** The DLPack minor version the exported tensors declare (DLPACK_MINOR_VERSION). */
-#define HURRAY_DLPACK_MINOR_VERSION 1
+/** The DLPack minor version the exported tensors declare (DLPACK_MINOR_VERSION):
+ *  DLPack 1.3. Exported tensors always carry strides when ndim != 0 (1.2);
+ *  imports accept NULL strides (compact row-major) from older producers. */
+#define HURRAY_DLPACK_MINOR_VERSION 3
 
 /** The most dimensions an import or export accepts. A tensor with a larger
  *  (or negative) ndim is refused (HURRAY_E_INVALID_ARGUMENT) before any
@@ -81,7 +84,8 @@ typedef enum hurray_dl_device_type {
   HURRAY_DL_ONEAPI = 14,        /**< kDLOneAPI: Level Zero / SYCL USM */
   HURRAY_DL_WEBGPU = 15,        /**< kDLWebGPU (data is opaque) */
   HURRAY_DL_HEXAGON = 16,       /**< kDLHexagon */
-  HURRAY_DL_MAIA = 17           /**< kDLMAIA: no mapping, refused */
+  HURRAY_DL_MAIA = 17,          /**< kDLMAIA: no mapping, refused */
+  HURRAY_DL_TRN = 18            /**< kDLTrn (AWS Trainium, DLPack 1.3): no mapping, refused */
 } hurray_dl_device_type;
 
 /** \brief DLDataTypeCode: DLPack's element kinds (kDLInt ...). */
@@ -92,7 +96,18 @@ typedef enum hurray_dl_data_type_code {
   HURRAY_DL_OPAQUE_HANDLE = 3,  /**< kDLOpaqueHandle */
   HURRAY_DL_BFLOAT = 4,         /**< kDLBfloat: bfloat16 */
   HURRAY_DL_COMPLEX = 5,        /**< kDLComplex: two floats */
-  HURRAY_DL_BOOL = 6            /**< kDLBool: one byte per element */
+  HURRAY_DL_BOOL = 6,           /**< kDLBool: one byte per element */
+  HURRAY_DL_FLOAT8_E3M4 = 7,       /**< kDLFloat8_e3m4 (DLPack 1.3) */
+  HURRAY_DL_FLOAT8_E4M3 = 8,       /**< kDLFloat8_e4m3 */
+  HURRAY_DL_FLOAT8_E4M3B11FNUZ = 9, /**< kDLFloat8_e4m3b11fnuz */
+  HURRAY_DL_FLOAT8_E4M3FN = 10,    /**< kDLFloat8_e4m3fn */
+  HURRAY_DL_FLOAT8_E4M3FNUZ = 11,  /**< kDLFloat8_e4m3fnuz */
+  HURRAY_DL_FLOAT8_E5M2 = 12,      /**< kDLFloat8_e5m2 */
+  HURRAY_DL_FLOAT8_E5M2FNUZ = 13,  /**< kDLFloat8_e5m2fnuz */
+  HURRAY_DL_FLOAT8_E8M0FNU = 14,   /**< kDLFloat8_e8m0fnu */
+  HURRAY_DL_FLOAT6_E2M3FN = 15,    /**< kDLFloat6_e2m3fn: 6 bits (sub-byte: padded only) */
+  HURRAY_DL_FLOAT6_E3M2FN = 16,    /**< kDLFloat6_e3m2fn: 6 bits (sub-byte: padded only) */
+  HURRAY_DL_FLOAT4_E2M1FN = 17     /**< kDLFloat4_e2m1fn: 4 bits (sub-byte: padded only) */
 } hurray_dl_data_type_code;
 
 /** \brief DLDevice: where a tensor lives. 8 bytes. */
@@ -159,6 +174,44 @@ typedef char hurray_check_dl_managed_size_[sizeof(void *) != 8 ||
                                                : -1];
 typedef char hurray_check_dl_versioned_size_[
     sizeof(void *) != 8 || sizeof(hurray_dl_managed_tensor_versioned) == 80 ? 1 : -1];
+
+/* ---- DLPack 1.3's C exchange API (DLPackExchangeAPI) ---------------------- */
+/** \brief DLPackExchangeAPIHeader: the part of the table that stays stable
+ *  across DLPack versions. A consumer checks version.major (1) first. */
+typedef struct hurray_dl_exchange_api_header {
+  hurray_dl_pack_version version;                 /**< the table's DLPack version */
+  struct hurray_dl_exchange_api_header *prev_api; /**< an older table, or NULL */
+} hurray_dl_exchange_api_header;
+
+/** \brief DLPackExchangeAPI (DLPack 1.3): the C functions a Python array
+ *  library publishes, as an int on its type named `__dlpack_c_exchange_api__`,
+ *  so that another library exchanges tensors without Python objects in
+ *  between. `py_object` and `out_py_object` are PyObject pointers; each
+ *  function returns 0, or -1 with a Python exception set (the GIL held).
+ *  The Python package's (python/hurray, hurray._native) takes hurray.Tensor
+ *  and hurray.Buffer objects, gives hurray.Handoff objects, and allocates
+ *  CPU tensors through libhurray. Same layout as dlpack.h's struct. */
+typedef struct hurray_dl_exchange_api {
+  hurray_dl_exchange_api_header header; /**< version and chain */
+  /** A new tensor of the prototype's dtype, ndim, shape and device;
+   *  set_error(error_ctx, kind, message) is called exactly when -1 is returned. */
+  int (*managed_tensor_allocator)(hurray_dl_tensor *prototype,
+                                  hurray_dl_managed_tensor_versioned **out, void *error_ctx,
+                                  void (*set_error)(void *error_ctx, const char *kind,
+                                                    const char *message));
+  /** The object as an owning tensor (no stream synchronisation). */
+  int (*managed_tensor_from_py_object_no_sync)(void *py_object,
+                                               hurray_dl_managed_tensor_versioned **out);
+  /** An owning tensor (ownership taken, on failure too) as a Python object. */
+  int (*managed_tensor_to_py_object_no_sync)(hurray_dl_managed_tensor_versioned *tensor,
+                                             void **out_py_object);
+  /** The object as a borrowed DLTensor, valid until control returns to the
+   *  object's owner; may be NULL in a table. */
+  int (*dltensor_from_py_object_no_sync)(void *py_object, hurray_dl_tensor *out);
+  /** The producer's current stream on a device (NULL on the CPU). */
+  int (*current_work_stream)(int32_t device_type, int32_t device_id,
+                             void **out_current_stream);
+} hurray_dl_exchange_api;
 
 /* ---- the device mapping (TABLES.md section 6) ---------------------------- */
 

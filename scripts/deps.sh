@@ -15,7 +15,9 @@ declare -A PROFILE=(
   # numpy and PyTorch (CPU) for the Python package tests (Debian's /usr/bin/python3); Zig comes from npm (scripts/zig.sh).
   # Debian's Rust toolchain for bindings/rust (cargo --offline against librust-*-dev; rustfmt
   # and bindgen regenerate hurray-sys's bindings in CI, scripts/rust-bindings.sh).
-  [interop]="python3-numpy python3-torch python3-pip rustc cargo rustfmt bindgen librust-pkg-config-dev"
+  # python3-dev: hurray._native (python/CMakeLists.txt); venv, setuptools and wheel: the
+  # offline install README shows.
+  [interop]="python3-numpy python3-torch python3-pip python3-dev python3-venv python3-setuptools python3-wheel rustc cargo rustfmt bindgen librust-pkg-config-dev"
   # UCX for hurray_net_*, ucx_perftest for its benchmark, iproute2 for the netns tests,
   # libssl-dev for the bootstrap's HMAC-SHA256 (libcrypto).
   [net]="libucx-dev ucx-utils iproute2 libssl-dev"

@@ -1,6 +1,7 @@
 """hurray: Python bindings for libhurray, the Hurray buffer protocol.
 
-ctypes over libhurray.so.1, no compiled extension. What it offers:
+Over libhurray.so.1: the per-tensor path in C (hurray._native, built by CMake;
+hurray.native says whether it is loaded), the rest on ctypes. What it offers:
 
 - Handle, decode(), validate(), diagnose(), inspect(): the 16-byte handle and
   buffer tables, checked against every rule of the protocol;
@@ -20,7 +21,7 @@ capsules, handoffs, buffers with on_free) is released at most once, with
 no crash and no message.
 
 The library is found through HURRAY_LIBRARY, then next to this package, then
-ctypes.util.find_library("hurray"), then the loader's path (see _lib.py).
+/usr/local/lib and /usr/lib, then the loader's path and pkg-config (see _lib.py).
 """
 from . import _lib, ipc  # noqa: F401 (hurray.ipc)
 from ._buffer import Buffer, Tensor
@@ -33,6 +34,11 @@ from ._handles import (Context, Diagnostic, Handle, Policy, decode, decode_table
                        inspect, validate)
 from ._handoff import Handoff, aligned_empty, from_dlpack
 from ._lifetime import pending_count as _pending_frees  # noqa: F401 (tests)
+from . import _fast, _handoff
+
+if _fast.native is not None:
+    _fast.setup(Tensor, Handoff, _handoff._from_dlpack_py)
+native = _fast.native is not None  # True: the compiled per-tensor path (hurray._native)
 
 __all__ = [
     "HurrayError", "DLPackError", "DTypeError", "Handle", "Diagnostic", "Policy", "Context",

@@ -12,6 +12,7 @@ from ._constants import (DEVICE_CPU, DL_CPU, E_INVALID_ARGUMENT, E_UNSUPPORTED,
                          check_int)
 from ._dtypes import dl_dtype, itemsize
 from ._errors import DLPackError, HurrayError, check, error
+from ._fast import native
 from ._export import check_stream, layout, refuse_device, to_capsule, wants_versioned
 from ._handles import Handle, ctx_of
 from ._handoff import Handoff
@@ -38,15 +39,33 @@ def _closed():
                        "views made before close() still work)")
 
 
-def _export_struct(ref, read_only):
+def _export_struct(ref, read_only, h=None):
+    """An export of the buffer into `h` (a _lib.Handoff; a new one if None)."""
     e = _lib.ExportDesc(ctypes.sizeof(_lib.ExportDesc), HANDOFF_READ_ONLY if read_only else 0)
-    h, err = _lib.Handoff(), _lib.Error()
+    h = _lib.Handoff() if h is None else h
+    err = _lib.Error()
     check(_lib.lib.hurray_buffer_export(ref.ptr, ctypes.byref(e), ctypes.byref(h),
                                         ctypes.byref(err)), err)
     return h
 
 
-class Buffer:
+def _dl_device(handle, ordinal):
+    """(DLDeviceType, device_id) of a buffer, by TABLES.md section 6."""
+    dl, err = ctypes.c_int32(), _lib.Error()
+    check(_lib.lib.hurray_dlpack_device_to_dl(handle.device_tag, handle.memory_class,
+                                              ctypes.byref(dl), ctypes.byref(err)), err,
+          DLPackError)
+    return (dl.value, 0 if handle.device_tag == DEVICE_CPU else ordinal)
+
+
+def _dl_device_or_none(handle, ordinal):
+    try:
+        return _dl_device(handle, ordinal)
+    except DLPackError:
+        return None  # asked later, the Python path raises it
+
+
+class Buffer(native.BufferBase if native else object):
     """A producer's buffer (hurray_buffer), reference counted: this object
     (and each Tensor of it) holds the owner's reference and every export
     (handoff, DLPack tensor) one more; the memory is freed when the last one
@@ -69,6 +88,9 @@ class Buffer:
         self.device_ordinal = probe.device_ordinal
         self._flags = probe.flags
         _lib.lib.hurray_handoff_release(ctypes.byref(probe), None)
+        if native is not None:
+            self._set_fast(_pointer, self.handle.byte_size,
+                           _dl_device_or_none(self.handle, self.device_ordinal))
 
     @classmethod
     def adopt(cls, pointer: Any, read_only: bool = False) -> "Buffer":
@@ -162,7 +184,7 @@ class Buffer:
         ref = self._live()
         h = Handoff()
         if not event:
-            h.struct = _export_struct(ref, ro)
+            _export_struct(ref, ro, h.struct)
             return h
         e = _lib.ExportDesc(ctypes.sizeof(_lib.ExportDesc), HANDOFF_READ_ONLY if ro else 0)
         err = _lib.Error()
@@ -193,12 +215,15 @@ class Buffer:
                  ctypes.byref(err)), err)
         return Buffer(out.value, self.read_only)
 
-    def tensor(self, dtype: Any = "uint8", shape: Optional[Sequence[int]] = None,
+    def _tensor_slow(self, dtype: Any = "uint8", shape: Optional[Sequence[int]] = None,
                strides: Optional[Sequence[int]] = None, byte_offset: int = 0) -> "Tensor":
         """A typed view for DLPack and numpy: shape None = as many elements as
         fit; strides in elements (None: row-major); dtype a name ("float32"),
         a numpy dtype, type or character code ("f"), or a torch dtype."""
         return Tensor(self, dtype, shape, strides, byte_offset)
+
+    if native is None:  # else hurray._native's BufferBase.tensor (same rules)
+        tensor = _tensor_slow
 
     def numpy(self, dtype: Any = "uint8", shape: Optional[Sequence[int]] = None,
               strides: Optional[Sequence[int]] = None, byte_offset: int = 0) -> Any:
@@ -216,13 +241,14 @@ class Buffer:
         a = self.numpy()
         return a if dtype is None else a.astype(dtype, copy=False)
 
-    def __dlpack__(self, stream: Optional[int] = None, max_version: Any = None,
-                   dl_device: Any = None, copy: Optional[bool] = None) -> Any:
-        return self.tensor().__dlpack__(stream=stream, max_version=max_version,
-                                        dl_device=dl_device, copy=copy)
+    if native is None:  # else hurray._native's BufferBase (same rules)
+        def __dlpack__(self, stream: Optional[int] = None, max_version: Any = None,
+                       dl_device: Any = None, copy: Optional[bool] = None) -> Any:
+            return self.tensor().__dlpack__(stream=stream, max_version=max_version,
+                                            dl_device=dl_device, copy=copy)
 
-    def __dlpack_device__(self) -> tuple:
-        return self.tensor().__dlpack_device__()
+        def __dlpack_device__(self) -> tuple:
+            return self.tensor().__dlpack_device__()
 
     def close(self) -> None:
         """Drop this object's hold on the owner's reference (Tensors, views
@@ -240,36 +266,40 @@ class Buffer:
                                                  ", closed" if self.closed else "")
 
 
-class Tensor:
+class Tensor(native.TensorBase if native else object):
     """A typed view of a Buffer for DLPack consumers (numpy.from_dlpack,
     torch.from_dlpack, ...) and numpy (numpy()). It keeps the buffer's memory
     alive, even past Buffer.close()."""
 
+    if native is not None:  # no __dict__: made and dropped once per tensor
+        __slots__ = ()
+
     def __init__(self, buffer: Buffer, dtype: Any = "uint8",
                  shape: Optional[Sequence[int]] = None, strides: Optional[Sequence[int]] = None,
                  byte_offset: int = 0):
-        self.buffer = buffer
-        self._ref = buffer._live()
-        self.dtype = dl_dtype(dtype)
-        size = itemsize(self.dtype)
+        ref = buffer._live()
+        dt = dl_dtype(dtype)
+        size = itemsize(dt)
         byte_offset = check_int("byte_offset", byte_offset, 0, U64_MAX)
         if shape is None:
             shape = (max(buffer.nbytes - byte_offset, 0) // size,)
         shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
-        self.shape, self.strides, self.byte_offset = layout(size, shape, strides, byte_offset)
+        shape, strides, byte_offset = layout(size, shape, strides, byte_offset)
+        if native is not None:
+            self._set(buffer, ref, ref.ptr, dt, shape, strides, byte_offset,
+                      _dl_device_or_none(buffer.handle, buffer.device_ordinal))
+        else:
+            self.buffer, self._ref, self.dtype = buffer, ref, dt
+            self.shape, self.strides, self.byte_offset = shape, strides, byte_offset
 
-    def __dlpack_device__(self) -> tuple:
+    def _dlpack_device_slow(self) -> tuple:
         """(DLDeviceType, device_id), by TABLES.md section 6."""
-        h = self.buffer.handle
-        dl, err = ctypes.c_int32(), _lib.Error()
-        check(_lib.lib.hurray_dlpack_device_to_dl(h.device_tag, h.memory_class, ctypes.byref(dl),
-                                                  ctypes.byref(err)), err, DLPackError)
-        return (dl.value, 0 if h.device_tag == DEVICE_CPU else self.buffer.device_ordinal)
+        return _dl_device(self.buffer.handle, self.buffer.device_ordinal)
 
-    def __dlpack__(self, stream: Optional[int] = None, max_version: Any = None,
+    def _dlpack_slow(self, stream: Optional[int] = None, max_version: Any = None,
                    dl_device: Any = None, copy: Optional[bool] = None) -> Any:
         """A DLPack capsule, per the array API (2023.12):
-        "dltensor_versioned" (DLPack 1.1) when max_version allows 1.x, else
+        "dltensor_versioned" (DLPack 1.3) when max_version allows 1.x, else
         "dltensor" (the legacy struct numpy 1.x and torch 1.x take).
         stream: None on the CPU; on a device the consumer's stream as an int
         (our exports are PRODUCER_SYNCED: nothing to wait for). copy=True, or
@@ -293,6 +323,10 @@ class Tensor:
         except BaseException:
             _lib.lib.hurray_handoff_release(ctypes.byref(h), None)  # still ours on failure
             raise
+
+    if native is None:  # else hurray._native's TensorBase: these, fast, for the common case
+        __dlpack__ = _dlpack_slow
+        __dlpack_device__ = _dlpack_device_slow
 
     def _copy(self, target):
         """A new buffer on `target` holding a copy of all the buffer's bytes."""

@@ -22,6 +22,7 @@ import threading
 from . import _lib
 from ._constants import E_UNSUPPORTED
 from ._errors import DLPackError
+from ._fast import native
 
 _api = ctypes.pythonapi
 New = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p,
@@ -63,7 +64,7 @@ def unconsumed(cap):
     return bool(IsValid(cap, LEGACY) or IsValid(cap, VERSIONED))
 
 
-def _delete_tensor(cap):
+def _delete_tensor(cap, renamed=RELEASED):
     """Delete the tensor of an unconsumed capsule and rename the capsule so
     that it cannot be consumed (or deleted) again."""
     if IsValid(cap, VERSIONED):
@@ -72,9 +73,15 @@ def _delete_tensor(cap):
         t = ctypes.cast(GetPointer(cap, LEGACY), ctypes.POINTER(_lib.DLManagedTensor))
     else:
         return
-    SetName(cap, RELEASED)
+    SetName(cap, renamed)
     if t.contents.deleter:
         t.contents.deleter(t)
+
+
+def consume(cap):
+    """Delete the tensor of a producer's unconsumed capsule as its consumer
+    does (renamed "used_...", so that the producer's destructor skips it)."""
+    _delete_tensor(cap, USED_VERSIONED if IsValid(cap, VERSIONED) else USED_LEGACY)
 
 
 def sweep(*gc_info):
@@ -108,7 +115,11 @@ def sweep(*gc_info):
 
 
 def new_capsule(pointer, versioned):
-    """A capsule for a DLManagedTensor(Versioned) made by libhurray."""
+    """A capsule for a DLManagedTensor(Versioned) made by libhurray (with
+    hurray._native: a capsule whose destructor, in C, deletes the tensor of
+    an unconsumed capsule at once)."""
+    if native is not None and not _exiting[0]:
+        return native.capsule(pointer, versioned)
     if _exiting[0]:
         t = ctypes.cast(pointer, ctypes.POINTER(_lib.DLManagedTensorVersioned if versioned
                                                 else _lib.DLManagedTensor))
@@ -126,7 +137,8 @@ def live_count():
     """Capsules made here whose tensors have not been deleted or consumed."""
     sweep()
     with _lock:
-        return sum(1 for c in _capsules if unconsumed(c))
+        n = sum(1 for c in _capsules if unconsumed(c))
+    return n + (native.live_capsules() if native is not None else 0)
 
 
 def _at_exit():

@@ -29,6 +29,33 @@ def dlpack_refusal(message, rule_id="", status=E_INVALID_ARGUMENT):
     return DLPackError(status, rule_id, message)
 
 
+ALIGN_HINT = ("; make the array with hurray.aligned_empty(shape, dtype), or let "
+              "hurray.from_dlpack(x, copy=True) copy it into an aligned buffer")
+
+
+def import_hint(rule_id, message):
+    """The refusal of an import, with what to do about a misaligned array."""
+    if rule_id == "BP-ALIGN-MIN" and ALIGN_HINT not in message:
+        return message + ALIGN_HINT
+    return message
+
+
+def native_error(dlpack, importing, status, rule_id, message, buffer_index, byte_offset):
+    """The exception hurray._native raises for a hurray_error."""
+    rule, msg = rule_id.decode(errors="replace"), message.decode(errors="replace")
+    if importing:
+        msg = import_hint(rule, msg)
+    return (DLPackError if dlpack else HurrayError)(status, rule, msg, buffer_index,
+                                                    byte_offset)
+
+
+def import_error(err):
+    """The DLPackError for a refused import (hurray.from_dlpack)."""
+    rule = err.rule_id.decode(errors="replace")
+    return DLPackError(err.status, rule, import_hint(rule, err.message.decode(errors="replace")),
+                       err.buffer_index, err.byte_offset)
+
+
 def error(err, cls=HurrayError):
     return cls(err.status, err.rule_id.decode(errors="replace"),
                err.message.decode(errors="replace"), err.buffer_index, err.byte_offset)

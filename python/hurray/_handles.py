@@ -11,6 +11,7 @@ from ._closing import Closeable
 from ._constants import (DEVICE_CPU, HANDLE_SIZE, MEMORY_STANDARD, SYNC_PRODUCER_SYNCED,
                          TRANSPORTS, U8_MAX, U32_MAX, U64_MAX, E_SIZE, check_int)
 from ._errors import HurrayError, check, error
+from ._fast import native
 
 
 @dataclass
@@ -34,11 +35,21 @@ class Handle:
     @classmethod
     def decode(cls, data: bytes) -> "Handle":
         """Decode exactly 16 little-endian bytes (BP-SIZE otherwise)."""
+        if native is not None:
+            return cls._from_fields(native.handle_decode(data))
         data = bytes(data)
         h, err = _lib.BufferHandle(), _lib.Error()
         check(_lib.lib.hurray_handle_decode(data, len(data), ctypes.byref(h), ctypes.byref(err)),
               err)
         return cls._from_struct(h)
+
+    @classmethod
+    def _from_fields(cls, fields):
+        """A Handle of decoded fields (in range by construction: no checks)."""
+        h = cls.__new__(cls)
+        (h.byte_size, h.alignment, h.device_tag, h.sync_mode, h.memory_class,
+         h.reserved) = fields
+        return h
 
     @classmethod
     def _from_struct(cls, h):
@@ -52,6 +63,11 @@ class Handle:
 
     def encode(self) -> bytes:
         """The 16 little-endian bytes."""
+        if native is not None:
+            wire = native.handle_encode(self.byte_size, self.alignment, self.device_tag,
+                                        self.sync_mode, self.memory_class, self.reserved)
+            if wire is not None:
+                return wire  # else a field is out of range: the checks below say which
         out, err = (ctypes.c_uint8 * 16)(), _lib.Error()
         h = self._struct()
         check(_lib.lib.hurray_handle_encode(ctypes.byref(h), out, 16, ctypes.byref(err)), err)
@@ -130,6 +146,9 @@ def policy_of(policy, kwargs):
 def validate(data: bytes, policy: Any = None, **kwargs: Any) -> None:
     """Check a handle or buffer table (bytes); raise HurrayError naming the
     first broken rule. kwargs make a Policy (transport=..., ...)."""
+    if native is not None and (policy is not None or not kwargs):
+        native.table_validate(data, policy._p.value if policy is not None else None)
+        return
     data = bytes(data)
     p = policy_of(policy, kwargs)
     err = _lib.Error()

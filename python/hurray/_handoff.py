@@ -6,17 +6,19 @@ import ctypes
 from typing import Any, Optional
 
 from . import _capsules, _lib
-from ._constants import (DL_CPU, DLPACK_VERSION, E_ALREADY_RELEASED, E_INVALID_ARGUMENT,
-                         E_SYNC, HANDOFF_OPAQUE_DATA, HANDOFF_QPARAM, HANDOFF_READ_ONLY,
+from ._constants import (DL_CPU, DLPACK_MAX_NDIM, DLPACK_VERSION, E_ALREADY_RELEASED,
+                         E_INVALID_ARGUMENT, E_SYNC, HANDOFF_OPAQUE_DATA, HANDOFF_QPARAM,
+                         HANDOFF_READ_ONLY,
                          SYNC_CONSUMER_STREAM, SYNC_EVENT, U64_MAX)
 from ._dtypes import describe, itemsize
-from ._errors import DLPackError, check, error
+from ._errors import DLPackError, check, import_error
+from ._fast import native
 from ._export import check_stream, refuse_device, to_capsule, wants_versioned
 from ._handles import Handle, ctx_of, policy_of
 from ._views import host_view
 
 
-class Handoff:
+class Handoff(native.HandoffBase if native else object):
     """One hurray_handoff owned by Python: pass it to a C consumer as
     ctypes.byref(h.struct) (or just h, whose _as_parameter_ is that), which
     reads it and calls its release exactly once. Released here otherwise, when
@@ -28,11 +30,18 @@ class Handoff:
     that moves it into the new tensor, leaving this object released."""
 
     def __init__(self):
-        self.struct = _lib.Handoff()
+        if native is None:
+            self.struct = _lib.Handoff()
         self.dtype = _lib.DLDataType(1, 8, 1)  # uint8
         self.shape = None  # None: 1-D, nbytes elements
         self.strides = None
         self.element_offset = 0
+
+    if native is not None:
+        @property
+        def struct(self):
+            """The hurray_handoff (a _lib.Handoff over this object's memory)."""
+            return _lib.Handoff.from_buffer(self)
 
     @property
     def _as_parameter_(self):
@@ -56,9 +65,10 @@ class Handoff:
     def read_only(self) -> bool:
         return bool(self.struct.flags & (HANDOFF_READ_ONLY | HANDOFF_QPARAM))
 
-    @property
-    def released(self) -> bool:
-        return not self.struct.release
+    if native is None:  # else hurray._native's HandoffBase.released
+        @property
+        def released(self) -> bool:
+            return not self.struct.release
 
     @property
     def stream(self) -> Optional[int]:
@@ -94,18 +104,20 @@ class Handoff:
         check(_lib.lib.hurray_handoff_release_event(ctypes.byref(self.struct),
                                                     ctypes.byref(err)), err)
 
-    def release(self) -> None:
-        """Release exactly once (BP-REL-ONCE): a second call raises
-        HurrayError (HURRAY_E_ALREADY_RELEASED)."""
-        err = _lib.Error()
-        check(_lib.lib.hurray_handoff_release(ctypes.byref(self.struct), ctypes.byref(err)), err)
+    if native is None:  # else hurray._native's HandoffBase (release, and at dealloc)
+        def release(self) -> None:
+            """Release exactly once (BP-REL-ONCE): a second call raises
+            HurrayError (HURRAY_E_ALREADY_RELEASED)."""
+            err = _lib.Error()
+            check(_lib.lib.hurray_handoff_release(ctypes.byref(self.struct), ctypes.byref(err)),
+                  err)
 
-    def __del__(self, _release=_lib.lib.hurray_handoff_release, _byref=ctypes.byref):
-        try:
-            if self.struct.release:
-                _release(_byref(self.struct), None)
-        except Exception:  # __init__ never ran
-            pass
+        def __del__(self, _release=_lib.lib.hurray_handoff_release, _byref=ctypes.byref):
+            try:
+                if self.struct.release:
+                    _release(_byref(self.struct), None)
+            except Exception:  # __init__ never ran
+                pass
 
     def __enter__(self):
         return self
@@ -196,7 +208,7 @@ def _capsule_device(capsule):
     return (t.device.device_type, t.device.device_id), t
 
 
-def from_dlpack(obj: Any, *, device: Any = None, copy: Optional[bool] = None,
+def _from_dlpack_py(obj: Any, *, device: Any = None, copy: Optional[bool] = None,
                 stream: Optional[int] = None, ctx: Any = None) -> Handoff:
     """Take a DLPack tensor over as a Handoff, zero-copy unless copy=True: obj
     is a producer (anything with __dlpack__: a numpy array, a torch tensor) or
@@ -211,9 +223,11 @@ def from_dlpack(obj: Any, *, device: Any = None, copy: Optional[bool] = None,
     stream (never PRODUCER_SYNCED: nothing says the data is ready for another
     stream). stream=None or -1 on a device is refused (BufferError).
     device: ask the producer for the tensor on that DLPack device (its copy).
+    copy=True on the CPU: the bytes are copied into a new 64-byte aligned
+    hurray buffer (any numpy array can then be handed over).
     Raises DLPackError (a BufferError) naming the rule when the tensor cannot
     be a hurray buffer (e.g. BP-ALIGN-MIN: numpy's own allocations are often
-    only 16-byte aligned; see aligned_empty())."""
+    only 16-byte aligned; see aligned_empty() and copy=True)."""
     if stream is not None and (isinstance(stream, bool) or not isinstance(stream, int)
                                or not -1 <= stream <= U64_MAX):
         raise TypeError("hurray.from_dlpack: stream must be None or an int, not %r" % (stream,))
@@ -230,7 +244,9 @@ def from_dlpack(obj: Any, *, device: Any = None, copy: Optional[bool] = None,
         if want is not None and want[0] == DL_CPU:
             on_cpu = True
         _check_consumer_stream(on_cpu, stream, want)
-        capsule = _producer_capsule(obj, dev, None if on_cpu else stream, device, copy)
+        own_copy = bool(copy) and on_cpu and (dev is None or dev[0] == DL_CPU)
+        capsule = _producer_capsule(obj, dev, None if on_cpu else stream, device,
+                                    None if own_copy else copy)
         if not _capsules.unconsumed(capsule):
             raise DLPackError(E_INVALID_ARGUMENT, "", "hurray.from_dlpack: %s.__dlpack__ "
                               "returned no unconsumed DLPack capsule" % type(obj).__name__)
@@ -238,7 +254,44 @@ def from_dlpack(obj: Any, *, device: Any = None, copy: Optional[bool] = None,
     else:
         raise TypeError("hurray.from_dlpack: %s has no __dlpack__" % type(obj).__name__)
     _check_consumer_stream(dev[0] == DL_CPU, stream, dev)
+    if copy and dev[0] == DL_CPU:
+        return _copied(capsule, ctx)
     return _import(capsule, None if dev[0] == DL_CPU else stream, ctx)
+
+
+def _copied(capsule, ctx):
+    """copy=True on the CPU: the bytes the tensor spans copied into a new
+    64-byte aligned hurray buffer (so an array numpy aligned to 16 bytes can
+    be handed over), in the same layout; the producer's tensor is deleted
+    at once."""
+    from ._buffer import Buffer
+    _, t = _capsule_device(capsule)
+    ndim = t.ndim
+    if not 0 <= ndim <= DLPACK_MAX_NDIM or (ndim and not t.shape) or not t.dtype.bits \
+            or not t.dtype.lanes:
+        raise DLPackError(E_INVALID_ARGUMENT, "", "hurray.from_dlpack: a malformed DLPack "
+                          "tensor (ndim %d) cannot be copied" % ndim)
+    dtype = _lib.DLDataType(t.dtype.code, t.dtype.bits, t.dtype.lanes)
+    size = itemsize(dtype)
+    shape = tuple(t.shape[i] for i in range(ndim))
+    strides = tuple(t.strides[i] for i in range(ndim)) if t.strides else None
+    lo = hi = 0
+    for n, st in zip(shape, strides or ()):
+        lo, hi = (lo + (n - 1) * st, hi) if st < 0 else (lo, hi + (n - 1) * st)
+    if strides is None:
+        hi = 1
+        for n in shape:
+            hi *= n
+        hi -= 1
+    nbytes = 0 if 0 in shape else (hi - lo + 1) * size
+    buf = Buffer.alloc(nbytes, alignment=64, ctx=ctx)
+    if nbytes:
+        ctypes.memmove(buf.address, (t.data or 0) + t.byte_offset + lo * size, nbytes)
+    h = buf.export()
+    buf.close()
+    _capsules.consume(capsule)  # the producer's tensor is no longer needed
+    h.dtype, h.shape, h.strides, h.element_offset = dtype, shape, strides, -lo * size
+    return h
 
 
 def _check_consumer_stream(on_cpu, stream, dev):
@@ -274,7 +327,7 @@ def _import(capsule, stream, ctx):
     st = fn(ctx_of(ctx), ptr, ctypes.byref(opts) if opts is not None else None,
             ctypes.byref(h.struct), ctypes.byref(err))
     if st != 0:
-        raise error(err, DLPackError)
+        raise import_error(err)
     _capsules.SetName(capsule, _capsules.USED_VERSIONED if versioned else _capsules.USED_LEGACY)
     if h.shape is not None and not (h.struct.flags & HANDOFF_OPAQUE_DATA):
         first = (t.data or 0) + t.byte_offset  # element 0
@@ -299,3 +352,8 @@ def aligned_empty(shape: Any, dtype: Any = "float64", alignment: int = 64) -> An
     return raw[off:off + n].view(dt).reshape(shape)
 
 
+
+
+# hurray._native's from_dlpack takes a CPU producer without options in C and
+# hands everything else to _from_dlpack_py; both follow the rules above.
+from_dlpack = native.from_dlpack if native is not None else _from_dlpack_py

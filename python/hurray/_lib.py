@@ -42,13 +42,32 @@ def _candidates():
         d = os.path.dirname(d)
         if os.path.basename(d) == "lib" or os.path.basename(os.path.dirname(d)) == "lib":
             yield os.path.join(d, SONAME)
-    for prefix in ("/usr/local/lib", "/usr/local/lib/x86_64-linux-gnu", "/usr/lib",
-                   "/usr/lib/x86_64-linux-gnu"):
+    import sysconfig
+    arch = sysconfig.get_config_var("MULTIARCH") or "x86_64-linux-gnu"
+    for prefix in ("/usr/local/lib", "/usr/local/lib/" + arch, "/usr/lib", "/usr/lib/" + arch):
         yield os.path.join(prefix, SONAME)
     found = ctypes.util.find_library("hurray")
     if found:
         yield found
     yield SONAME  # LD_LIBRARY_PATH and the loader's cache
+    libdir = _pkg_config_libdir()  # another prefix, named by PKG_CONFIG_PATH
+    if libdir:
+        yield os.path.join(libdir, SONAME)
+
+
+def _pkg_config_libdir():
+    """libdir of hurray.pc (pkg-config), or None."""
+    import shutil
+    import subprocess
+    tool = shutil.which("pkg-config") or shutil.which("pkgconf")
+    if tool is None:
+        return None
+    try:
+        out = subprocess.run([tool, "--variable=libdir", "hurray"], capture_output=True,
+                             text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else None
 
 
 def load():

@@ -4,19 +4,25 @@ A Server listens and receives PUTs (each lands in a buffer it allocates and
 hands to poll()) and serves GETs of the buffers registered with it; a
 Client connects to one server, PUTs buffers to it (at once, or started and
 then tested or waited for by ticket) and GETs registered buffers into new
-buffers of its own. The server side is driven by poll(); a client call
-blocks until it is answered, so the server must poll meanwhile (another
-thread or process). Every object closes when it goes (at exit too).
+buffers of its own. A Server drives the network from a progress thread of
+its own (hurray_net_server_poll, a few milliseconds at a time, the GIL
+released), so a client in the same thread is answered: poll() only takes
+the PUTs that landed. Server(progress_thread=False) leaves the driving to
+poll(), as before. Every object closes when it goes (at exit too).
 
     server = hurray.net.Server("127.0.0.1")        # any free port
     client = hurray.net.Client("127.0.0.1", server.port)
-    # (another thread) client.put(buf, buffer_id=7)
+    client.put(buf, buffer_id=7)                   # the same thread
     buffer_id, landed = server.poll(timeout_ms=1000)
 """
 from __future__ import annotations
 
+import atexit
 import ctypes
 import os
+import queue
+import threading
+import weakref
 from typing import Any, Optional
 
 from . import _lib
@@ -158,17 +164,68 @@ def _key(key):
     return b
 
 
+class _Pump:
+    """A server's progress thread: it polls the server (holding `lock`, which
+    every other use of the server takes too: hurray_net objects are used
+    from one thread at a time) and queues the PUTs that landed. It holds no
+    reference to the Server, so the Server is still collected."""
+
+    STEP_MS = 5  # the longest a register() or stats() waits for the lock
+
+    def __init__(self, server):
+        self.server, self.lock = server, threading.Lock()
+        self.landed, self.error = queue.Queue(), None
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, name="hurray.net.Server", daemon=True)
+        self.thread.start()
+        _pumps.add(self)
+
+    def run(self):
+        lib = library()
+        while not self.stop.is_set():
+            r, err = Received(), _lib.Error()
+            r.size = ctypes.sizeof(r)
+            with self.lock:
+                st = lib.hurray_net_server_poll(self.server, self.STEP_MS, ctypes.byref(r),
+                                                ctypes.byref(err))
+            if st != 0:
+                self.error = err
+                self.landed.put(None)  # wakes a waiting poll()
+                return
+            if r.buffer:
+                self.landed.put((r.buffer_id, r.buffer))
+
+    def halt(self):
+        self.stop.set()
+        if self.thread is not threading.current_thread():
+            self.thread.join()
+        _pumps.discard(self)
+
+
+_pumps = weakref.WeakSet()
+
+
+@atexit.register
+def _halt_pumps():  # before the interpreter's teardown: no thread polls then
+    for pump in list(_pumps):
+        pump.halt()
+
+
 class Server(Closeable):
-    """A hurray_net server: receives PUTs, serves GETs of registered buffers."""
+    """A hurray_net server: receives PUTs, serves GETs of registered buffers,
+    driven by a progress thread of its own (progress_thread=True)."""
 
     def __init__(self, address: Optional[str] = "127.0.0.1", port: int = 0,
                  transport: str = "cross-machine", *, key: Optional[Any] = None,
                  key_file: Optional[str] = None, allow: Optional[str] = None,
-                 no_auth: bool = False):
+                 no_auth: bool = False, progress_thread: bool = True):
         """Listen on address:port (127.0.0.1 unless another address is named).
         key / key_file: the shared key every client must prove it holds (16 to
         4096 bytes; needed beyond loopback unless no_auth=True); allow: the
-        admitted peers, a comma-separated list of addresses and CIDR blocks."""
+        admitted peers, a comma-separated list of addresses and CIDR blocks.
+        progress_thread: serve from a thread of its own (False: only while
+        poll() runs, which a client in the same thread then never sees)."""
+        self._pump = None
         lib = library()
         cfg = ServerConfig()
         cfg.size = ctypes.sizeof(cfg)
@@ -183,20 +240,39 @@ class Server(Closeable):
         check(lib.hurray_net_server_create(ctypes.byref(cfg), ctypes.byref(self._s),
                                            ctypes.byref(err)), err)
         self._destroy = lib.hurray_net_server_destroy
+        if progress_thread:
+            self._pump = _Pump(self._s)
 
     def _live(self):
         if not self._s:
             raise HurrayError(1, "", "hurray.net: the server is closed")
         return self._s
 
+    def _locked(self):
+        return self._pump.lock if self._pump is not None else _NO_LOCK
+
     @property
     def port(self) -> int:
         """The TCP port it listens on."""
-        return library().hurray_net_server_port(self._live())
+        with self._locked():
+            return library().hurray_net_server_port(self._live())
 
     def poll(self, timeout_ms: int = 0):
-        """Drive the network up to timeout_ms (negative: until a PUT lands);
-        (buffer_id, Buffer) of the next landed PUT, or None."""
+        """(buffer_id, Buffer) of the next landed PUT, or None after
+        timeout_ms (negative: wait until one lands). Without a progress
+        thread, this call drives the network meanwhile."""
+        timeout_ms = check_int("timeout_ms", timeout_ms, I32_MIN, I32_MAX)
+        pump = self._pump
+        if pump is not None:
+            self._live()
+            try:
+                got = pump.landed.get(timeout=None if timeout_ms < 0 else timeout_ms / 1000)
+            except queue.Empty:
+                return None
+            if got is None:
+                pump.landed.put(None)  # for the next caller too
+                check(pump.error.status, pump.error)
+            return got[0], Buffer(got[1])
         r, err = Received(), _lib.Error()
         r.size = ctypes.sizeof(r)
         check(library().hurray_net_server_poll(self._live(),
@@ -210,24 +286,49 @@ class Server(Closeable):
     def register(self, buffer_id: int, buffer: Buffer) -> None:
         """Offer `buffer` to GETs under buffer_id (the server holds a reference)."""
         err = _lib.Error()
-        check(library().hurray_net_server_register(
-            self._live(), check_int("buffer_id", buffer_id, 0, U64_MAX), buffer._live().ptr,
-            ctypes.byref(err)), err)
+        with self._locked():
+            check(library().hurray_net_server_register(
+                self._live(), check_int("buffer_id", buffer_id, 0, U64_MAX), buffer._live().ptr,
+                ctypes.byref(err)), err)
 
     def unregister(self, buffer_id: int) -> None:
         err = _lib.Error()
-        check(library().hurray_net_server_unregister(
-            self._live(), check_int("buffer_id", buffer_id, 0, U64_MAX), ctypes.byref(err)), err)
+        with self._locked():
+            check(library().hurray_net_server_unregister(
+                self._live(), check_int("buffer_id", buffer_id, 0, U64_MAX),
+                ctypes.byref(err)), err)
 
     def stats(self) -> dict:
         s = Stats()
-        library().hurray_net_server_stats(self._live(), ctypes.byref(s))
+        with self._locked():
+            library().hurray_net_server_stats(self._live(), ctypes.byref(s))
         return {n: getattr(s, n) for n in _STATS}
 
     def close(self) -> None:
+        pump, self._pump = getattr(self, "_pump", None), None
+        if pump is not None:
+            pump.halt()  # the thread stops polling before the server goes
+            while True:  # PUTs that landed and nobody took: their buffers go
+                try:
+                    got = pump.landed.get_nowait()
+                except queue.Empty:
+                    break
+                if got is not None:
+                    Buffer(got[1])
         s, self._s = self._s, c_vp()
         if s:
             self._destroy(s)
+
+
+class _NoLock:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+_NO_LOCK = _NoLock()
 
 
 class Client(Closeable):

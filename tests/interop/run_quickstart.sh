@@ -9,7 +9,7 @@ set -eu
 lang=$1 readme=$2 work=$3 libdir=$4 include=$5 tool=${6:-}
 rm -rf "$work"
 mkdir -p "$work"
-case $lang in python|py) ext=py ;; rust) ext=rs ;; zig) ext=zig ;;
+case $lang in python|py|python3) ext=py ;; rust) ext=rs ;; zig) ext=zig ;;
   *) echo "run_quickstart.sh: unknown language $lang" >&2; exit 2 ;; esac
 src=$work/quickstart.$ext
 /usr/bin/python3 - "$readme" "$lang" >"$src" <<'PY'
@@ -22,7 +22,7 @@ sys.stdout.write(blocks[0])
 PY
 set -x
 case $lang in
-python|py)
+python|py|python3)
   HURRAY_LIBRARY=$libdir/libhurray.so.1 PYTHONDONTWRITEBYTECODE=1 "$tool" "$src"
   ;;
 rust)

@@ -138,5 +138,42 @@ class SharedKey(unittest.TestCase):
             net.Server("127.0.0.1", key="short")
 
 
+class OneThread(unittest.TestCase):
+    """Issue 34: the server serves from its own progress thread, so a client
+    in the caller's thread is answered (no poll() needed meanwhile)."""
+
+    def test_put_and_get_from_one_thread(self):
+        with net.Server("127.0.0.1") as server:
+            with net.Client("127.0.0.1", server.port, timeout_ms=20000) as client:
+                src = filled(1 << 14, 13)
+                client.put(src, buffer_id=3)
+                bid, landed = server.poll(10000)
+                self.assertEqual(bid, 3)
+                np.testing.assert_array_equal(landed.numpy(), src.numpy())
+                server.register(4, src)
+                np.testing.assert_array_equal(client.get(4).numpy(), src.numpy())
+                self.assertEqual(server.stats()["puts_landed"], 1)
+                self.assertIsNone(server.poll(0))
+
+    def test_a_put_nobody_polls_for_is_freed_at_close(self):
+        server = net.Server("127.0.0.1")
+        client = net.Client("127.0.0.1", server.port, timeout_ms=20000)
+        client.put(filled(4096, 3), buffer_id=1)
+        client.close()
+        server.close()  # its thread stops first; the landed buffer is released
+        with self.assertRaises(hurray.HurrayError):
+            server.poll(0)
+
+    def test_without_the_thread_poll_drives_it(self):
+        server = net.Server("127.0.0.1", progress_thread=False)
+        try:
+            src = filled(4096, 5)
+            _, landed = drive(server, lambda: net.Client(
+                "127.0.0.1", server.port, timeout_ms=20000).put(src, buffer_id=2))
+            self.assertEqual([bid for bid, _ in landed], [2])
+        finally:
+            server.close()
+
+
 if __name__ == "__main__":
     unittest.main()

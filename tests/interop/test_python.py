@@ -298,5 +298,128 @@ class HurrayTakesNumpyArrays(unittest.TestCase):
         self.assertEqual(len(freed), 1)
 
 
+class CompiledPathAndRoughEdges(unittest.TestCase):
+    """Issue 34: the compiled per-tensor path (hurray._native) is the one CTest
+    asked for, and the rough edges a new user hit."""
+
+    def test_the_compiled_path_is_the_one_asked_for(self):
+        want = os.environ.get("HURRAY_NATIVE", "0") != "0"
+        self.assertEqual(hurray.native, want)
+        buf = c_buffer(64)
+        self.assertEqual(type(buf.tensor("float32")).__mro__[1].__name__ == "TensorBase", want)
+
+    def test_a_tensor_numpy_refuses_is_released_at_once(self):
+        if not hurray.native:
+            gc.collect()  # the ctypes path: released at the next collection
+        before = helper.helper_free_count()
+        buf = c_buffer(64)
+        with self.assertRaises(Exception):
+            np.from_dlpack(buf.tensor("bfloat16"))  # numpy 1.24 has no bfloat16
+        buf.close()
+        if not hurray.native:
+            gc.collect()
+        self.assertEqual(helper.helper_free_count(), before + 1)
+
+    def test_an_alignment_refusal_says_what_to_do(self):
+        misaligned = aligned(np.zeros(65, dtype=np.float64))[1:]
+        with self.assertRaises(hurray.DLPackError) as cm:
+            hurray.from_dlpack(misaligned)
+        self.assertEqual(cm.exception.rule_id, "BP-ALIGN-MIN")
+        self.assertIn("hurray.aligned_empty(", str(cm.exception))
+        self.assertIn("copy=True", str(cm.exception))
+
+    def test_copy_true_copies_into_an_aligned_buffer(self):
+        base = np.arange(96, dtype=np.float32).reshape(8, 12)
+        rc = sys.getrefcount(base)
+        for a in (aligned(base)[:, 1:], aligned(base)[::-2, 3], base[1:]):
+            h = hurray.from_dlpack(a, copy=True)
+            self.assertEqual(h.address % 64, 0)
+            np.testing.assert_array_equal(h.numpy(), a)
+            a.flat[0] = -1  # a copy: the handoff does not see it
+            self.assertNotEqual(h.numpy().flat[0], -1)
+            h.release()
+        del a
+        self.assertEqual(sys.getrefcount(base), rc)  # numpy's tensors were deleted
+
+
+class _Report(ctypes.Structure):  # exchange_consumer.c's xc_report
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32),
+                ("ndim", ctypes.c_int32), ("device_type", ctypes.c_int32),
+                ("shape", ctypes.c_int64 * 4), ("strides", ctypes.c_int64 * 4),
+                ("data", ctypes.c_uint64), ("borrowed_data", ctypes.c_uint64),
+                ("flags", ctypes.c_uint64), ("borrowed_strides", ctypes.c_int64 * 4),
+                ("error", ctypes.c_char * 256)]
+
+
+class DLPackExchangeAPI(unittest.TestCase):
+    """DLPack 1.3's C exchange API of hurray.Tensor and hurray.Buffer, used
+    from C by a consumer written against dlpack.h 1.3's layout."""
+
+    def setUp(self):
+        self.xc = ctypes.PyDLL(os.environ["HURRAY_EXCHANGE_CONSUMER"])  # keeps the GIL
+        self.xc.xc_check.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.POINTER(_Report)]
+        self.xc.xc_allocate.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Report),
+                                        ctypes.POINTER(ctypes.c_void_p)]
+        self.xc.xc_allocate_bad.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Report)]
+        self.xc.xc_time_ns.restype = ctypes.c_double
+        self.xc.xc_time_ns.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.c_int,
+                                       ctypes.c_int]
+
+    def test_published_on_the_types_with_the_compiled_path(self):
+        has = hasattr(hurray.Tensor, "__dlpack_c_exchange_api__")
+        self.assertEqual(has, hurray.native)
+        self.assertEqual(hasattr(hurray.Buffer, "__dlpack_c_exchange_api__"), hurray.native)
+
+    def test_a_c_consumer_takes_tensors_and_allocates(self):
+        if not hurray.native:
+            return self.test_published_on_the_types_with_the_compiled_path()
+        api = type(c_buffer(8).tensor()).__dlpack_c_exchange_api__
+        buf = c_buffer(4096)
+        t = buf.tensor("uint32", (8, 16), strides=(32, 2), byte_offset=64)
+        r = _Report()
+        self.assertEqual(self.xc.xc_check(api, t, ctypes.byref(r)), 0, r.error)
+        self.assertEqual((r.major, r.minor), (1, 3))
+        self.assertEqual((r.ndim, r.device_type), (2, hurray.DL_CPU))
+        self.assertEqual((tuple(r.shape[:2]), tuple(r.strides[:2])), ((8, 16), (32, 2)))
+        self.assertEqual(r.data, buf.address + 64)
+        self.assertEqual(r.borrowed_data, buf.address + 64)
+        compact = buf.tensor("float32", (4, 8))  # strides never NULL: row-major ones
+        self.assertEqual(self.xc.xc_check(api, compact, ctypes.byref(r)), 0, r.error)
+        self.assertEqual((tuple(r.strides[:2]), tuple(r.borrowed_strides[:2])), ((8, 1), (8, 1)))
+        before = helper.helper_free_count()
+        ro = c_buffer(64)
+        ro.read_only = True
+        with self.assertRaises(BufferError) as cm:  # lent managed only: its flags say so
+            self.xc.xc_check(api, ro.tensor(), ctypes.byref(r))
+        self.assertIn("BP-ZC-NOMUT", str(cm.exception))
+        self.assertEqual(r.flags & hurray.DLPACK_FLAG_READ_ONLY, hurray.DLPACK_FLAG_READ_ONLY)
+        with self.assertRaises(BufferError):
+            self.xc.xc_check(api, object(), ctypes.byref(r))
+        del ro
+        gc.collect()
+        self.assertEqual(helper.helper_free_count(), before + 1)  # every export released
+        out = ctypes.c_void_p()
+        self.assertEqual(self.xc.xc_allocate(api, ctypes.byref(r), ctypes.byref(out)), 0, r.error)
+        h = ctypes.cast(out.value, ctypes.py_object).value
+        ctypes.pythonapi.Py_DecRef(ctypes.py_object(h))  # the C side's reference
+        self.assertIsInstance(h, hurray.Handoff)
+        self.assertEqual(h.address, r.data)
+        np.testing.assert_array_equal(h.numpy(), np.arange(12, dtype=np.float32).reshape(3, 4))
+        h.release()
+        self.assertEqual(self.xc.xc_allocate_bad(api, ctypes.byref(r)), -1)
+        self.assertIn(b"BufferError", r.error)
+
+    def test_from_dlpack_uses_the_exchange_api(self):
+        buf = c_buffer(256)
+        before = helper.helper_free_count()
+        h = hurray.from_dlpack(buf.tensor("uint16", (8, 16)))
+        self.assertEqual((h.shape, h.address), ((8, 16), buf.address))
+        h.release()
+        buf.close()
+        if not hurray.native:
+            gc.collect()
+        self.assertEqual(helper.helper_free_count(), before + 1)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -216,6 +216,7 @@ Read handle_batch(hurray_ipc_channel *ch, Batch &b, Deferred &d, uint32_t *handl
          std::strerror(b.error));
     result = Read::Closed;
   }
+  update_ready(ch);  // a handoff queued: the readiness set says so
   return result;
 }
 

@@ -35,7 +35,7 @@ namespace hurray::ipc {
 // at most the channel's io_timeout_ms: a peer that stops reading gets its
 // channel closed, the caller is not blocked for ever.
 hurray_status send_msg(hurray_ipc_channel *ch, const uint8_t *bytes, size_t n, const int *fds,
-                       size_t nfds, Deferred &d, hurray_error *err) {
+                       size_t nfds, Deferred &d, hurray_error *err, bool *blocked) {
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * wire::kMaxFds)];
   int64_t start = -1;  // of the wait for room, once the socket was full
   for (;;) {
@@ -58,10 +58,18 @@ hurray_status send_msg(hurray_ipc_channel *ch, const uint8_t *bytes, size_t n, c
       std::memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
     }
     const ssize_t r = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (r == static_cast<ssize_t>(n)) return HURRAY_OK;
+    if (r == static_cast<ssize_t>(n)) {
+      if (blocked) watch_room(ch, false);  // a try_send got through: stop watching for room
+      return HURRAY_OK;
+    }
     if (r >= 0) return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "[sendmsg] short write");
     const int e = errno;
     if (e == EINTR) continue;
+    if ((e == EAGAIN || e == EWOULDBLOCK) && blocked) {  // not waited for
+      *blocked = true;
+      watch_room(ch, true);
+      return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray_ipc: no room in the socket");
+    }
     if (e == EAGAIN || e == EWOULDBLOCK) {
       if (start < 0) start = now_ms();
       const int32_t limit = ch->opts.io_timeout_ms;
@@ -169,11 +177,13 @@ bool peer_supports(const Message &peer, uint8_t tag, uint8_t mc) {
 
 }  // namespace
 
-extern "C" {
+namespace {
 
-HURRAY_API hurray_status hurray_ipc_send(hurray_ipc_channel *ch, hurray_buffer *buffer,
-                                         const hurray_export_desc *desc, uint64_t *id,
-                                         hurray_error *err) {
+// hurray_ipc_send, and hurray_ipc_try_send (`blocked` non-NULL: a full
+// socket is *blocked = true, HURRAY_OK, nothing sent or held).
+hurray_status send_one(hurray_ipc_channel *ch, hurray_buffer *buffer,
+                       const hurray_export_desc *desc, uint64_t *id, bool *blocked,
+                       hurray_error *err) {
   if (!ch || !buffer)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc_send: %s is NULL",
                 ch ? "buffer" : "channel");
@@ -292,7 +302,7 @@ HURRAY_API hurray_status hurray_ipc_send(hurray_ipc_channel *ch, hurray_buffer *
     m.id = ch->next_id++;
     uint8_t buf[wire::kMaxMessage];
     const size_t n = wire::encode(m, buf, sizeof buf);
-    st = send_msg(ch, buf, n, fds, static_cast<size_t>(nfds), d, err);
+    st = send_msg(ch, buf, n, fds, static_cast<size_t>(nfds), d, err, blocked);
     if (st == HURRAY_OK) {
       ch->out.emplace(m.id, local);
       ++ch->stats.sent;
@@ -306,7 +316,31 @@ HURRAY_API hurray_status hurray_ipc_send(hurray_ipc_channel *ch, hurray_buffer *
   if (st != HURRAY_OK) (void)hurray_handoff_release(&local, nullptr);
   finish(d);
   if (st == HURRAY_OK && id) *id = m.id;
+  if (blocked && *blocked) {  // nothing went: the ID is not used
+    if (err) *err = hurray_error{};
+    return HURRAY_OK;
+  }
   return st;
+}
+
+}  // namespace
+
+extern "C" {
+
+HURRAY_API hurray_status hurray_ipc_send(hurray_ipc_channel *ch, hurray_buffer *buffer,
+                                         const hurray_export_desc *desc, uint64_t *id,
+                                         hurray_error *err) {
+  return send_one(ch, buffer, desc, id, nullptr, err);
+}
+
+HURRAY_API hurray_status hurray_ipc_try_send(hurray_ipc_channel *ch, hurray_buffer *buffer,
+                                             const hurray_export_desc *desc, uint64_t *id,
+                                             hurray_error *err) {
+  if (!id)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc_try_send: id is NULL");
+  *id = 0;
+  bool blocked = false;
+  return send_one(ch, buffer, desc, id, &blocked, err);
 }
 
 }  // extern "C"

@@ -248,6 +248,9 @@ int main(int argc, char **argv) {
     hurray_ipc_close(ch);
     return 0;
   }
+  // the socket itself, for the modes that write behind the channel's back
+  // (hurray_ipc_fd is a readiness descriptor, not the socket)
+  const int raw = (mode == "misbehave" || mode == "garbage") ? dup(std::atoi(argv[2])) : -1;
   if (hurray_ipc_channel_from_fd(std::atoi(argv[2]), nullptr, &ch, &err) != HURRAY_OK)
     return die("channel", &err);
 
@@ -272,9 +275,9 @@ int main(int argc, char **argv) {
     hurray::ipc::Message m{};
     m.type = hurray::ipc::Type::Release;
     m.id = 999999;  // never sent
-    send_raw(hurray_ipc_fd(ch), m);
+    send_raw(raw, m);
     m.id = id;  // released here, behind libhurray's back ...
-    send_raw(hurray_ipc_fd(ch), m);
+    send_raw(raw, m);
     if (hurray_ipc_release(&h, &err) != HURRAY_OK)  // ... and again, properly
       return die("release", &err);
     if (hurray_handoff_release(&h, &err) != HURRAY_E_ALREADY_RELEASED)
@@ -289,7 +292,7 @@ int main(int argc, char **argv) {
     uint64_t id;
     if (!receive_checked(ch, &held, &id, 0, &err)) return die("receive", &err);
     const char junk[] = "this is not a hurray message";
-    if (write(hurray_ipc_fd(ch), junk, sizeof junk) != sizeof junk) return die("write");
+    if (write(raw, junk, sizeof junk) != sizeof junk) return die("write");
     if (hurray_ipc_receive(ch, 30000, &h, nullptr, &err) != HURRAY_E_IO)
       return die("expected the producer to hang up", &err);
     if (hurray_ipc_release(&held, &err) != HURRAY_E_IO)

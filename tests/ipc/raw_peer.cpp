@@ -18,6 +18,8 @@
 //     flood N       N HANDOFFs, each with a sealed memfd (or until the victim hangs up)
 //     flood-empty N N HANDOFFs of empty buffers
 //     stuck         write 'R' to stdout, then never read
+//     drain-on-usr1 write 'R', read nothing until SIGUSR1 (10 s at most), then
+//                   read everything until the victim hangs up
 //     stuck-after N N HANDOFFs of empty buffers, write 'R', then never read
 //     grab N        receive one HANDOFF and attack its descriptor: it must not
 //                   shrink, grow or take seals, nor (N = 1, READ_ONLY) be
@@ -38,6 +40,9 @@
 //   then (except stuck, grab) wait for the victim to hang up.
 //
 //   hurray_ipc_raw_peer silent PATH         connect, write 'R', never send HELLO
+//   hurray_ipc_raw_peer mute PATH           connect, HELLO both ways, write 'R', never read
+//   hurray_ipc_raw_peer release-flood PATH N  connect, HELLO both ways, write 'R', then
+//                                           N RELEASEs of IDs never sent, wait for EOF
 //   hurray_ipc_raw_peer mute-devices PATH   connect, HELLO (version 2) both ways, write
 //                                           'R', never send DEVICES; wait for EOF
 //   hurray_ipc_raw_peer hangup PATH         connect and hang up at once
@@ -51,6 +56,7 @@
 // hung up before its HELLO; 1 anything else (a message on stderr).
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -377,6 +383,21 @@ int main(int argc, char **argv) {
     if (write(1, "R", 1) != 1) return die("write");
     for (;;) pause();
   }
+  if (mode == "mute" || mode == "release-flood") {  // HELLO both ways, then ...
+    const int fd = connect_path(argv[2]);
+    if (fd < 0) return die("connect");
+    if (const int rc = handshake(fd, &peer)) return rc;
+    if (write(1, "R", 1) != 1) return die("write");
+    if (mode == "mute") for (;;) pause();  // ... never read
+    const long n = argc > 3 ? std::atol(argv[3]) : 1;
+    wire::Message rel{};  // ... RELEASEs of IDs never sent, as fast as they go
+    rel.type = wire::Type::Release;
+    for (long i = 1; i <= n; ++i) {
+      rel.id = (uint64_t{1} << 40) + static_cast<uint64_t>(i);
+      if (!send_msg(fd, rel)) break;  // the victim hung up
+    }
+    return wait_eof(fd);
+  }
   if (mode == "hello-bye") {
     const int fd = connect_path(argv[2]);
     if (fd < 0) return die("connect");
@@ -507,6 +528,16 @@ int main(int argc, char **argv) {
         return die("send");
     if (write(1, "R", 1) != 1) return die("write");
     for (;;) pause();
+  }
+  if (mode == "drain-on-usr1") {  // read nothing until SIGUSR1, then everything
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGUSR1);
+    sigprocmask(SIG_BLOCK, &set, nullptr);
+    if (write(1, "R", 1) != 1) return die("write");
+    const timespec ten{10, 0};
+    if (sigtimedwait(&set, nullptr, &ten) != SIGUSR1) return die("no SIGUSR1 within 10 s");
+    return wait_eof(fd);
   }
   if (mode == "stuck") {
     if (write(1, "R", 1) != 1) return die("write");

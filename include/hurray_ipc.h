@@ -51,8 +51,11 @@ extern "C" {
  *  (docs/spec/ipc.md). Both sides announce theirs in HELLO. Version 2 adds
  *  the view offset of a HANDOFF (a device view, hurray_buffer_view()), the
  *  device identity of a HANDOFF, and DEVICES (each side's devices' identities,
- *  after HELLO), each sent only to a peer that announced 2 or more. */
-#define HURRAY_IPC_PROTOCOL_VERSION 2u
+ *  after HELLO), each sent only to a peer that announced 2 or more. Version
+ *  3 (1.1) adds WINDOW after DEVICES: each side's max_queued and
+ *  max_queued_fds, which the other side's sends then stay within (flow
+ *  control), sent only to a peer that announced 3 or more. */
+#define HURRAY_IPC_PROTOCOL_VERSION 3u
 /** At most this many devices are announced in a HELLO message. */
 #define HURRAY_IPC_MAX_DEVICES 16
 
@@ -107,9 +110,14 @@ typedef struct hurray_ipc_options {
                                  0: 10000 ms; negative: forever */
   uint32_t max_queued;      /**< received handoffs queued for
                                  hurray_ipc_receive() at most; one more
-                                 closes the channel (BP-IPC-LIMIT); 0: 128 */
+                                 closes the channel (BP-IPC-LIMIT); 0: 128.
+                                 Since 1.1 also the window told to a peer of
+                                 protocol version 3: it keeps at most this
+                                 many of its handoffs unreleased here */
   uint32_t max_queued_fds;  /**< descriptors held by queued handoffs at
-                                 most (BP-IPC-LIMIT); 0: 128 */
+                                 most (BP-IPC-LIMIT); 0: 128; the window's
+                                 descriptors likewise (told as 2 when
+                                 less) */
   uint32_t reserved0;       /**< zero */
 } hurray_ipc_options;
 /** Initialiser of hurray_ipc_options: CPU only, default timeouts, limits
@@ -280,7 +288,11 @@ HURRAY_API hurray_status hurray_ipc_set_release_callback(
  *  the memory after its release (a descriptor cannot be revoked): send an
  *  untrusted consumer a buffer of its own. When the peer reads nothing for
  *  io_timeout_ms (hurray_ipc_options) the channel is closed and this is
- *  HURRAY_E_IO. */
+ *  HURRAY_E_IO. A peer of protocol version 3 announced a window (its
+ *  max_queued and max_queued_fds): a send that would leave more of this
+ *  side's handoffs unreleased waits for its RELEASEs, up to io_timeout_ms,
+ *  then is HURRAY_E_IO with nothing sent and the channel open
+ *  (docs/spec/ipc.md "Flow control"). */
 HURRAY_API hurray_status hurray_ipc_send(hurray_ipc_channel *channel,
                                          hurray_buffer *buffer,
                                          const hurray_export_desc *desc,

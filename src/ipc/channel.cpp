@@ -117,11 +117,12 @@ void shut(hurray_ipc_channel *ch, hurray_ipc_release_reason reason, const char *
   update_ready(ch);
   d.fn = ch->fn;
   d.user = ch->user;
-  for (auto &[id, h] : ch->out) {
-    d.back.push_back({h, id, reason});
+  for (auto &[id, o] : ch->out) {
+    d.back.push_back({o.handoff, id, reason});
     ++ch->stats.reclaimed;
   }
   ch->out.clear();
+  ch->out_fds = 0;
   ch->stats.outstanding = 0;
 }
 
@@ -183,6 +184,9 @@ hurray_status handshake(hurray_ipc_channel *ch, int32_t ms, int64_t start, bool 
       send_devices = v2 && !ch->devices_sent;
       // all the peer owes: its HELLO, and its DEVICES from version 2 on
       complete = ch->got_hello && (!v2 || ch->got_devices);
+      // and its WINDOW from version 3 on
+      if (ch->got_hello && ch->peer.protocol_version >= wire::kWindowProtocol)
+        complete = complete && ch->got_window;
     }
     // a peer that hung up after its part is made a channel, the hang-up its
     // news (as after the handshake); DEVICES is not sent to it
@@ -202,6 +206,16 @@ hurray_status handshake(hurray_ipc_channel *ch, int32_t ms, int64_t start, bool 
       std::lock_guard<std::mutex> lock(ch->mu);
       ch->devices_sent = true;
       st = send_msg(ch, buf, n, nullptr, 0, d, err);
+      if (st == HURRAY_OK && ch->peer.protocol_version >= wire::kWindowProtocol) {
+        Message w{};  // this side's window: its inbox's limits (BP-IPC-LIMIT)
+        w.type = Type::Window;
+        w.window_handoffs = ch->opts.max_queued;
+        // (at least one HANDOFF's descriptors, as WINDOW must say)
+        w.window_fds = ch->opts.max_queued_fds < wire::kMaxFds ? static_cast<uint32_t>(wire::kMaxFds)
+                                                               : ch->opts.max_queued_fds;
+        const size_t k = wire::encode(w, buf, sizeof buf);
+        st = send_msg(ch, buf, k, nullptr, 0, d, err);
+      }
       if (st != HURRAY_OK) break;
       continue;
     }
@@ -277,7 +291,7 @@ HURRAY_API void hurray_ipc_close(hurray_ipc_channel *ch) {
       shut(ch, HURRAY_IPC_CLOSED, "closed by hurray_ipc_close", true, d);
     } catch (...) {
       // out of memory for the list: release in place, without the callback
-      for (auto &[id, h] : ch->out) (void)hurray_handoff_release(&h, nullptr);
+      for (auto &[id, o] : ch->out) (void)hurray_handoff_release(&o.handoff, nullptr);
       ch->out.clear();
     }
   }

@@ -174,6 +174,12 @@ struct hurray_ipc_channel {
   bool got_hello = false;
   // a peer of protocol version 2 or later: DEVICES sent to it, and its own
   bool devices_sent = false, got_devices = false;
+  // a peer of protocol version 3 or later: its WINDOW (flow control); this
+  // side sends no HANDOFF that would leave more than window_handoffs
+  // handoffs, or window_fds descriptors, unreleased
+  bool got_window = false;
+  uint32_t window_handoffs = 0, window_fds = 0;
+  size_t out_fds = 0;  // descriptors of the handoffs in `out`
   std::atomic<int64_t> refs{1};
   int sock = -1;  // closed when the last reference goes, so a waiter's fd stays valid
   // hurray_ipc_fd's readiness set, made at its first call (under mu): an
@@ -192,7 +198,11 @@ struct hurray_ipc_channel {
   hurray::ipc::Message peer_devices{};  // the peer's DEVICES (id_count 0 until then)
   hurray::ipc::Options opts;
   uint64_t next_id = 1;
-  std::unordered_map<uint64_t, hurray_handoff> out;  // sent, not yet back
+  struct Out {
+    hurray_handoff handoff;  // the export that holds the buffer
+    uint8_t nfds;            // descriptors its HANDOFF carried
+  };
+  std::unordered_map<uint64_t, Out> out;  // sent, not yet back
   std::deque<hurray::ipc::Pending> inbox;              // received, not yet taken
   hurray_ipc_release_fn fn = nullptr;
   void *user = nullptr;

@@ -298,15 +298,47 @@ hurray_status send_one(hurray_ipc_channel *ch, hurray_buffer *buffer,
   Deferred d;
   hurray_status st;
   try {
-    std::lock_guard<std::mutex> lock(ch->mu);
-    m.id = ch->next_id++;
-    uint8_t buf[wire::kMaxMessage];
-    const size_t n = wire::encode(m, buf, sizeof buf);
-    st = send_msg(ch, buf, n, fds, static_cast<size_t>(nfds), d, err, blocked);
-    if (st == HURRAY_OK) {
-      ch->out.emplace(m.id, local);
-      ++ch->stats.sent;
-      ++ch->stats.outstanding;
+    const int64_t start = now_ms();
+    // flow control: not beyond the window a peer of version 3 announced
+    const auto open = [ch, nfds] {
+      return !ch->got_window || (ch->out.size() < ch->window_handoffs &&
+                                 ch->out_fds + static_cast<size_t>(nfds) <= ch->window_fds);
+    };
+    for (;;) {
+      std::unique_lock<std::mutex> lock(ch->mu);
+      if (!ch->closed && !open()) {
+        const int32_t limit = ch->opts.io_timeout_ms;
+        if (blocked) {  // try_send: the RELEASE that opens it makes hurray_ipc_fd readable
+          *blocked = true;
+          st = fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray_ipc: the peer's window is full");
+          break;
+        }
+        if (limit >= 0 && left_ms(limit, start) == 0) {
+          st = fail(err, HURRAY_E_IO, HURRAY_RULE_NONE,
+                    "hurray_ipc_send: the peer's window (%u handoffs, %u descriptors) stayed "
+                    "full for %d ms (io_timeout_ms); nothing was sent, the channel stays open",
+                    ch->window_handoffs, ch->window_fds, limit);
+          break;
+        }
+        lock.unlock();  // read the RELEASEs that open it (a closed channel: sent below fails)
+        uint32_t handled = 0;
+        hurray_error ignored;
+        (void)read_round(ch, limit, start, d, &handled, &ignored,
+                         [&] { return ch->closed || open(); });
+        finish(d);
+        continue;
+      }
+      m.id = ch->next_id++;
+      uint8_t buf[wire::kMaxMessage];
+      const size_t n = wire::encode(m, buf, sizeof buf);
+      st = send_msg(ch, buf, n, fds, static_cast<size_t>(nfds), d, err, blocked);
+      if (st == HURRAY_OK) {
+        ch->out.emplace(m.id, hurray_ipc_channel::Out{local, static_cast<uint8_t>(nfds)});
+        ch->out_fds += static_cast<size_t>(nfds);
+        ++ch->stats.sent;
+        ++ch->stats.outstanding;
+      }
+      break;
     }
   } catch (...) {
     st = fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc_send: out of memory");

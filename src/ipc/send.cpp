@@ -323,7 +323,9 @@ hurray_status send_one(hurray_ipc_channel *ch, hurray_buffer *buffer,
         lock.unlock();  // read the RELEASEs that open it (a closed channel: sent below fails)
         uint32_t handled = 0;
         hurray_error ignored;
-        (void)read_round(ch, limit, start, d, &handled, &ignored,
+        // in slices of 10 ms at most: another thread may be the one reading them
+        const int left = left_ms(limit, start);
+        (void)read_round(ch, left < 0 || left > 10 ? 10 : left, now_ms(), d, &handled, &ignored,
                          [&] { return ch->closed || open(); });
         finish(d);
         continue;

@@ -1,9 +1,12 @@
-// Event-loop integration (include/hurray_ipc.h): the descriptors of
+// Event-loop integration and flow control (include/hurray_ipc.h): the descriptors of
 // hurray_ipc_listener_fd() and hurray_ipc_fd() are readable exactly when a
 // call with timeout 0 would make progress, and hurray_ipc_try_send() never
 // waits. The peers are real processes (tests/ipc/ipc_peer.cpp,
 // raw_peer.cpp); the listener's peer is a raw socket of this process, so
-// that the order of its connect and its HELLO is fixed.
+// that the order of its connect and its HELLO is fixed. Flow control
+// (docs/spec/ipc.md "Flow control"): sends stay within the WINDOW a peer of
+// protocol version 3 announced, so two correct peers never trip
+// BP-IPC-LIMIT whatever the consumer's release pattern.
 #include <hurray_ipc.h>
 
 #include <poll.h>
@@ -123,5 +126,74 @@ TEST_CASE("try_send on a full socket sends nothing, keeps the channel, and says 
   CHECK(id != 0);
   CHECK_FALSE(readable(fd, 0));  // a try_send got through: room is no longer watched
   CHECK(stats(peer.ch).sent == sent + 1);
+  hurray_buffer_unref(b);
+}
+
+TEST_CASE("sends stay within the window a peer of version 3 announced, in handoffs and descriptors") {
+  const struct {
+    const char *mode;
+    uint64_t fits;
+  } cases[] = {{"window-3", 3}, {"window-fds4", 4}};  // each CPU handoff carries 1 descriptor
+  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
+  d.flags = HURRAY_ALLOC_SHAREABLE;
+  d.byte_size = 4096;
+  d.alignment = HURRAY_IPC_ALIGNMENT;
+  hurray_buffer *b = nullptr;
+  REQUIRE(hurray_buffer_alloc(nullptr, &d, &b, nullptr) == HURRAY_OK);
+  for (const auto &c : cases) {
+    INFO(c.mode);
+    hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
+    o.io_timeout_ms = 200;
+    hurray_test::PeerProcess peer(HURRAY_IPC_RAW_PEER, {c.mode, "{fd}"}, &o);
+    REQUIRE(peer.signal_byte() == 'R');
+    hurray_error err{};
+    uint64_t sent = 0, id = 1;
+    while (sent < 100) {
+      REQUIRE(hurray_ipc_try_send(peer.ch, b, nullptr, &id, &err) == HURRAY_OK);
+      if (id == 0) break;
+      ++sent;
+    }
+    CHECK(sent == c.fits);  // the window is full, not the socket
+    // a blocking send waits for a RELEASE that never comes, then gives up; the channel stays
+    CHECK(hurray_ipc_send(peer.ch, b, nullptr, nullptr, &err) == HURRAY_E_IO);
+    INFO(err.message);
+    CHECK(std::string(err.message).find("window") != std::string::npos);
+    const hurray_ipc_stats s = stats(peer.ch);
+    CHECK(s.closed == 0);
+    CHECK(s.sent == c.fits);
+  }
+  hurray_buffer_unref(b);
+}
+
+TEST_CASE("two correct peers exchange 10^5 buffers with any release pattern and never close",
+          "[.flow]") {
+  constexpr int kCount = 100000;
+  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
+  d.flags = HURRAY_ALLOC_SHAREABLE;
+  d.byte_size = 4096;
+  d.alignment = HURRAY_IPC_ALIGNMENT;
+  hurray_buffer *b = nullptr;
+  REQUIRE(hurray_buffer_alloc(nullptr, &d, &b, nullptr) == HURRAY_OK);
+  for (const char *batch : {"100", "0", "1"}) {  // the whole window, at random, one by one
+    INFO("release batches: " << batch);
+    hurray_test::PeerProcess peer(HURRAY_IPC_PEER, {"window", "{fd}", std::to_string(kCount), batch},
+                                  nullptr);
+    hurray_error err{};
+    hurray_status st = HURRAY_OK;
+    int sent = 0;
+    while (sent < kCount && (st = hurray_ipc_send(peer.ch, b, nullptr, nullptr, &err)) == HURRAY_OK)
+      ++sent;
+    INFO(err.message);
+    CHECK(st == HURRAY_OK);
+    CHECK(sent == kCount);
+    // the last releases, within a bounded time
+    for (int i = 0; i < 600 && stats(peer.ch).released < static_cast<uint64_t>(sent); ++i)
+      (void)hurray_ipc_progress(peer.ch, 100, nullptr, nullptr);
+    const hurray_ipc_stats s = stats(peer.ch);
+    CHECK(s.released == static_cast<uint64_t>(kCount));
+    CHECK(s.reclaimed == 0);  // none taken back: the channel held until every release came
+    CHECK(s.messages_rejected == 0);
+    CHECK(peer.wait_exit() == 0);
+  }
   hurray_buffer_unref(b);
 }

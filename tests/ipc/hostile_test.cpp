@@ -200,6 +200,14 @@ hurray_status refused(Raw &r, hurray_error *err, bool receive = true) {
   return st;
 }
 
+// A producer's event loop on r's channel until a call fails (bounded).
+hurray_status progress_until_refused(Raw &r, hurray_error *err) {
+  hurray_status st = HURRAY_OK;
+  for (int i = 0; i < 1000 && st == HURRAY_OK; ++i)
+    st = hurray_ipc_progress(r.ch, 10000, nullptr, err);
+  return st;
+}
+
 }  // namespace
 
 TEST_CASE("hostile: an over-long HANDOFF is malformed and closes the channel") {
@@ -341,10 +349,7 @@ TEST_CASE("hostile: a flood of HANDOFFs to a side that never receives is bounded
     Raw r(mode, pass == 1 ? 100000 : 1000, pass == 2 ? &few_fds : nullptr);
     REQUIRE(r.made == HURRAY_OK);
     hurray_error err{};
-    hurray_status st = HURRAY_OK;
-    for (int i = 0; i < 1000 && st == HURRAY_OK; ++i)  // a producer's event loop
-      st = hurray_ipc_progress(r.ch, 10000, nullptr, &err);
-    CHECK(st == HURRAY_E_PROTOCOL);
+    CHECK(progress_until_refused(r, &err) == HURRAY_E_PROTOCOL);
     CHECK(has(err, "BP-IPC-LIMIT"));
     CHECK(stats(r.ch).closed == 1);
     CHECK(open_fds() == fds + 2);  // every queued descriptor closed (the socket and the
@@ -720,10 +725,7 @@ TEST_CASE("hostile: WINDOW (protocol 3) is told as the options say, and a peer b
   Raw r("window-flood", 300);  // the default window: 128 handoffs
   REQUIRE(r.made == HURRAY_OK);
   hurray_error err{};
-  hurray_status st = HURRAY_OK;
-  for (int i = 0; i < 1000 && st == HURRAY_OK; ++i)  // a producer's event loop
-    st = hurray_ipc_progress(r.ch, 10000, nullptr, &err);
-  CHECK(st == HURRAY_E_PROTOCOL);
+  CHECK(progress_until_refused(r, &err) == HURRAY_E_PROTOCOL);
   CHECK(has(err, "BP-IPC-LIMIT"));
   CHECK(stats(r.ch).closed == 1);
   CHECK(r.wait_exit() == 0);

@@ -40,6 +40,8 @@
 //   the WINDOW modes: HELLO of protocol version 3 (CPU), the victim's DEVICES and
 //   WINDOW read, an empty DEVICES sent, then:
 //     window-read   WINDOW 128/128; print the victim's as 'W<handoffs>/<fds>'
+//     window-3      WINDOW 3/128, write 'R', then read and release nothing
+//     window-fds4   WINDOW 128/4, write 'R', then read and release nothing
 //     window-zero   a WINDOW of 0 handoffs
 //     window-fds    a WINDOW of 1 descriptor (one handoff may carry 2)
 //     window-none   a RELEASE where WINDOW must come
@@ -381,6 +383,8 @@ int window_mode(const std::string &mode, int fd, long n) {
                           std::to_string(win.window_fds);
     if (write(1, s.data(), s.size()) != static_cast<ssize_t>(s.size())) return die("write");
   }
+  if (mode == "window-3") w.window_handoffs = 3;
+  if (mode == "window-fds4") w.window_fds = 4;
   if (mode == "window-zero") w.window_handoffs = 0;
   if (mode == "window-fds") w.window_fds = 1;
   if (mode == "window-none") {  // a RELEASE where WINDOW must come
@@ -398,7 +402,8 @@ int window_mode(const std::string &mode, int fd, long n) {
     close(mfd);
   }
   if (!ok && !hung_up()) return die("send");
-  return wait_eof(fd);
+  if ((mode == "window-3" || mode == "window-fds4") && write(1, "R", 1) != 1) return die("write");
+  return wait_eof(fd);  // reads (and never releases) what comes
 }
 
 int connect_path(const char *path) {

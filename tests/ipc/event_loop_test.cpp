@@ -39,6 +39,17 @@ hurray_ipc_stats stats(hurray_ipc_channel *ch) {
   return s;
 }
 
+// A shareable 4 KiB CPU buffer (the caller's reference).
+hurray_buffer *shareable_page() {
+  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
+  d.flags = HURRAY_ALLOC_SHAREABLE;
+  d.byte_size = 4096;
+  d.alignment = HURRAY_IPC_ALIGNMENT;
+  hurray_buffer *b = nullptr;
+  REQUIRE(hurray_buffer_alloc(nullptr, &d, &b, nullptr) == HURRAY_OK);
+  return b;
+}
+
 }  // namespace
 
 TEST_CASE("the listener's descriptor is readable when a waiting handshake's HELLO comes") {
@@ -98,13 +109,8 @@ TEST_CASE("a channel's descriptor is readable while a handoff waits in its queue
 TEST_CASE("try_send on a full socket sends nothing, keeps the channel, and says when there is room") {
   hurray_test::PeerProcess peer(HURRAY_IPC_RAW_PEER, {"drain-on-usr1", "{fd}"}, nullptr);
   REQUIRE(peer.signal_byte() == 'R');
-  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
-  d.flags = HURRAY_ALLOC_SHAREABLE;
-  d.byte_size = 4096;
-  d.alignment = HURRAY_IPC_ALIGNMENT;
-  hurray_buffer *b = nullptr;
+  hurray_buffer *b = shareable_page();
   hurray_error err{};
-  REQUIRE(hurray_buffer_alloc(nullptr, &d, &b, &err) == HURRAY_OK);
   const int fd = hurray_ipc_fd(peer.ch);
   uint64_t sent = 0, id = 1;
   while (sent < 5000) {  // a socket holds a few hundred
@@ -134,12 +140,7 @@ TEST_CASE("sends stay within the window a peer of version 3 announced, in handof
     const char *mode;
     uint64_t fits;
   } cases[] = {{"window-3", 3}, {"window-fds4", 4}};  // each CPU handoff carries 1 descriptor
-  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
-  d.flags = HURRAY_ALLOC_SHAREABLE;
-  d.byte_size = 4096;
-  d.alignment = HURRAY_IPC_ALIGNMENT;
-  hurray_buffer *b = nullptr;
-  REQUIRE(hurray_buffer_alloc(nullptr, &d, &b, nullptr) == HURRAY_OK);
+  hurray_buffer *b = shareable_page();
   for (const auto &c : cases) {
     INFO(c.mode);
     hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
@@ -168,12 +169,7 @@ TEST_CASE("sends stay within the window a peer of version 3 announced, in handof
 TEST_CASE("two correct peers exchange 10^5 buffers with any release pattern and never close",
           "[.flow]") {
   constexpr int kCount = 100000;
-  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
-  d.flags = HURRAY_ALLOC_SHAREABLE;
-  d.byte_size = 4096;
-  d.alignment = HURRAY_IPC_ALIGNMENT;
-  hurray_buffer *b = nullptr;
-  REQUIRE(hurray_buffer_alloc(nullptr, &d, &b, nullptr) == HURRAY_OK);
+  hurray_buffer *b = shareable_page();
   for (const char *batch : {"100", "0", "1"}) {  // the whole window, at random, one by one
     INFO("release batches: " << batch);
     hurray_test::PeerProcess peer(HURRAY_IPC_PEER, {"window", "{fd}", std::to_string(kCount), batch},

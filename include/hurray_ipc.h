@@ -55,8 +55,11 @@ extern "C" {
  *  (docs/spec/ipc.md). Both sides announce theirs in HELLO. Version 2 adds
  *  the view offset of a HANDOFF (a device view, hurray_buffer_view()), the
  *  device identity of a HANDOFF, and DEVICES (each side's devices' identities,
- *  after HELLO), each sent only to a peer that announced 2 or more. */
-#define HURRAY_IPC_PROTOCOL_VERSION 2u
+ *  after HELLO), each sent only to a peer that announced 2 or more. Version
+ *  3 (1.1) adds WINDOW after DEVICES: each side's max_queued and
+ *  max_queued_fds, which the other side's sends then stay within (flow
+ *  control), sent only to a peer that announced 3 or more. */
+#define HURRAY_IPC_PROTOCOL_VERSION 3u
 /** At most this many devices are announced in a HELLO message. */
 #define HURRAY_IPC_MAX_DEVICES 16
 
@@ -111,9 +114,14 @@ typedef struct hurray_ipc_options {
                                  0: 10000 ms; negative: forever */
   uint32_t max_queued;      /**< received handoffs queued for
                                  hurray_ipc_receive() at most; one more
-                                 closes the channel (BP-IPC-LIMIT); 0: 128 */
+                                 closes the channel (BP-IPC-LIMIT); 0: 128.
+                                 Since 1.1 also the window told to a peer of
+                                 protocol version 3: it keeps at most this
+                                 many of its handoffs unreleased here */
   uint32_t max_queued_fds;  /**< descriptors held by queued handoffs at
-                                 most (BP-IPC-LIMIT); 0: 128 */
+                                 most (BP-IPC-LIMIT); 0: 128; the window's
+                                 descriptors likewise (told as 2 when
+                                 less) */
   uint32_t reserved0;       /**< zero */
 } hurray_ipc_options;
 /** Initialiser of hurray_ipc_options: CPU only, default timeouts, limits
@@ -183,8 +191,13 @@ HURRAY_API hurray_status hurray_ipc_listen(const char *path,
                                            const hurray_ipc_options *opts,
                                            hurray_ipc_listener **out,
                                            hurray_error *err);
-/** \brief The listening socket's file descriptor, to poll for POLLIN (an
- *  incoming connection). Owned by the listener. */
+/** \brief A descriptor to poll for POLLIN in the caller's event loop (an
+ *  epoll descriptor since 1.1; before, the listening socket): it is readable
+ *  whenever hurray_ipc_accept(listener, 0, ...) would make progress, that is
+ *  when a connection is waiting or a HELLO or DEVICES came for a handshake
+ *  waiting in the listener. A loop that calls accept with timeout 0 each
+ *  time it is readable (until accept says HURRAY_E_IO) loses no connection.
+ *  Owned by the listener: do not read or close it. */
 HURRAY_API int hurray_ipc_listener_fd(const hurray_ipc_listener *listener);
 /** \brief Wait up to timeout_ms (0: do not wait; negative: forever) for a
  *  connection whose peer passes the credential check (BP-IPC-PEER) and has
@@ -228,9 +241,16 @@ HURRAY_API void hurray_ipc_close(hurray_ipc_channel *channel);
 
 /* ---- the channel --------------------------------------------------------- */
 
-/** \brief The channel's socket, to poll for POLLIN in the caller's event
- *  loop (then call hurray_ipc_progress() or hurray_ipc_receive()); -1 once
- *  closed. Owned by the channel: do not read, write or close it. */
+/** \brief A descriptor to poll for POLLIN in the caller's event loop; -1
+ *  once closed. Since 1.1 it is an epoll descriptor (made at the first call;
+ *  before, the channel's socket) that is readable whenever a call with
+ *  timeout 0 would make progress: a message arrived (call
+ *  hurray_ipc_progress() or hurray_ipc_receive()), a received handoff is
+ *  queued (also one read by another call, e.g. a send waiting for room),
+ *  the peer hung up or the channel was closed (the call then says
+ *  HURRAY_E_IO), or, after hurray_ipc_try_send() found no room, there is
+ *  room again (it stays readable until a try_send gets through). Owned by
+ *  the channel: do not read, write or close it. */
 HURRAY_API int hurray_ipc_fd(const hurray_ipc_channel *channel);
 /** \brief What the peer announced in HELLO, and who it is (pid, uid, gid,
  *  from the kernel). out->size must be set (a size below 152, the
@@ -274,11 +294,27 @@ HURRAY_API hurray_status hurray_ipc_set_release_callback(
  *  the memory after its release (a descriptor cannot be revoked): send an
  *  untrusted consumer a buffer of its own. When the peer reads nothing for
  *  io_timeout_ms (hurray_ipc_options) the channel is closed and this is
- *  HURRAY_E_IO. */
+ *  HURRAY_E_IO. A peer of protocol version 3 announced a window (its
+ *  max_queued and max_queued_fds): a send that would leave more of this
+ *  side's handoffs unreleased waits for its RELEASEs, up to io_timeout_ms,
+ *  then is HURRAY_E_IO with nothing sent and the channel open
+ *  (docs/spec/ipc.md "Flow control"). */
 HURRAY_API hurray_status hurray_ipc_send(hurray_ipc_channel *channel,
                                          hurray_buffer *buffer,
                                          const hurray_export_desc *desc,
                                          uint64_t *id, hurray_error *err);
+/** \brief hurray_ipc_send() without waiting (since 1.1): when the socket
+ *  has no room this returns HURRAY_OK with *id = 0 (IDs start at 1): nothing
+ *  was sent, no reference was taken and the channel stays open; the
+ *  descriptor of hurray_ipc_fd() then also becomes readable when there is
+ *  room, so that a single-threaded producer polls it and tries again, and a
+ *  consumer that reads nothing stalls nobody else (nor is its channel closed
+ *  by io_timeout_ms). Any other result is hurray_ipc_send()'s. `id` must not
+ *  be NULL (HURRAY_E_INVALID_ARGUMENT). */
+HURRAY_API hurray_status hurray_ipc_try_send(hurray_ipc_channel *channel,
+                                             hurray_buffer *buffer,
+                                             const hurray_export_desc *desc, uint64_t *id,
+                                             hurray_error *err);
 /** \brief Read what the peer sent, waiting up to timeout_ms for the first
  *  message (0: do not wait; negative: forever): release messages drop the
  *  producer's references (and call the release callback), handoffs are

@@ -7,7 +7,7 @@ set -euo pipefail
 
 declare -A PROFILE=(
   [build]="cmake make g++ pkg-config"
-  [test]="cmake make g++ pkg-config catch2 python3 binutils abigail-tools libffi-dev libbenchmark-dev doxygen valgrind ccache"
+  [test]="cmake make g++ pkg-config catch2 python3 binutils abigail-tools libffi-dev libbenchmark-dev doxygen valgrind ccache libuv1-dev"
   [vulkan]="libvulkan-dev mesa-vulkan-drivers glslang-tools vulkan-tools"
   [opencl]="ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo"
   [gpu]="libamdhip64-dev libze-dev libze1"

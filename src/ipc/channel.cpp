@@ -7,6 +7,8 @@
 // socket read.cpp, the consumer's side of a received buffer receive.cpp.
 #include <hurray_ipc.h>
 
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,10 +63,29 @@ void channel_ref(hurray_ipc_channel *ch) { ch->refs.fetch_add(1, std::memory_ord
 void channel_unref(hurray_ipc_channel *ch) {
   if (ch->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     if (ch->sock >= 0) close(ch->sock);
+    if (ch->ep >= 0) close(ch->ep);
+    if (ch->ready >= 0) close(ch->ready);
     for (Pending &p : ch->inbox) close_fds(p);
     ch->drop_maps();
     delete ch;
   }
+}
+
+void update_ready(hurray_ipc_channel *ch) {
+  if (ch->ready < 0) return;
+  const bool want = !ch->inbox.empty() || ch->closed;
+  if (want == ch->ready_signalled) return;
+  uint64_t v = 1;
+  if (want ? write(ch->ready, &v, sizeof v) == sizeof v : read(ch->ready, &v, sizeof v) == sizeof v)
+    ch->ready_signalled = want;
+}
+
+void watch_room(hurray_ipc_channel *ch, bool on) {
+  if (ch->ep < 0 || on == ch->room_watched || ch->closed) return;
+  epoll_event ev{};
+  ev.events = EPOLLIN | (on ? EPOLLOUT : 0u);
+  ev.data.fd = ch->sock;
+  if (epoll_ctl(ch->ep, EPOLL_CTL_MOD, ch->sock, &ev) == 0) ch->room_watched = on;
 }
 
 // Run what was deferred: drop producer references, then tell the user.
@@ -89,19 +110,21 @@ void shut(hurray_ipc_channel *ch, hurray_ipc_release_reason reason, const char *
     shutdown(ch->sock, SHUT_RDWR);
     ch->drop_maps();
   }
-  d.fn = ch->fn;
-  d.user = ch->user;
-  for (auto &[id, h] : ch->out) {
-    d.back.push_back({h, id, reason});
-    ++ch->stats.reclaimed;
-  }
-  ch->out.clear();
-  ch->stats.outstanding = 0;
   if (drop_inbox) {
     for (Pending &p : ch->inbox) close_fds(p);
     ch->inbox.clear();
     ch->queued_fds = 0;
   }
+  update_ready(ch);
+  d.fn = ch->fn;
+  d.user = ch->user;
+  for (auto &[id, o] : ch->out) {
+    d.back.push_back({o.handoff, id, reason});
+    ++ch->stats.reclaimed;
+  }
+  ch->out.clear();
+  ch->out_fds = 0;
+  ch->stats.outstanding = 0;
 }
 
 size_t encode_hello(const Options &o, uint8_t *buf) {
@@ -162,6 +185,9 @@ hurray_status handshake(hurray_ipc_channel *ch, int32_t ms, int64_t start, bool 
       send_devices = v2 && !ch->devices_sent;
       // all the peer owes: its HELLO, and its DEVICES from version 2 on
       complete = ch->got_hello && (!v2 || ch->got_devices);
+      // and its WINDOW from version 3 on
+      if (ch->got_hello && ch->peer.protocol_version >= wire::kWindowProtocol)
+        complete = complete && ch->got_window;
     }
     // a peer that hung up after its part is made a channel, the hang-up its
     // news (as after the handshake); DEVICES is not sent to it
@@ -181,6 +207,16 @@ hurray_status handshake(hurray_ipc_channel *ch, int32_t ms, int64_t start, bool 
       std::lock_guard<std::mutex> lock(ch->mu);
       ch->devices_sent = true;
       st = send_msg(ch, buf, n, nullptr, 0, d, err);
+      if (st == HURRAY_OK && ch->peer.protocol_version >= wire::kWindowProtocol) {
+        Message w{};  // this side's window: its inbox's limits (BP-IPC-LIMIT)
+        w.type = Type::Window;
+        w.window_handoffs = ch->opts.max_queued;
+        // (at least one HANDOFF's descriptors, as WINDOW must say)
+        w.window_fds = ch->opts.max_queued_fds < wire::kMaxFds ? static_cast<uint32_t>(wire::kMaxFds)
+                                                               : ch->opts.max_queued_fds;
+        const size_t k = wire::encode(w, buf, sizeof buf);
+        st = send_msg(ch, buf, k, nullptr, 0, d, err);
+      }
       if (st != HURRAY_OK) break;
       continue;
     }
@@ -256,7 +292,7 @@ HURRAY_API void hurray_ipc_close(hurray_ipc_channel *ch) {
       shut(ch, HURRAY_IPC_CLOSED, "closed by hurray_ipc_close", true, d);
     } catch (...) {
       // out of memory for the list: release in place, without the callback
-      for (auto &[id, h] : ch->out) (void)hurray_handoff_release(&h, nullptr);
+      for (auto &[id, o] : ch->out) (void)hurray_handoff_release(&o.handoff, nullptr);
       ch->out.clear();
     }
   }
@@ -264,8 +300,29 @@ HURRAY_API void hurray_ipc_close(hurray_ipc_channel *ch) {
   channel_unref(ch);
 }
 
-HURRAY_API int hurray_ipc_fd(const hurray_ipc_channel *ch) {
-  return ch && ch->open.load() ? ch->sock : -1;
+HURRAY_API int hurray_ipc_fd(const hurray_ipc_channel *channel) {
+  if (!channel || !channel->open.load()) return -1;
+  auto *ch = const_cast<hurray_ipc_channel *>(channel);
+  std::lock_guard<std::mutex> lock(ch->mu);
+  if (ch->ep >= 0 || ch->closed) return ch->closed ? -1 : ch->ep;
+  // the readiness set, made now: the socket and the inbox's eventfd
+  const int ep = epoll_create1(EPOLL_CLOEXEC);
+  const int ready = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = ch->sock;
+  bool ok = ep >= 0 && ready >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, ch->sock, &ev) == 0;
+  ev.data.fd = ready;
+  ok = ok && epoll_ctl(ep, EPOLL_CTL_ADD, ready, &ev) == 0;
+  if (!ok) {  // out of descriptors: -1, as for a closed channel
+    if (ep >= 0) close(ep);
+    if (ready >= 0) close(ready);
+    return -1;
+  }
+  ch->ep = ep;
+  ch->ready = ready;
+  update_ready(ch);
+  return ep;
 }
 
 HURRAY_API hurray_status hurray_ipc_peer(const hurray_ipc_channel *ch, hurray_ipc_peer_info *out,

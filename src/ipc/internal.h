@@ -174,8 +174,20 @@ struct hurray_ipc_channel {
   bool got_hello = false;
   // a peer of protocol version 2 or later: DEVICES sent to it, and its own
   bool devices_sent = false, got_devices = false;
+  // a peer of protocol version 3 or later: its WINDOW (flow control); this
+  // side sends no HANDOFF that would leave more than window_handoffs
+  // handoffs, or window_fds descriptors, unreleased
+  bool got_window = false;
+  uint32_t window_handoffs = 0, window_fds = 0;
+  size_t out_fds = 0;  // descriptors of the handoffs in `out`
   std::atomic<int64_t> refs{1};
   int sock = -1;  // closed when the last reference goes, so a waiter's fd stays valid
+  // hurray_ipc_fd's readiness set, made at its first call (under mu): an
+  // epoll holding sock (POLLIN; POLLOUT too while a try_send waits for
+  // room) and `ready`, an eventfd signalled while the inbox holds a
+  // handoff or the channel is closed. Closed with the last reference.
+  int ep = -1, ready = -1;
+  bool ready_signalled = false, room_watched = false;
   std::atomic<bool> open{true};  // false once closed (hurray_ipc_fd says -1)
   bool closed = false;         // under mu
   const char *why_closed = "";  // static string, under mu
@@ -186,7 +198,11 @@ struct hurray_ipc_channel {
   hurray::ipc::Message peer_devices{};  // the peer's DEVICES (id_count 0 until then)
   hurray::ipc::Options opts;
   uint64_t next_id = 1;
-  std::unordered_map<uint64_t, hurray_handoff> out;  // sent, not yet back
+  struct Out {
+    hurray_handoff handoff;  // the export that holds the buffer
+    uint8_t nfds;            // descriptors its HANDOFF carried
+  };
+  std::unordered_map<uint64_t, Out> out;  // sent, not yet back
   std::deque<hurray::ipc::Pending> inbox;              // received, not yet taken
   hurray_ipc_release_fn fn = nullptr;
   void *user = nullptr;
@@ -205,6 +221,12 @@ namespace hurray::ipc {
 
 void channel_ref(hurray_ipc_channel *ch);
 void channel_unref(hurray_ipc_channel *ch);  // the last one closes the socket, frees ch
+// Make `ready` say whether a call would make progress without reading the
+// socket (a queued handoff, a closed channel); under mu. No-op until
+// hurray_ipc_fd made the readiness set.
+void update_ready(hurray_ipc_channel *ch);
+// Watch the socket for room (POLLOUT) in the readiness set, or stop; under mu.
+void watch_room(hurray_ipc_channel *ch, bool on);
 // Run what was deferred (without the channel's locks).
 void finish(Deferred &d);
 // The channel is done (under mu); see channel.cpp.
@@ -214,9 +236,11 @@ void shut(hurray_ipc_channel *ch, hurray_ipc_release_reason reason, const char *
 // ---- sending (send.cpp) ----
 
 // Send one message (under mu), reading what the peer sent while the socket
-// is full, for at most the channel's io_timeout_ms.
+// is full, for at most the channel's io_timeout_ms. With `blocked`, a full
+// socket is not waited for: *blocked = true, nothing sent, HURRAY_E_IO, the
+// channel stays open and its readiness set watches for room.
 hurray_status send_msg(hurray_ipc_channel *ch, const uint8_t *bytes, size_t n, const int *fds,
-                       size_t nfds, Deferred &d, hurray_error *err);
+                       size_t nfds, Deferred &d, hurray_error *err, bool *blocked = nullptr);
 
 // ---- reading the socket (read.cpp) ----
 //

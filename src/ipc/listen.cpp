@@ -11,8 +11,13 @@
 //    (and, from a peer of protocol version 2 or later, its DEVICES, this
 //    side's sent when the HELLO came) is there, read without waiting, or
 //    its hello_timeout_ms has passed (then it is closed). A silent or slow
-//    connection holds up neither accept nor another connection.
+//    connection holds up neither accept nor another connection;
+//  - hurray_ipc_listener_fd() is an epoll descriptor holding the listening
+//    socket and every waiting handshake's socket: it is readable whenever
+//    accept(l, 0) would make progress (a new connection, or a HELLO or
+//    DEVICES that came for a waiting handshake), so a poll loop loses none.
 #include <fcntl.h>
+#include <sys/epoll.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -67,10 +72,20 @@ bool answers(const sockaddr_un &a) {
   return r == 0 || e == EAGAIN || e == EINPROGRESS;
 }
 
+// The listener's readiness set (epoll; level-triggered): add or remove a socket.
+bool watch(int ep, int fd) {
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = fd;
+  return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) == 0;
+}
+void unwatch(int ep, int fd) { (void)epoll_ctl(ep, EPOLL_CTL_DEL, fd, nullptr); }
+
 }  // namespace
 
 struct hurray_ipc_listener {
   int fd = -1;
+  int ep = -1;  // epoll: fd and the handshakes' sockets (hurray_ipc_listener_fd)
   std::string path;
   dev_t dev = 0;  // the socket file this listener made
   ino_t ino = 0;
@@ -109,9 +124,16 @@ HURRAY_API hurray_status hurray_ipc_listen(const char *path, const hurray_ipc_op
     }
     unlink(path);  // a stale socket of a listener that is gone
   }
+  l->ep = epoll_create1(EPOLL_CLOEXEC);
+  if (l->ep < 0) {
+    const int e = errno;
+    delete l;
+    return io_fail(err, "epoll_create1", e);
+  }
   l->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (l->fd < 0) {
     const int e = errno;
+    close(l->ep);
     delete l;
     return io_fail(err, "socket", e);
   }
@@ -124,7 +146,7 @@ HURRAY_API hurray_status hurray_ipc_listen(const char *path, const hurray_ipc_op
       l->dev = sb.st_dev;
       l->ino = sb.st_ino;
       step = "listen";
-      if (listen(l->fd, 64) == 0) {
+      if (listen(l->fd, 64) == 0 && watch(l->ep, l->fd)) {
         *out = l;
         return HURRAY_OK;
       }
@@ -132,12 +154,13 @@ HURRAY_API hurray_status hurray_ipc_listen(const char *path, const hurray_ipc_op
   }
   const int e = errno;
   close(l->fd);
+  close(l->ep);
   if (bound) unlink(path);
   delete l;
   return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "[%s] %s: %s", step, path, std::strerror(e));
 }
 
-HURRAY_API int hurray_ipc_listener_fd(const hurray_ipc_listener *l) { return l ? l->fd : -1; }
+HURRAY_API int hurray_ipc_listener_fd(const hurray_ipc_listener *l) { return l ? l->ep : -1; }
 
 HURRAY_API hurray_status hurray_ipc_accept(hurray_ipc_listener *l, int32_t timeout_ms,
                                            hurray_ipc_channel **out, hurray_error *err) {
@@ -172,8 +195,14 @@ HURRAY_API hurray_status hurray_ipc_accept(hurray_ipc_listener *l, int32_t timeo
       }
       if (st != HURRAY_OK) continue;  // gone already (a new socket has room for one message)
       if (hs.size() == kMaxHandshakes) {  // too many silent ones: drop the oldest
+        unwatch(l->ep, hs.front().ch->sock);
         channel_unref(hs.front().ch);
         hs.erase(hs.begin());
+      }
+      if (!watch(l->ep, ch->sock)) {  // the poll set could not take it: not kept
+        const int e = errno;
+        channel_unref(ch);
+        return io_fail(err, "epoll_ctl", e);
       }
       const int32_t hello = l->opts.hello_timeout_ms;
       const int64_t now = now_ms();
@@ -184,6 +213,7 @@ HURRAY_API hurray_status hurray_ipc_accept(hurray_ipc_listener *l, int32_t timeo
     int64_t wait = timeout_ms < 0 ? -1 : left_ms(timeout_ms, start);
     for (size_t i = 0; i < hs.size();) {
       if (hs[i].deadline <= now) {
+        unwatch(l->ep, hs[i].ch->sock);
         channel_unref(hs[i].ch);
         hs.erase(hs.begin() + static_cast<std::ptrdiff_t>(i));
         continue;
@@ -213,6 +243,7 @@ HURRAY_API hurray_status hurray_ipc_accept(hurray_ipc_listener *l, int32_t timeo
         st = fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
       }
       if (st == HURRAY_OK && !done) continue;
+      unwatch(l->ep, h.ch->sock);
       hs.erase(hs.begin() + static_cast<std::ptrdiff_t>(i));
       if (st == HURRAY_OK) {
         *out = h.ch;
@@ -234,6 +265,7 @@ HURRAY_API void hurray_ipc_listener_destroy(hurray_ipc_listener *l) {
   if (!l) return;
   for (const Handshake &h : l->handshakes) channel_unref(h.ch);
   close(l->fd);
+  close(l->ep);
   // only the socket file this listener made (another may have taken the path)
   struct stat sb;
   if (lstat(l->path.c_str(), &sb) == 0 && sb.st_dev == l->dev && sb.st_ino == l->ino)

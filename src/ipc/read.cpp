@@ -36,7 +36,8 @@ void on_release(hurray_ipc_channel *ch, uint64_t id, Deferred &d) {
   }
   d.fn = ch->fn;
   d.user = ch->user;
-  d.back.push_back({it->second, id, HURRAY_IPC_RELEASED});
+  d.back.push_back({it->second.handoff, id, HURRAY_IPC_RELEASED});
+  ch->out_fds -= it->second.nfds;
   ch->out.erase(it);
   ++ch->stats.released;
   --ch->stats.outstanding;
@@ -112,6 +113,13 @@ hurray_status check_order(const hurray_ipc_channel *ch, const Message &m, hurray
     return wire::check_devices(ch->peer, m, err);
   }
   if (devices && !ch->got_devices) return refuse("the message after HELLO is not DEVICES", v);
+  const bool window = v >= wire::kWindowProtocol;
+  if (m.type == Type::Window) {
+    if (!window) return refuse("WINDOW from a peer that does not send it", v);
+    if (ch->got_window) return refuse("WINDOW again", v);
+    return HURRAY_OK;
+  }
+  if (window && !ch->got_window) return refuse("the message after DEVICES is not WINDOW", v);
   return HURRAY_OK;
 }
 
@@ -199,6 +207,11 @@ Read handle_batch(hurray_ipc_channel *ch, Batch &b, Deferred &d, uint32_t *handl
         ch->peer_devices = p.m;
         ch->got_devices = true;
         break;
+      case Type::Window:
+        ch->window_handoffs = p.m.window_handoffs;
+        ch->window_fds = p.m.window_fds;
+        ch->got_window = true;
+        break;
       case Type::Release:
         on_release(ch, p.m.id, d);
         break;
@@ -216,6 +229,7 @@ Read handle_batch(hurray_ipc_channel *ch, Batch &b, Deferred &d, uint32_t *handl
          std::strerror(b.error));
     result = Read::Closed;
   }
+  update_ready(ch);  // a handoff queued: the readiness set says so
   return result;
 }
 

@@ -291,6 +291,7 @@ int take(hurray_ipc_channel *ch, Pending *p, Deferred &d, hurray_status *st, hur
   *p = ch->inbox.front();
   ch->inbox.pop_front();
   ch->queued_fds -= p->nfds;
+  update_ready(ch);
   // the IPC rules, on the consumer's side too: a handle that breaks them is
   // a malformed message
   *st = hurray_table_validate(p->m.handle, sizeof p->m.handle, &ipc_policy(), err);

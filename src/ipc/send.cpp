@@ -36,7 +36,7 @@ namespace hurray::ipc {
 // at most the channel's io_timeout_ms: a peer that stops reading gets its
 // channel closed, the caller is not blocked for ever.
 hurray_status send_msg(hurray_ipc_channel *ch, const uint8_t *bytes, size_t n, const int *fds,
-                       size_t nfds, Deferred &d, hurray_error *err) {
+                       size_t nfds, Deferred &d, hurray_error *err, bool *blocked) {
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * wire::kMaxFds)];
   int64_t start = -1;  // of the wait for room, once the socket was full
   for (;;) {
@@ -59,10 +59,18 @@ hurray_status send_msg(hurray_ipc_channel *ch, const uint8_t *bytes, size_t n, c
       std::memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
     }
     const ssize_t r = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (r == static_cast<ssize_t>(n)) return HURRAY_OK;
+    if (r == static_cast<ssize_t>(n)) {
+      if (blocked) watch_room(ch, false);  // a try_send got through: stop watching for room
+      return HURRAY_OK;
+    }
     if (r >= 0) return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "[sendmsg] short write");
     const int e = errno;
     if (e == EINTR) continue;
+    if ((e == EAGAIN || e == EWOULDBLOCK) && blocked) {  // not waited for
+      *blocked = true;
+      watch_room(ch, true);
+      return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray_ipc: no room in the socket");
+    }
     if (e == EAGAIN || e == EWOULDBLOCK) {
       if (start < 0) start = now_ms();
       const int32_t limit = ch->opts.io_timeout_ms;
@@ -169,11 +177,13 @@ bool peer_supports(const Message &peer, uint8_t tag, uint8_t mc) {
 
 }  // namespace
 
-extern "C" {
+namespace {
 
-HURRAY_API hurray_status hurray_ipc_send(hurray_ipc_channel *ch, hurray_buffer *buffer,
-                                         const hurray_export_desc *desc, uint64_t *id,
-                                         hurray_error *err) {
+// hurray_ipc_send, and hurray_ipc_try_send (`blocked` non-NULL: a full
+// socket is *blocked = true, HURRAY_OK, nothing sent or held).
+hurray_status send_one(hurray_ipc_channel *ch, hurray_buffer *buffer,
+                       const hurray_export_desc *desc, uint64_t *id, bool *blocked,
+                       hurray_error *err) {
   if (!ch || !buffer)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc_send: %s is NULL",
                 ch ? "buffer" : "channel");
@@ -291,15 +301,49 @@ HURRAY_API hurray_status hurray_ipc_send(hurray_ipc_channel *ch, hurray_buffer *
   Deferred d;
   hurray_status st;
   try {
-    std::lock_guard<std::mutex> lock(ch->mu);
-    m.id = ch->next_id++;
-    uint8_t buf[wire::kMaxMessage];
-    const size_t n = wire::encode(m, buf, sizeof buf);
-    st = send_msg(ch, buf, n, fds, static_cast<size_t>(nfds), d, err);
-    if (st == HURRAY_OK) {
-      ch->out.emplace(m.id, local);
-      ++ch->stats.sent;
-      ++ch->stats.outstanding;
+    const int64_t start = now_ms();
+    // flow control: not beyond the window a peer of version 3 announced
+    const auto open = [ch, nfds] {
+      return !ch->got_window || (ch->out.size() < ch->window_handoffs &&
+                                 ch->out_fds + static_cast<size_t>(nfds) <= ch->window_fds);
+    };
+    for (;;) {
+      std::unique_lock<std::mutex> lock(ch->mu);
+      if (!ch->closed && !open()) {
+        const int32_t limit = ch->opts.io_timeout_ms;
+        if (blocked) {  // try_send: the RELEASE that opens it makes hurray_ipc_fd readable
+          *blocked = true;
+          st = fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray_ipc: the peer's window is full");
+          break;
+        }
+        if (limit >= 0 && left_ms(limit, start) == 0) {
+          st = fail(err, HURRAY_E_IO, HURRAY_RULE_NONE,
+                    "hurray_ipc_send: the peer's window (%u handoffs, %u descriptors) stayed "
+                    "full for %d ms (io_timeout_ms); nothing was sent, the channel stays open",
+                    ch->window_handoffs, ch->window_fds, limit);
+          break;
+        }
+        lock.unlock();  // read the RELEASEs that open it (a closed channel: sent below fails)
+        uint32_t handled = 0;
+        hurray_error ignored;
+        // in slices of 10 ms at most: another thread may be the one reading them
+        const int left = left_ms(limit, start);
+        (void)read_round(ch, left < 0 || left > 10 ? 10 : left, now_ms(), d, &handled, &ignored,
+                         [&] { return ch->closed || open(); });
+        finish(d);
+        continue;
+      }
+      m.id = ch->next_id++;
+      uint8_t buf[wire::kMaxMessage];
+      const size_t n = wire::encode(m, buf, sizeof buf);
+      st = send_msg(ch, buf, n, fds, static_cast<size_t>(nfds), d, err, blocked);
+      if (st == HURRAY_OK) {
+        ch->out.emplace(m.id, hurray_ipc_channel::Out{local, static_cast<uint8_t>(nfds)});
+        ch->out_fds += static_cast<size_t>(nfds);
+        ++ch->stats.sent;
+        ++ch->stats.outstanding;
+      }
+      break;
     }
   } catch (...) {
     st = fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc_send: out of memory");
@@ -309,7 +353,31 @@ HURRAY_API hurray_status hurray_ipc_send(hurray_ipc_channel *ch, hurray_buffer *
   if (st != HURRAY_OK) (void)hurray_handoff_release(&local, nullptr);
   finish(d);
   if (st == HURRAY_OK && id) *id = m.id;
+  if (blocked && *blocked) {  // nothing went: the ID is not used
+    if (err) *err = hurray_error{};
+    return HURRAY_OK;
+  }
   return st;
+}
+
+}  // namespace
+
+extern "C" {
+
+HURRAY_API hurray_status hurray_ipc_send(hurray_ipc_channel *ch, hurray_buffer *buffer,
+                                         const hurray_export_desc *desc, uint64_t *id,
+                                         hurray_error *err) {
+  return send_one(ch, buffer, desc, id, nullptr, err);
+}
+
+HURRAY_API hurray_status hurray_ipc_try_send(hurray_ipc_channel *ch, hurray_buffer *buffer,
+                                             const hurray_export_desc *desc, uint64_t *id,
+                                             hurray_error *err) {
+  if (!id)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc_try_send: id is NULL");
+  *id = 0;
+  bool blocked = false;
+  return send_one(ch, buffer, desc, id, &blocked, err);
 }
 
 }  // extern "C"

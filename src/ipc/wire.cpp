@@ -280,6 +280,18 @@ hurray_status parse(const uint8_t *p, size_t n, size_t nfds, Message *out,
     case static_cast<uint16_t>(Type::Devices):
       out->type = Type::Devices;
       return parse_devices(b, length, fds, out, err);
+    case static_cast<uint16_t>(Type::Window):
+      out->type = Type::Window;
+      if (length != kWindowBody)
+        return bad(err, 8, "WINDOW body of %u bytes (expected %zu)", length, kWindowBody);
+      out->window_handoffs = get32(b);
+      out->window_fds = get32(b + 4);
+      if (out->window_handoffs == 0) return bad(err, 16, "WINDOW of 0 handoffs");
+      if (out->window_fds < kMaxFds)
+        return bad(err, 20, "WINDOW of %u descriptors (at least %zu: one handoff's)",
+                   out->window_fds, kMaxFds);
+      if (fds) return bad(err, 12, "WINDOW carries no descriptors");
+      return HURRAY_OK;
     default:
       return bad(err, 6, "unknown message type %u", type);
   }
@@ -317,6 +329,9 @@ size_t encode(const Message &m, uint8_t *out, size_t cap) noexcept {
     case Type::Devices:
       if (m.id_count > kMaxDeviceIds) return 0;
       body = kDevicesFixed + kDeviceIdEntry * m.id_count;
+      break;
+    case Type::Window:
+      body = kWindowBody;
       break;
     default:
       return 0;
@@ -366,6 +381,10 @@ size_t encode(const Message &m, uint8_t *out, size_t cap) noexcept {
         put32(e + 4, m.ids[i].kind);
         std::memcpy(e + 8, m.ids[i].bytes, sizeof m.ids[i].bytes);
       }
+      break;
+    case Type::Window:
+      put32(b, m.window_handoffs);
+      put32(b + 4, m.window_fds);
       break;
   }
   return kHeaderSize + body;

@@ -50,7 +50,14 @@ constexpr uint32_t kHandoffFlags = HURRAY_HANDOFF_READ_ONLY | HURRAY_HANDOFF_QPA
 constexpr uint32_t kKindNone = 0;
 constexpr uint32_t kKindMemfd = hurray::detail::kCpuMemfdKind;
 
-enum class Type : uint16_t { Hello = 1, Handoff = 2, Release = 3, Devices = 4 };
+// protocol version 3: WINDOW, the message after DEVICES (both ways, to a peer
+// whose HELLO announced version 3 or later): how many handoffs, holding how
+// many descriptors, the sender takes unreleased at most; the peer sends no
+// HANDOFF beyond it (docs/spec/ipc.md "Flow control")
+constexpr uint32_t kWindowProtocol = 3;
+constexpr size_t kWindowBody = 8;
+
+enum class Type : uint16_t { Hello = 1, Handoff = 2, Release = 3, Devices = 4, Window = 5 };
 
 struct DeviceCaps {
   uint8_t tag;
@@ -104,6 +111,9 @@ struct Message {
   // DEVICES: the sender's devices (no tag and ordinal twice)
   uint16_t id_count;
   DeviceId ids[kMaxDeviceIds];
+  // WINDOW: handoffs (>= 1) and their descriptors (>= 2) the sender takes
+  // unreleased at most
+  uint32_t window_handoffs, window_fds;
 };
 
 // Parse one message of n bytes that arrived with nfds descriptors. Every

@@ -179,7 +179,9 @@ HURRAY_API hurray_status hurray_net_server_create(const hurray_net_server_config
     }
     std::vector<uint8_t> only(config->devices, config->devices + config->n_devices);
     s->offers = local_offers(s->ctx, only);
-    if (hurray_status st = s->w.init(err)) {
+    // No address: this machine only. Any other is the configuration's choice.
+    const char *address = config->address != nullptr ? config->address : "127.0.0.1";
+    if (hurray_status st = s->w.init(err, address)) {  // UCX on that interface only
       hurray_net_server_destroy(s);
       return st;
     }
@@ -190,8 +192,6 @@ HURRAY_API hurray_status hurray_net_server_create(const hurray_net_server_config
       hurray_net_server_destroy(s);
       return st;
     }
-    // No address: this machine only. Any other is the configuration's choice.
-    const char *address = config->address != nullptr ? config->address : "127.0.0.1";
     if (hurray_status bst = s->open_bootstrap(address, config->port, err)) {
       hurray_net_server_destroy(s);
       return bst;

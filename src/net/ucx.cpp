@@ -1,6 +1,10 @@
 // UCX plumbing shared by the server and the client (see ucx.h).
 #include "ucx.h"
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -160,15 +164,42 @@ void tcp_segments(ucp_config_t *config) noexcept {
   (void)ucp_config_modify(config, "RX_SEG_SIZE", kTcpSegment);
   (void)ucp_config_modify(config, "TX_SEG_SIZE", kTcpSegment);
 }
+// UCX's TCP transport listens on every interface it uses, and uses them all by default:
+// a server whose bootstrap listens on 127.0.0.1 had UCX listening on the machine's
+// external address too. Unless UCX_NET_DEVICES says otherwise, a server's context uses
+// only the interface that has its bootstrap address (a wildcard address: all of them).
+void bind_devices(ucp_config_t *config, const char *address) noexcept {
+  if (address == nullptr || std::getenv("UCX_NET_DEVICES") != nullptr) return;
+  unsigned char want[16];
+  int family = AF_INET;
+  if (inet_pton(AF_INET, address, want) != 1) {
+    family = AF_INET6;
+    if (inet_pton(AF_INET6, address, want) != 1) return;  // a name: UCX's own choice
+  }
+  ifaddrs *all = nullptr;
+  if (getifaddrs(&all) != 0) return;
+  for (const ifaddrs *i = all; i != nullptr; i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != family) continue;
+    const void *have = family == AF_INET
+        ? static_cast<const void *>(&reinterpret_cast<const sockaddr_in *>(i->ifa_addr)->sin_addr)
+        : static_cast<const void *>(&reinterpret_cast<const sockaddr_in6 *>(i->ifa_addr)->sin6_addr);
+    if (std::memcmp(have, want, family == AF_INET ? 4 : 16) == 0) {
+      (void)ucp_config_modify(config, "NET_DEVICES", i->ifa_name);
+      break;
+    }
+  }
+  freeifaddrs(all);
+}
 }  // namespace
 
-hurray_status Worker::init(hurray_error *err) noexcept {
+hurray_status Worker::init(hurray_error *err, const char *bind_address) noexcept {
   ucp_config_t *config = nullptr;
   ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
   if (st != UCS_OK)
     return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "UCX: ucp_config_read: %s",
                 ucs_status_string(st));
   tcp_segments(config);
+  bind_devices(config, bind_address);
   ucp_params_t params;
   std::memset(&params, 0, sizeof params);
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME;

@@ -233,7 +233,7 @@ def fuzz_inspect_input_seeds():
 # ----------------------------------------------------------- fuzz_ipc_message
 # ipc (issue 6): the IPC channel's wire format (docs/spec/ipc.md).
 IPC_MAGIC = 0x50495248
-HELLO, HANDOFF, RELEASE, DEVICES = 1, 2, 3, 4
+HELLO, HANDOFF, RELEASE, DEVICES, WINDOW = 1, 2, 3, 4, 5
 
 
 def ipc_header(mtype, length, fds=0, version=1, magic=IPC_MAGIC, reserved=b"\0\0\0"):
@@ -282,6 +282,10 @@ def ipc_devices(entries=(), count=None):
 
 def ipc_release(id_=1):
     return ipc_header(RELEASE, 8) + struct.pack("<Q", id_)
+
+
+def ipc_window(handoffs=128, fds=128):
+    return ipc_header(WINDOW, 8) + struct.pack("<II", handoffs, fds)
 
 
 def fuzz_ipc_message_seeds():
@@ -396,6 +400,15 @@ def fuzz_ipc_message_seeds():
     entry_reserved = bytearray(ipc_devices(((CUDA, 0, 1, a),)))
     entry_reserved[21] = 1
     add("bad-devices-entry-reserved", bytes(entry_reserved))
+    # protocol version 3 (issue 35): WINDOW, the flow control after DEVICES
+    add("ok-window-default", ipc_window())
+    add("ok-window-1-2", ipc_window(1, 2))
+    add("ok-window-max", ipc_window(2**32 - 1, 2**32 - 1))
+    add("bad-window-0-handoffs", ipc_window(0, 128))
+    add("bad-window-1-fd", ipc_window(128, 1))
+    add("bad-window-fd", ipc_window(), fds=1)
+    add("bad-window-short", ipc_header(WINDOW, 4) + struct.pack("<I", 128))
+    add("bad-window-long", ipc_header(WINDOW, 12) + struct.pack("<III", 128, 128, 0))
     return seeds
 
 

@@ -200,6 +200,14 @@ hurray_status refused(Raw &r, hurray_error *err, bool receive = true) {
   return st;
 }
 
+// A producer's event loop on r's channel until a call fails (bounded).
+hurray_status progress_until_refused(Raw &r, hurray_error *err) {
+  hurray_status st = HURRAY_OK;
+  for (int i = 0; i < 1000 && st == HURRAY_OK; ++i)
+    st = hurray_ipc_progress(r.ch, 10000, nullptr, err);
+  return st;
+}
+
 }  // namespace
 
 TEST_CASE("hostile: an over-long HANDOFF is malformed and closes the channel") {
@@ -341,10 +349,7 @@ TEST_CASE("hostile: a flood of HANDOFFs to a side that never receives is bounded
     Raw r(mode, pass == 1 ? 100000 : 1000, pass == 2 ? &few_fds : nullptr);
     REQUIRE(r.made == HURRAY_OK);
     hurray_error err{};
-    hurray_status st = HURRAY_OK;
-    for (int i = 0; i < 1000 && st == HURRAY_OK; ++i)  // a producer's event loop
-      st = hurray_ipc_progress(r.ch, 10000, nullptr, &err);
-    CHECK(st == HURRAY_E_PROTOCOL);
+    CHECK(progress_until_refused(r, &err) == HURRAY_E_PROTOCOL);
     CHECK(has(err, "BP-IPC-LIMIT"));
     CHECK(stats(r.ch).closed == 1);
     CHECK(open_fds() == fds + 2);  // every queued descriptor closed (the socket and the
@@ -706,4 +711,41 @@ TEST_CASE("hostile: with COPY_PER_SEND a consumer keeps nothing of the producer'
   hurray_ipc_close(c);
   hurray_ipc_close(a);
   hurray_buffer_unref(b);
+}
+
+TEST_CASE("hostile: WINDOW (protocol 3) is told as the options say, and a peer beyond it is cut off") {
+  {
+    hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
+    o.max_queued = 7;
+    o.max_queued_fds = 9;
+    Raw r("window-read", 1, &o);
+    REQUIRE(r.made == HURRAY_OK);
+    CHECK(r.child->read_out(4) == "W7/9");
+  }
+  Raw r("window-flood", 300);  // the default window: 128 handoffs
+  REQUIRE(r.made == HURRAY_OK);
+  hurray_error err{};
+  CHECK(progress_until_refused(r, &err) == HURRAY_E_PROTOCOL);
+  CHECK(has(err, "BP-IPC-LIMIT"));
+  CHECK(stats(r.ch).closed == 1);
+  CHECK(r.wait_exit() == 0);
+  serves_another();
+}
+
+TEST_CASE("hostile: a malformed, missing, repeated or unannounced WINDOW is refused") {
+  for (const char *mode : {"window-zero", "window-fds", "window-none", "window-twice", "window-v2"}) {
+    INFO(mode);
+    Raw r(mode);
+    hurray_error err{};
+    CHECK(refused(r, &err, false) == HURRAY_E_PROTOCOL);
+    INFO(err.message);
+    const std::string m = mode;
+    if (m == "window-zero") CHECK(has(err, "WINDOW of 0 handoffs"));
+    if (m == "window-fds") CHECK(has(err, "WINDOW of 1 descriptors"));
+    if (m == "window-none") CHECK(has(err, "not WINDOW"));
+    if (m == "window-twice") CHECK(has(err, "WINDOW again"));
+    if (m == "window-v2") CHECK(has(err, "WINDOW from a peer that does not send it"));
+    CHECK(r.wait_exit() == 0);
+  }
+  serves_another();
 }

@@ -13,6 +13,10 @@
 //   hurray_ipc_test_peer produce FD N     send N 64 KiB buffers of byte i+1,
 //                                         write 'S' to stdout, wait to be killed
 //   hurray_ipc_test_peer connect PATH N   connect to PATH, then as consume
+//   hurray_ipc_test_peer window FD N K    receive N buffers, releasing them in batches
+//                                         of K (0: of 1 to 100 at random), the
+//                                         later ones first; its window: 128 handoffs,
+//                                         100 descriptors (max_queued, _fds)
 //   hurray_ipc_test_peer consume-device FD announce CUDA (the stand-in plugin), receive
 //                                         1 EVENT buffer, acquire (waits), check, release
 //   hurray_ipc_test_peer consume-vulkan FD announce Vulkan, receive 1 UNIFIED buffer,
@@ -248,7 +252,13 @@ int main(int argc, char **argv) {
     hurray_ipc_close(ch);
     return 0;
   }
-  if (hurray_ipc_channel_from_fd(std::atoi(argv[2]), nullptr, &ch, &err) != HURRAY_OK)
+  // the socket itself, for the modes that write behind the channel's back
+  // (hurray_ipc_fd is a readiness descriptor, not the socket)
+  const int raw = (mode == "misbehave" || mode == "garbage") ? dup(std::atoi(argv[2])) : -1;
+  hurray_ipc_options window = HURRAY_IPC_OPTIONS_INIT;
+  window.max_queued_fds = 100;  // below max_queued: the descriptors bind first
+  if (hurray_ipc_channel_from_fd(std::atoi(argv[2]), mode == "window" ? &window : nullptr, &ch,
+                                 &err) != HURRAY_OK)
     return die("channel", &err);
 
   if (mode == "consume") {
@@ -272,9 +282,9 @@ int main(int argc, char **argv) {
     hurray::ipc::Message m{};
     m.type = hurray::ipc::Type::Release;
     m.id = 999999;  // never sent
-    send_raw(hurray_ipc_fd(ch), m);
+    send_raw(raw, m);
     m.id = id;  // released here, behind libhurray's back ...
-    send_raw(hurray_ipc_fd(ch), m);
+    send_raw(raw, m);
     if (hurray_ipc_release(&h, &err) != HURRAY_OK)  // ... and again, properly
       return die("release", &err);
     if (hurray_handoff_release(&h, &err) != HURRAY_E_ALREADY_RELEASED)
@@ -289,11 +299,36 @@ int main(int argc, char **argv) {
     uint64_t id;
     if (!receive_checked(ch, &held, &id, 0, &err)) return die("receive", &err);
     const char junk[] = "this is not a hurray message";
-    if (write(hurray_ipc_fd(ch), junk, sizeof junk) != sizeof junk) return die("write");
+    if (write(raw, junk, sizeof junk) != sizeof junk) return die("write");
     if (hurray_ipc_receive(ch, 30000, &h, nullptr, &err) != HURRAY_E_IO)
       return die("expected the producer to hang up", &err);
     if (hurray_ipc_release(&held, &err) != HURRAY_E_IO)
       return die("the release reached a producer that hung up", &err);
+    hurray_ipc_close(ch);
+    return 0;
+  }
+  if (mode == "window") {  // within the window (100 descriptors) whatever the pattern
+    const int k = argc > 4 ? std::atoi(argv[4]) : 1;
+    std::vector<hurray_handoff> held;
+    held.reserve(128);
+    uint32_t seed = 12345;
+    int batch = k;
+    for (int i = 0; i < n; ++i) {
+      if (batch == 0) {
+        seed = seed * 1103515245u + 12345u;
+        batch = static_cast<int>((seed >> 16) % 100) + 1;
+      }
+      hurray_handoff h;
+      if (hurray_ipc_receive(ch, 30000, &h, nullptr, &err) != HURRAY_OK)
+        return die("receive", &err);
+      held.push_back(h);
+      if (static_cast<int>(held.size()) == batch || i == n - 1) {
+        for (size_t j = held.size(); j-- > 0;)
+          if (hurray_ipc_release(&held[j], &err) != HURRAY_OK) return die("release", &err);
+        held.clear();
+        batch = k;
+      }
+    }
     hurray_ipc_close(ch);
     return 0;
   }

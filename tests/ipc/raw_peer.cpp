@@ -18,6 +18,8 @@
 //     flood N       N HANDOFFs, each with a sealed memfd (or until the victim hangs up)
 //     flood-empty N N HANDOFFs of empty buffers
 //     stuck         write 'R' to stdout, then never read
+//     drain-on-usr1 write 'R', read nothing until SIGUSR1 (10 s at most), then
+//                   read everything until the victim hangs up
 //     stuck-after N N HANDOFFs of empty buffers, write 'R', then never read
 //     grab N        receive one HANDOFF and attack its descriptor: it must not
 //                   shrink, grow or take seals, nor (N = 1, READ_ONLY) be
@@ -35,9 +37,24 @@
 //     devices-huge  a 1000-byte DEVICES datagram
 //     devices-tag   a DEVICES of a Vulkan device (the HELLO announced CPU and CUDA)
 //     devices-twice a DEVICES, a RELEASE of an ID never sent, then DEVICES again
+//   the WINDOW modes: HELLO of protocol version 3 (CPU), the victim's DEVICES and
+//   WINDOW read, an empty DEVICES sent, then:
+//     window-read   WINDOW 128/128; print the victim's as 'W<handoffs>/<fds>'
+//     window-3      WINDOW 3/128, write 'R', then read and release nothing
+//     window-fds4   WINDOW 128/4, write 'R', then read and release nothing
+//     window-zero   a WINDOW of 0 handoffs
+//     window-fds    a WINDOW of 1 descriptor (one handoff may carry 2)
+//     window-none   a RELEASE where WINDOW must come
+//     window-twice  WINDOW twice
+//     window-v2     (HELLO of version 2, no WINDOW read) a WINDOW
+//     window-flood N  WINDOW, then N HANDOFFs with a sealed memfd, ignoring the
+//                   victim's window (or until it hangs up)
 //   then (except stuck, grab) wait for the victim to hang up.
 //
 //   hurray_ipc_raw_peer silent PATH         connect, write 'R', never send HELLO
+//   hurray_ipc_raw_peer mute PATH           connect, HELLO both ways, write 'R', never read
+//   hurray_ipc_raw_peer release-flood PATH N  connect, HELLO both ways, write 'R', then
+//                                           N RELEASEs of IDs never sent, wait for EOF
 //   hurray_ipc_raw_peer mute-devices PATH   connect, HELLO (version 2) both ways, write
 //                                           'R', never send DEVICES; wait for EOF
 //   hurray_ipc_raw_peer hangup PATH         connect and hang up at once
@@ -51,6 +68,7 @@
 // hung up before its HELLO; 1 anything else (a message on stderr).
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -340,6 +358,54 @@ int grab(int fd, bool read_only) {
   return bad;
 }
 
+// The WINDOW modes (protocol version 3; see the top): HELLO, DEVICES and
+// WINDOW read from the victim, then this side's DEVICES and its WINDOW,
+// broken as the mode says.
+int window_mode(const std::string &mode, int fd, long n) {
+  const uint32_t v = mode == "window-v2" ? 2 : 3;
+  wire::Message h = hello(), peer{}, m{}, win{};
+  h.protocol_version = v;
+  if (!send_msg(fd, h)) return hung_up() ? 3 : die("send HELLO");
+  int f;
+  if (recv_msg(fd, &peer, &f) <= 0 || peer.type != wire::Type::Hello) return die("no HELLO");
+  if (recv_msg(fd, &m, &f) <= 0 || m.type != wire::Type::Devices) return die("no DEVICES");
+  if (v >= 3 && (recv_msg(fd, &win, &f) <= 0 || win.type != wire::Type::Window))
+    return die("no WINDOW from the victim");
+  wire::Message dev{};
+  dev.type = wire::Type::Devices;
+  if (!send_msg(fd, dev)) return die("send DEVICES");
+  wire::Message w{};
+  w.type = wire::Type::Window;
+  w.window_handoffs = 128;
+  w.window_fds = 128;
+  if (mode == "window-read") {
+    const std::string s = "W" + std::to_string(win.window_handoffs) + "/" +
+                          std::to_string(win.window_fds);
+    if (write(1, s.data(), s.size()) != static_cast<ssize_t>(s.size())) return die("write");
+  }
+  if (mode == "window-3") w.window_handoffs = 3;
+  if (mode == "window-fds4") w.window_fds = 4;
+  if (mode == "window-zero") w.window_handoffs = 0;
+  if (mode == "window-fds") w.window_fds = 1;
+  if (mode == "window-none") {  // a RELEASE where WINDOW must come
+    w = wire::Message{};
+    w.type = wire::Type::Release;
+    w.id = 1;
+  }
+  bool ok = send_msg(fd, w);
+  if (mode == "window-twice") ok = ok && send_msg(fd, w);
+  if (mode == "window-flood") {  // N HANDOFFs, the victim's window ignored
+    const int mfd = sealed_memfd(4096, true);
+    if (mfd < 0) return die("memfd");
+    for (long i = 1; ok && i <= n; ++i)
+      ok = send_msg(fd, handoff(static_cast<uint64_t>(i), 4096, 4096, HURRAY_DEVICE_CPU), 0, mfd);
+    close(mfd);
+  }
+  if (!ok && !hung_up()) return die("send");
+  if ((mode == "window-3" || mode == "window-fds4") && write(1, "R", 1) != 1) return die("write");
+  return wait_eof(fd);  // reads (and never releases) what comes
+}
+
 int connect_path(const char *path) {
   const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   sockaddr_un a{};
@@ -376,6 +442,21 @@ int main(int argc, char **argv) {
     if (fd < 0) return die("connect");
     if (write(1, "R", 1) != 1) return die("write");
     for (;;) pause();
+  }
+  if (mode == "mute" || mode == "release-flood") {  // HELLO both ways, then ...
+    const int fd = connect_path(argv[2]);
+    if (fd < 0) return die("connect");
+    if (const int rc = handshake(fd, &peer)) return rc;
+    if (write(1, "R", 1) != 1) return die("write");
+    if (mode == "mute") for (;;) pause();  // ... never read
+    const long n = argc > 3 ? std::atol(argv[3]) : 1;
+    wire::Message rel{};  // ... RELEASEs of IDs never sent, as fast as they go
+    rel.type = wire::Type::Release;
+    for (long i = 1; i <= n; ++i) {
+      rel.id = (uint64_t{1} << 40) + static_cast<uint64_t>(i);
+      if (!send_msg(fd, rel)) break;  // the victim hung up
+    }
+    return wait_eof(fd);
   }
   if (mode == "hello-bye") {
     const int fd = connect_path(argv[2]);
@@ -424,6 +505,7 @@ int main(int argc, char **argv) {
   const int fd = std::atoi(argv[2]);
   const long n = argc > 3 ? std::atol(argv[3]) : 1;
   if (const int rc = devices_mode(mode, fd); rc >= 0) return rc;
+  if (mode.rfind("window-", 0) == 0) return window_mode(mode, fd, n);
   if (mode == "hello-hello") {  // both before reading anything, then 'R'
     if (!send_msg(fd, hello()) || !send_msg(fd, hello())) return die("send");
     if (write(1, "R", 1) != 1) return die("write");
@@ -507,6 +589,16 @@ int main(int argc, char **argv) {
         return die("send");
     if (write(1, "R", 1) != 1) return die("write");
     for (;;) pause();
+  }
+  if (mode == "drain-on-usr1") {  // read nothing until SIGUSR1, then everything
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGUSR1);
+    sigprocmask(SIG_BLOCK, &set, nullptr);
+    if (write(1, "R", 1) != 1) return die("write");
+    const timespec ten{10, 0};
+    if (sigtimedwait(&set, nullptr, &ten) != SIGUSR1) return die("no SIGUSR1 within 10 s");
+    return wait_eof(fd);
   }
   if (mode == "stuck") {
     if (write(1, "R", 1) != 1) return die("write");

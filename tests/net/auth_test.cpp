@@ -405,3 +405,18 @@ TEST_CASE("NET-AUTH: a client refuses a server that does not prove it holds the 
   CHECK(std::string(err.message).find("did not prove") != std::string::npos);
   hurray_net_client_destroy(c);
 }
+
+TEST_CASE("with default options a server listens on its bootstrap's interface only, UCX included",
+          "[process][limits]") {
+  // (UCX_NET_DEVICES unset: the user's own choice would be kept)
+  REQUIRE(std::getenv("UCX_NET_DEVICES") == nullptr);
+  Server srv;  // bootstrap on 127.0.0.1
+  srv.poll(10);
+  const auto ports = my_listening_ports();
+  REQUIRE(ports.size() >= 2);  // the bootstrap and UCX's TCP transport
+  for (const auto &[bound, port] : ports) {
+    INFO("port " << port << " bound to " << bound);
+    CHECK(bound == "0100007F");  // 127.0.0.1, not the machine's other addresses
+  }
+  good_client_is_served(srv);
+}

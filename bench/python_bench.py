@@ -82,7 +82,9 @@ def exchange_rows(n, repeat):
     xc.xc_time_ns.restype = ctypes.c_double
     xc.xc_time_ns.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.c_int, ctypes.c_int]
     tensor = hurray.Buffer.alloc(4 * SHAPE[0]).tensor("float32", SHAPE)
-    api = type(tensor).__dlpack_c_exchange_api__
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    api = get(type(tensor).__dlpack_c_exchange_api__, b"dlpack_exchange_api")
     capsule = best_ns(lambda: tensor.__dlpack__(max_version=(1, 3)), n, repeat)
     managed = min(xc.xc_time_ns(api, tensor, n, 0) for _ in range(repeat))
     borrowed = min(xc.xc_time_ns(api, tensor, n, 1) for _ in range(repeat))

@@ -262,9 +262,13 @@ class DLPackImportOptions(ctypes.Structure):
 assert ctypes.sizeof(DLPackImportOptions) == 24
 
 # ---- hurray_ipc.h (optional: a libhurray built without IPC still loads) ----
-class IPCOptions(ctypes.Structure):
+class IPCOptions(ctypes.Structure):  # hurray_ipc_options as published in 1.0 (64 bytes)
     _fields_ = [("size", c_u32), ("flags", c_u32), ("hello_timeout_ms", c_i32),
-                ("device_count", c_u32), ("device_tags", _P(c_u8))]
+                ("device_count", c_u32), ("device_tags", _P(c_u8)),
+                ("allowed_uid_count", c_u32), ("allowed_gid_count", c_u32),
+                ("allowed_uids", _P(c_u32)), ("allowed_gids", _P(c_u32)),
+                ("io_timeout_ms", c_i32), ("max_queued", c_u32), ("max_queued_fds", c_u32),
+                ("reserved0", c_u32)]
 
 
 class IPCDeviceCaps(ctypes.Structure):

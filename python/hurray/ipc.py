@@ -41,9 +41,10 @@ def _lib_ipc():
 
 
 def _options(hello_timeout_ms):
-    return _lib.IPCOptions(ctypes.sizeof(_lib.IPCOptions), 0,
-                           check_int("hello_timeout_ms", hello_timeout_ms, I32_MIN, I32_MAX),
-                           0, None)
+    o = _lib.IPCOptions()  # zero: the defaults of every later field
+    o.size = ctypes.sizeof(_lib.IPCOptions)
+    o.hello_timeout_ms = check_int("hello_timeout_ms", hello_timeout_ms, I32_MIN, I32_MAX)
+    return o
 
 
 def _timeout(ms):

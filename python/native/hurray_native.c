@@ -142,12 +142,22 @@ static const hurray_dl_exchange_api *exchange_api_of(PyTypeObject *type) {
   PyObject *v = PyDict_GetItemWithError(exchange_apis, (PyObject *)type);
   if (v == NULL) {
     if (PyErr_Occurred()) return NULL;
+    /* DLPack 1.3 publishes a PyCapsule named "dlpack_exchange_api" as
+     * __dlpack_c_exchange_api__; producers from before the rename publish the
+     * table's address as an int under __c_dlpack_exchange_api__. */
     PyObject *a = PyObject_GetAttr((PyObject *)type, hn_py.s_exchange);
+    if (a == NULL) {
+      PyErr_Clear();
+      a = PyObject_GetAttr((PyObject *)type, hn_py.s_exchange_legacy);
+    }
     void *p = NULL;
     if (a == NULL) {
       PyErr_Clear();
     } else {
-      p = PyLong_Check(a) ? PyLong_AsVoidPtr(a) : NULL;
+      if (PyCapsule_IsValid(a, HN_EXCHANGE_CAPSULE))
+        p = PyCapsule_GetPointer(a, HN_EXCHANGE_CAPSULE);
+      else if (PyLong_Check(a))
+        p = PyLong_AsVoidPtr(a);
       Py_DECREF(a);
       if (p == NULL) PyErr_Clear();
       /* a table of another major version is not ours to read */
@@ -307,6 +317,7 @@ PyMODINIT_FUNC PyInit__native(void) {
   legacy_producers = PySet_New(NULL);
   exchange_apis = PyDict_New();
   hn_py.s_exchange = PyUnicode_InternFromString("__dlpack_c_exchange_api__");
+  hn_py.s_exchange_legacy = PyUnicode_InternFromString("__c_dlpack_exchange_api__");
   hn_py.empty_tuple = PyTuple_New(0);
   hn_py.s_dlpack = PyUnicode_InternFromString("__dlpack__");
   hn_py.s_dlpack_device = PyUnicode_InternFromString("__dlpack_device__");

@@ -7,6 +7,9 @@
 #include "hurray.h"
 #include "hurray_dlpack.h"
 
+/* The name of the PyCapsule that holds a type's DLPackExchangeAPI (DLPack 1.3). */
+#define HN_EXCHANGE_CAPSULE "dlpack_exchange_api"
+
 /* The library's functions, as hurray._lib loaded them (same library). */
 struct hurray_native_api {
   __typeof__(&hurray_buffer_export) buffer_export;
@@ -33,7 +36,7 @@ struct hurray_native_py {
   PyObject *from_dlpack_slow; /* hurray._handoff._from_dlpack_py */
   PyObject *empty_tuple, *dlpack_kwargs;
   PyObject *s_dlpack, *s_dlpack_device, *s_ref, *s_ptr, *s_read_only, *s_tensor_slow,
-      *s_dlpack_slow, *s_exchange;
+      *s_dlpack_slow, *s_exchange, *s_exchange_legacy;
 };
 
 extern struct hurray_native_api hn_api;

@@ -534,12 +534,19 @@ int hn_types_init(PyObject *m) {
   for (int i = 0; i < 3; i++) {
     if (PyType_Ready(types[i]) < 0) return -1;
     if (i > 0) {  /* DLPack 1.3: the exchange API, on the type (Tensor, Buffer) */
-      PyObject *api = PyLong_FromVoidPtr((void *)&hn_exchange_api);
-      if (api == NULL || PyDict_SetItem(types[i]->tp_dict, hn_py.s_exchange, api) < 0) {
+      /* a capsule under the 1.3 name; the bare address under the name used
+       * before it (tvm-ffi and PyTorch builds of 2025 read that one) */
+      PyObject *api = PyCapsule_New((void *)&hn_exchange_api, HN_EXCHANGE_CAPSULE, NULL);
+      PyObject *legacy = PyLong_FromVoidPtr((void *)&hn_exchange_api);
+      if (api == NULL || legacy == NULL ||
+          PyDict_SetItem(types[i]->tp_dict, hn_py.s_exchange, api) < 0 ||
+          PyDict_SetItem(types[i]->tp_dict, hn_py.s_exchange_legacy, legacy) < 0) {
         Py_XDECREF(api);
+        Py_XDECREF(legacy);
         return -1;
       }
       Py_DECREF(api);
+      Py_DECREF(legacy);
       PyType_Modified(types[i]);
     }
     Py_INCREF(types[i]);

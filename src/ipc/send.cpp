@@ -316,7 +316,8 @@ hurray_status send_one(hurray_ipc_channel *ch, hurray_buffer *buffer,
           st = fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray_ipc: the peer's window is full");
           break;
         }
-        if (limit >= 0 && left_ms(limit, start) == 0) {
+        const bool waited_out = limit >= 0 && left_ms(limit, start) == 0;
+        if (waited_out) {
           st = fail(err, HURRAY_E_IO, HURRAY_RULE_NONE,
                     "hurray_ipc_send: the peer's window (%u handoffs, %u descriptors) stayed "
                     "full for %d ms (io_timeout_ms); nothing was sent, the channel stays open",

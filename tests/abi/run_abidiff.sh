@@ -1,5 +1,5 @@
 #!/bin/sh
-# usage: run_abidiff.sh ABIDIFF BASELINE.abi BASELINE_HEADERS_DIR LIBRARY HEADERS_DIR
+# usage: run_abidiff.sh ABIDIFF BASELINE.abi BASELINE_HEADERS_DIR LIBRARY HEADERS_DIR [SUPPRESSIONS]
 #
 # Compares the ABI baseline (abi/libhurray.abi, its header in abi/) with a
 # freshly built libhurray; the headers dirs make abidiff ignore changes to
@@ -11,6 +11,9 @@
 # abidiff and end in 0. The report is always shown. The library needs debug
 # info (RelWithDebInfo or Debug builds).
 abidiff=$1 baseline=$2 baseline_headers=$3 library=$4 headers=$5
+# SUPPRESSIONS: a libabigail suppression file naming deliberate, compatible
+# changes (abi/plugin.suppr: an entry taking a reserved slot).
+suppressions=${6:-}
 
 # Without DWARF, abidiff (2.2) silently compares symbols only and passes a
 # changed struct layout, even with --fail-no-debug-info.
@@ -20,7 +23,7 @@ if ! readelf -S --wide "$library" | grep -q '[.]debug_info'; then
   exit 1
 fi
 
-set -- "$abidiff" \
+set -- "$abidiff" ${suppressions:+--suppressions "$suppressions"} \
   --headers-dir1 "$baseline_headers" --headers-dir2 "$headers" \
   "$baseline" "$library"
 echo "$*"

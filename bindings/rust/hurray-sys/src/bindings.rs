@@ -29,13 +29,13 @@ pub const HURRAY_BACKEND_ID_NONE: u32 = 0;
 pub const HURRAY_BACKEND_ID_UUID: u32 = 1;
 pub const HURRAY_BACKEND_ID_LUID: u32 = 2;
 pub const HURRAY_BACKEND_ID_PCI: u32 = 3;
-pub const HURRAY_IPC_PROTOCOL_VERSION: u32 = 2;
+pub const HURRAY_IPC_PROTOCOL_VERSION: u32 = 3;
 pub const HURRAY_IPC_MAX_DEVICES: u32 = 16;
 pub const HURRAY_IPC_SEND_ONLY: u32 = 1;
 pub const HURRAY_IPC_ANY_PEER: u32 = 2;
 pub const HURRAY_IPC_COPY_PER_SEND: u32 = 4;
 pub const HURRAY_DLPACK_MAJOR_VERSION: u32 = 1;
-pub const HURRAY_DLPACK_MINOR_VERSION: u32 = 1;
+pub const HURRAY_DLPACK_MINOR_VERSION: u32 = 3;
 pub const HURRAY_DLPACK_MAX_NDIM: u32 = 64;
 pub const HURRAY_DLPACK_FLAG_READ_ONLY: u32 = 1;
 pub const HURRAY_DLPACK_FLAG_IS_COPIED: u32 = 2;
@@ -2812,6 +2812,15 @@ extern "C" {
     ) -> hurray_status;
 }
 extern "C" {
+    pub fn hurray_ipc_try_send(
+        channel: *mut hurray_ipc_channel,
+        buffer: *mut hurray_buffer,
+        desc: *const hurray_export_desc,
+        id: *mut u64,
+        err: *mut hurray_error,
+    ) -> hurray_status;
+}
+extern "C" {
     pub fn hurray_ipc_progress(
         channel: *mut hurray_ipc_channel,
         timeout_ms: i32,
@@ -2879,6 +2888,9 @@ impl hurray_dl_device_type {
 impl hurray_dl_device_type {
     pub const HURRAY_DL_MAIA: hurray_dl_device_type = hurray_dl_device_type(17);
 }
+impl hurray_dl_device_type {
+    pub const HURRAY_DL_TRN: hurray_dl_device_type = hurray_dl_device_type(18);
+}
 #[repr(transparent)]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
 pub struct hurray_dl_device_type(pub ::std::os::raw::c_uint);
@@ -2902,6 +2914,39 @@ impl hurray_dl_data_type_code {
 }
 impl hurray_dl_data_type_code {
     pub const HURRAY_DL_BOOL: hurray_dl_data_type_code = hurray_dl_data_type_code(6);
+}
+impl hurray_dl_data_type_code {
+    pub const HURRAY_DL_FLOAT8_E3M4: hurray_dl_data_type_code = hurray_dl_data_type_code(7);
+}
+impl hurray_dl_data_type_code {
+    pub const HURRAY_DL_FLOAT8_E4M3: hurray_dl_data_type_code = hurray_dl_data_type_code(8);
+}
+impl hurray_dl_data_type_code {
+    pub const HURRAY_DL_FLOAT8_E4M3B11FNUZ: hurray_dl_data_type_code = hurray_dl_data_type_code(9);
+}
+impl hurray_dl_data_type_code {
+    pub const HURRAY_DL_FLOAT8_E4M3FN: hurray_dl_data_type_code = hurray_dl_data_type_code(10);
+}
+impl hurray_dl_data_type_code {
+    pub const HURRAY_DL_FLOAT8_E4M3FNUZ: hurray_dl_data_type_code = hurray_dl_data_type_code(11);
+}
+impl hurray_dl_data_type_code {
+    pub const HURRAY_DL_FLOAT8_E5M2: hurray_dl_data_type_code = hurray_dl_data_type_code(12);
+}
+impl hurray_dl_data_type_code {
+    pub const HURRAY_DL_FLOAT8_E5M2FNUZ: hurray_dl_data_type_code = hurray_dl_data_type_code(13);
+}
+impl hurray_dl_data_type_code {
+    pub const HURRAY_DL_FLOAT8_E8M0FNU: hurray_dl_data_type_code = hurray_dl_data_type_code(14);
+}
+impl hurray_dl_data_type_code {
+    pub const HURRAY_DL_FLOAT6_E2M3FN: hurray_dl_data_type_code = hurray_dl_data_type_code(15);
+}
+impl hurray_dl_data_type_code {
+    pub const HURRAY_DL_FLOAT6_E3M2FN: hurray_dl_data_type_code = hurray_dl_data_type_code(16);
+}
+impl hurray_dl_data_type_code {
+    pub const HURRAY_DL_FLOAT4_E2M1FN: hurray_dl_data_type_code = hurray_dl_data_type_code(17);
 }
 #[repr(transparent)]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
@@ -3432,6 +3477,238 @@ fn bindgen_test_layout_hurray_dl_managed_tensor_versioned() {
     test_field_dl_tensor();
 }
 impl Default for hurray_dl_managed_tensor_versioned {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct hurray_dl_exchange_api_header {
+    pub version: hurray_dl_pack_version,
+    pub prev_api: *mut hurray_dl_exchange_api_header,
+}
+#[test]
+fn bindgen_test_layout_hurray_dl_exchange_api_header() {
+    assert_eq!(
+        ::std::mem::size_of::<hurray_dl_exchange_api_header>(),
+        16usize,
+        concat!("Size of: ", stringify!(hurray_dl_exchange_api_header))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<hurray_dl_exchange_api_header>(),
+        8usize,
+        concat!("Alignment of ", stringify!(hurray_dl_exchange_api_header))
+    );
+    fn test_field_version() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<hurray_dl_exchange_api_header>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).version) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(hurray_dl_exchange_api_header),
+                "::",
+                stringify!(version)
+            )
+        );
+    }
+    test_field_version();
+    fn test_field_prev_api() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<hurray_dl_exchange_api_header>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).prev_api) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(hurray_dl_exchange_api_header),
+                "::",
+                stringify!(prev_api)
+            )
+        );
+    }
+    test_field_prev_api();
+}
+impl Default for hurray_dl_exchange_api_header {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct hurray_dl_exchange_api {
+    pub header: hurray_dl_exchange_api_header,
+    pub managed_tensor_allocator: ::std::option::Option<
+        unsafe extern "C" fn(
+            prototype: *mut hurray_dl_tensor,
+            out: *mut *mut hurray_dl_managed_tensor_versioned,
+            error_ctx: *mut ::std::os::raw::c_void,
+            set_error: ::std::option::Option<
+                unsafe extern "C" fn(
+                    error_ctx: *mut ::std::os::raw::c_void,
+                    kind: *const ::std::os::raw::c_char,
+                    message: *const ::std::os::raw::c_char,
+                ),
+            >,
+        ) -> ::std::os::raw::c_int,
+    >,
+    pub managed_tensor_from_py_object_no_sync: ::std::option::Option<
+        unsafe extern "C" fn(
+            py_object: *mut ::std::os::raw::c_void,
+            out: *mut *mut hurray_dl_managed_tensor_versioned,
+        ) -> ::std::os::raw::c_int,
+    >,
+    pub managed_tensor_to_py_object_no_sync: ::std::option::Option<
+        unsafe extern "C" fn(
+            tensor: *mut hurray_dl_managed_tensor_versioned,
+            out_py_object: *mut *mut ::std::os::raw::c_void,
+        ) -> ::std::os::raw::c_int,
+    >,
+    pub dltensor_from_py_object_no_sync: ::std::option::Option<
+        unsafe extern "C" fn(
+            py_object: *mut ::std::os::raw::c_void,
+            out: *mut hurray_dl_tensor,
+        ) -> ::std::os::raw::c_int,
+    >,
+    pub current_work_stream: ::std::option::Option<
+        unsafe extern "C" fn(
+            device_type: i32,
+            device_id: i32,
+            out_current_stream: *mut *mut ::std::os::raw::c_void,
+        ) -> ::std::os::raw::c_int,
+    >,
+}
+#[test]
+fn bindgen_test_layout_hurray_dl_exchange_api() {
+    assert_eq!(
+        ::std::mem::size_of::<hurray_dl_exchange_api>(),
+        56usize,
+        concat!("Size of: ", stringify!(hurray_dl_exchange_api))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<hurray_dl_exchange_api>(),
+        8usize,
+        concat!("Alignment of ", stringify!(hurray_dl_exchange_api))
+    );
+    fn test_field_header() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<hurray_dl_exchange_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).header) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(hurray_dl_exchange_api),
+                "::",
+                stringify!(header)
+            )
+        );
+    }
+    test_field_header();
+    fn test_field_managed_tensor_allocator() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<hurray_dl_exchange_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).managed_tensor_allocator) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(hurray_dl_exchange_api),
+                "::",
+                stringify!(managed_tensor_allocator)
+            )
+        );
+    }
+    test_field_managed_tensor_allocator();
+    fn test_field_managed_tensor_from_py_object_no_sync() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<hurray_dl_exchange_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).managed_tensor_from_py_object_no_sync) as usize
+                    - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(hurray_dl_exchange_api),
+                "::",
+                stringify!(managed_tensor_from_py_object_no_sync)
+            )
+        );
+    }
+    test_field_managed_tensor_from_py_object_no_sync();
+    fn test_field_managed_tensor_to_py_object_no_sync() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<hurray_dl_exchange_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).managed_tensor_to_py_object_no_sync) as usize
+                    - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(hurray_dl_exchange_api),
+                "::",
+                stringify!(managed_tensor_to_py_object_no_sync)
+            )
+        );
+    }
+    test_field_managed_tensor_to_py_object_no_sync();
+    fn test_field_dltensor_from_py_object_no_sync() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<hurray_dl_exchange_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dltensor_from_py_object_no_sync) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(hurray_dl_exchange_api),
+                "::",
+                stringify!(dltensor_from_py_object_no_sync)
+            )
+        );
+    }
+    test_field_dltensor_from_py_object_no_sync();
+    fn test_field_current_work_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<hurray_dl_exchange_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).current_work_stream) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(hurray_dl_exchange_api),
+                "::",
+                stringify!(current_work_stream)
+            )
+        );
+    }
+    test_field_current_work_stream();
+}
+impl Default for hurray_dl_exchange_api {
     fn default() -> Self {
         let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
         unsafe {

@@ -8,25 +8,8 @@ use std::sync::Arc;
 
 use hurray::{Buffer, Context, Event, Status, Stream, DEVICE_CPU};
 
-#[repr(C, align(64))]
-struct Aligned([u8; 256]);
-
-struct Owner {
-    mem: Box<Aligned>,
-    drops: Arc<AtomicUsize>,
-}
-
-impl AsRef<[u8]> for Owner {
-    fn as_ref(&self) -> &[u8] {
-        &self.mem.0
-    }
-}
-
-impl Drop for Owner {
-    fn drop(&mut self) {
-        self.drops.fetch_add(1, Ordering::SeqCst);
-    }
-}
+mod common;
+use common::owner;
 
 // event_user: an Arc<AtomicUsize> counting the frees of the event.
 unsafe extern "C" fn count_free(user: *mut c_void, _event: *mut c_void) {
@@ -65,7 +48,7 @@ fn a_handoff_released_after_an_event_is_released_exactly_once() {
     let ev = counted_event(&frees, &mut marker);
     let ctx = Context::new().unwrap();
     ctx.set_guard(true).unwrap();
-    let buf = Buffer::wrap(&ctx, Owner { mem: Box::new(Aligned([1; 256])), drops: drops.clone() }, 64).unwrap();
+    let buf = Buffer::wrap(&ctx, owner(&drops), 64).unwrap();
     let h = buf.export().unwrap();
     drop(buf);
     assert_eq!(drops.load(Ordering::SeqCst), 0);

@@ -84,6 +84,18 @@ impl Event {
     pub fn value(&self) -> u64 {
         self.value
     }
+    /// An EVENT export carrying the event; whoever gets it frees the event.
+    pub(crate) fn export_desc(&self) -> sys::hurray_export_desc {
+        sys::hurray_export_desc {
+            size: std::mem::size_of::<sys::hurray_export_desc>() as u32,
+            sync_mode: sys::hurray_sync_mode::HURRAY_SYNC_EVENT.0 as u32,
+            sync_object: self.object,
+            sync_value: self.value,
+            event_free_fn: Some(self.free),
+            event_user: self.user,
+            ..Default::default()
+        }
+    }
 }
 
 impl Drop for Event {

@@ -7,8 +7,9 @@
 //!   (BP-REL-ONCE): on drop, by [`Handoff::release`] or
 //!   [`Handoff::release_after`]. [`Handoff::into_raw`] / [`Handoff::from_raw`]
 //!   pass it to and from C.
-//! - [`Event`]: a device event ([`Event::record`]), freed exactly once on
-//!   drop; [`Handoff::release_after_event`] releases after it.
+//! - [`Event`]: a device event ([`Event::record`]), freed exactly once (on
+//!   drop, or by the consumer of [`Buffer::export_after_event`]);
+//!   [`Handoff::release_after_event`] releases after it.
 //! - [`Handle`], [`Policy`], [`Context`]: the 16-byte handle, its rules.
 //! - [`ipc`]: [`ipc::Listener`] and [`ipc::Channel`] between processes;
 //!   with the `net` feature, `net::Server` and `net::Client` (UCX) between

@@ -1,7 +1,7 @@
 // Events: recording on the CPU is refused with its rule (BP-SYNC-CPU); an
 // Event is freed exactly once, on drop; a handoff released after an event is
 // released exactly once (the CPU backend releases at once) and the event
-// stays the caller's.
+// stays the caller's; an EVENT export the CPU refuses frees its event once.
 use std::os::raw::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -61,6 +61,21 @@ fn a_handoff_released_after_an_event_is_released_exactly_once() {
     assert_eq!(frees.load(Ordering::SeqCst), 1);
     assert_eq!(drops.load(Ordering::SeqCst), 1);
     assert_eq!(ctx.guard_count(), 0, "guard mode saw a double release or a leak");
+}
+
+#[test]
+fn a_refused_event_export_frees_the_event_once() {
+    let (drops, frees) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let mut marker = 0u64;
+    let buf = Buffer::wrap(&Context::default(), owner(&drops), 64).unwrap();
+    // A CPU buffer is PRODUCER_SYNCED: the EVENT export is refused, and the
+    // event it would have carried is freed here, once.
+    let err = buf.export_after_event(counted_event(&frees, &mut marker)).err().unwrap();
+    assert_eq!(err.rule_id(), "BP-SYNC-CPU");
+    assert_eq!(frees.load(Ordering::SeqCst), 1);
+    drop(buf);
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    assert_eq!(frees.load(Ordering::SeqCst), 1);
 }
 
 #[test]

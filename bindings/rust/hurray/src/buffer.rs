@@ -6,6 +6,7 @@ use hurray_sys as sys;
 
 use crate::context::Context;
 use crate::error::{call, Result};
+use crate::event::Event;
 use crate::handle::Handle;
 use crate::handoff::Handoff;
 
@@ -91,6 +92,31 @@ impl Buffer {
     pub fn export(&self) -> Result<Handoff> {
         let mut raw = sys::hurray_handoff::default();
         call(|e| unsafe { sys::hurray_buffer_export(self.0.as_ptr(), std::ptr::null(), &mut raw, e) })?;
+        Ok(unsafe { Handoff::from_raw(raw) })
+    }
+    /// A handoff of its own whose consumer waits on `event` first (sync mode
+    /// EVENT, writable). The handoff takes the event: hurray.h's
+    /// `event_free_fn` "is called exactly once when the consumer releases
+    /// it". If the export fails the event is freed here, once ("If the
+    /// export then fails, free the event"). CPU buffers have no events:
+    ///
+    /// ```
+    /// # use std::os::raw::c_void;
+    /// # unsafe extern "C" fn free(_: *mut c_void, _: *mut c_void) {}
+    /// # let mut marker = 0u8;
+    /// # let event = unsafe { hurray::Event::from_raw(&mut marker as *mut u8 as *mut c_void, 0, free, std::ptr::null_mut()) };
+    /// // `event` from hurray::Event::record on the buffer's device.
+    /// let buf = hurray::Buffer::alloc_host(&hurray::Context::default(), 4096, 64, false)?;
+    /// let err = buf.export_after_event(event).err().unwrap();
+    /// assert_eq!(err.rule_id(), "BP-SYNC-CPU");
+    /// # Ok::<(), hurray::Error>(())
+    /// ```
+    pub fn export_after_event(&self, event: Event) -> Result<Handoff> {
+        let desc = event.export_desc();
+        let mut raw = sys::hurray_handoff::default();
+        // On error `event` is dropped, which frees it.
+        call(|e| unsafe { sys::hurray_buffer_export(self.0.as_ptr(), &desc, &mut raw, e) })?;
+        std::mem::forget(event); // the handoff's release_event frees it now
         Ok(unsafe { Handoff::from_raw(raw) })
     }
     /// Copy `src` into the buffer at `offset`, through its backend (device

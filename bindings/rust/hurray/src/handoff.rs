@@ -5,6 +5,7 @@ use hurray_sys as sys;
 
 use crate::context::{Context, Policy};
 use crate::error::{call, Error, Result, Status};
+use crate::event::Event;
 use crate::handle::Handle;
 
 /// A device stream (CUstream, hipStream_t, cl_command_queue, ...) to order a
@@ -26,6 +27,10 @@ impl Stream {
     /// as long as the release is pending.
     pub unsafe fn from_raw(raw: *mut c_void) -> Stream {
         Stream(raw)
+    }
+    /// The native stream (NULL: the default stream), for hurray-sys calls.
+    pub fn as_raw(self) -> *mut c_void {
+        self.0
     }
 }
 
@@ -82,9 +87,46 @@ impl Handoff {
     /// h.release_after(&hurray::Context::default(), hurray::Stream::DEFAULT).map_err(|(e, _)| e)?;
     /// # Ok::<(), hurray::Error>(())
     /// ```
-    pub fn release_after(mut self, ctx: &Context, stream: Stream) -> std::result::Result<(), (Error, Handoff)> {
+    pub fn release_after(self, ctx: &Context, stream: Stream) -> std::result::Result<(), (Error, Handoff)> {
+        self.release_after_raw(ctx, stream.0, std::ptr::null_mut(), 0)
+    }
+    /// Release once `event` (recorded on the handoff's device) completes,
+    /// without waiting (BP-REL-AFTER). hurray.h: on success the handoff is
+    /// moved in and released exactly once; the event stays the caller's (it
+    /// is not freed by this call). On error the handoff comes back.
+    ///
+    /// ```
+    /// # use std::os::raw::c_void;
+    /// # unsafe extern "C" fn free(_: *mut c_void, _: *mut c_void) {}
+    /// # let mut marker = 0u8;
+    /// # let event = unsafe { hurray::Event::from_raw(&mut marker as *mut u8 as *mut c_void, 0, free, std::ptr::null_mut()) };
+    /// // `event` from hurray::Event::record on a GPU; the CPU releases at once.
+    /// let buf = hurray::Buffer::alloc_host(&hurray::Context::default(), 4096, 64, false)?;
+    /// let h = buf.export()?;
+    /// unsafe { h.release_after_event(&hurray::Context::default(), &event) }.map_err(|(e, _)| e)?;
+    /// drop(event); // the CPU released at once: the event may go
+    /// # Ok::<(), hurray::Error>(())
+    /// ```
+    ///
+    /// # Safety
+    /// `event` must outlive the deferred release: a backend that defers
+    /// (`hurray_device_release_after_deferred`, e.g. Level Zero's releaser
+    /// thread) waits on the event after this call returns. Where the backend
+    /// does not defer (the CPU, host-wait backends) the release has run when
+    /// this returns.
+    pub unsafe fn release_after_event(self, ctx: &Context, event: &Event) -> std::result::Result<(), (Error, Handoff)> {
+        self.release_after_raw(ctx, std::ptr::null_mut(), event.as_raw(), event.value())
+    }
+
+    fn release_after_raw(
+        mut self,
+        ctx: &Context,
+        stream: *mut c_void,
+        event: *mut c_void,
+        value: u64,
+    ) -> std::result::Result<(), (Error, Handoff)> {
         let r = call(|e| unsafe {
-            sys::hurray_handoff_release_after(ctx.as_ptr(), &mut self.raw, stream.0, std::ptr::null_mut(), 0, e)
+            sys::hurray_handoff_release_after(ctx.as_ptr(), &mut self.raw, stream, event, value, e)
         });
         match r {
             Ok(()) => {

@@ -7,6 +7,9 @@
 //!   (BP-REL-ONCE): on drop, by [`Handoff::release`] or
 //!   [`Handoff::release_after`]. [`Handoff::into_raw`] / [`Handoff::from_raw`]
 //!   pass it to and from C.
+//! - [`Event`]: a device event ([`Event::record`]), freed exactly once (on
+//!   drop, or by the consumer of [`Buffer::export_after_event`]);
+//!   [`Handoff::release_after_event`] releases after it.
 //! - [`Handle`], [`Policy`], [`Context`]: the 16-byte handle, its rules.
 //! - [`ipc`]: [`ipc::Listener`] and [`ipc::Channel`] between processes;
 //!   with the `net` feature, `net::Server` and `net::Client` (UCX) between
@@ -32,6 +35,7 @@ mod buffer;
 mod context;
 mod device;
 mod error;
+mod event;
 mod handle;
 mod handoff;
 pub mod ipc;
@@ -42,6 +46,7 @@ pub use buffer::Buffer;
 pub use context::{Context, Policy};
 pub use device::{backend_report, device_count, device_info, DeviceInfo};
 pub use error::{Error, Result, Status};
+pub use event::{Event, EventFreeFn};
 pub use handle::{Handle, Transport};
 pub use handoff::{Handoff, Stream};
 pub use hurray_sys as sys;

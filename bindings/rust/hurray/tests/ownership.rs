@@ -6,29 +6,8 @@ use std::sync::Arc;
 
 use hurray::{Buffer, Context, Handoff, Status};
 
-#[repr(C, align(64))]
-struct Aligned([u8; 256]);
-
-struct Owner {
-    mem: Box<Aligned>,
-    drops: Arc<AtomicUsize>,
-}
-
-impl AsRef<[u8]> for Owner {
-    fn as_ref(&self) -> &[u8] {
-        &self.mem.0
-    }
-}
-
-impl Drop for Owner {
-    fn drop(&mut self) {
-        self.drops.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-fn owner(drops: &Arc<AtomicUsize>) -> Owner {
-    Owner { mem: Box::new(Aligned([0x5A; 256])), drops: drops.clone() }
-}
+mod common;
+use common::owner;
 
 #[test]
 fn a_wrapped_owner_is_dropped_once_after_the_last_handoff() {

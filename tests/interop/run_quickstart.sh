@@ -1,15 +1,15 @@
 #!/bin/sh
 # Build and run a quick start of README.md against this build's libhurray:
-#   run_quickstart.sh python|py|rust|zig README WORKDIR LIBDIR INCLUDEDIR TOOL
+#   run_quickstart.sh python|py|python3|zig README WORKDIR LIBDIR INCLUDEDIR TOOL
 # It takes the one ```LANG block of README.md, verbatim (```py: the Python
 # IPC example, run as ```python is). TOOL: the Python
-# interpreter (with PYTHONPATH set to python/), rustc (empty: from PATH or
-# ~/.cargo/bin), or scripts/zig.sh.
+# interpreter (with PYTHONPATH set to python/), or scripts/zig.sh. The Rust
+# quick start uses the crates and is run by tests/rust.
 set -eu
 lang=$1 readme=$2 work=$3 libdir=$4 include=$5 tool=${6:-}
 rm -rf "$work"
 mkdir -p "$work"
-case $lang in python|py|python3) ext=py ;; rust) ext=rs ;; zig) ext=zig ;;
+case $lang in python|py|python3) ext=py ;; zig) ext=zig ;;
   *) echo "run_quickstart.sh: unknown language $lang" >&2; exit 2 ;; esac
 src=$work/quickstart.$ext
 /usr/bin/python3 - "$readme" "$lang" >"$src" <<'PY'
@@ -24,13 +24,6 @@ set -x
 case $lang in
 python|py|python3)
   HURRAY_LIBRARY=$libdir/libhurray.so.1 PYTHONDONTWRITEBYTECODE=1 "$tool" "$src"
-  ;;
-rust)
-  if [ -z "$tool" ]; then
-    tool=$(command -v rustc || echo "${HOME:-/nonexistent}/.cargo/bin/rustc")
-  fi
-  "$tool" --edition 2021 -D warnings -o "$work/app" "$src" -L "native=$libdir" -l hurray
-  LD_LIBRARY_PATH=$libdir "$work/app"
   ;;
 zig)
   zig=$("$tool")

@@ -1,7 +1,8 @@
 // The GPU stream driver: virtual memory management (VMM) memory across
 // processes. A SHAREABLE STANDARD allocation is made with the runtime's VMM
 // calls where the device exports such memory as a POSIX file descriptor
-// (CUDA: cuMemCreate with CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), and any
+// (CUDA: cuMemCreate with CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR; HIP: hipMemCreate,
+// where HURRAY_HIP_SHAREABLE=vmm), and any
 // VMM allocation (made here, or the caller's, wrapped) is exported as a
 // descriptor that travels with SCM_RIGHTS, imported with
 // cuMemImportFromShareableHandle, mapped into a range of its own and opened
@@ -51,7 +52,7 @@ hurray_status vmm_alloc(State *s, Device *d, int32_t device, uint8_t memory_clas
   uint64_t handle = 0;
   Result r = rt::vmm_create(api, d->ref, size, &handle);
   if (r != rt::kSuccess)
-    return rt_fail(err, api, HURRAY_OK, "cuMemCreate", r,
+    return rt_fail(err, api, HURRAY_OK, rt::kVmmCreate, r,
                    "%llu bytes of VMM memory (SHAREABLE %s) on device %d '%s'",
                    static_cast<unsigned long long>(size), class_name(memory_class),
                    static_cast<int>(device), d->name.c_str());
@@ -80,10 +81,10 @@ hurray_status vmm_export(const State *s, const Device &d, uint64_t handle, uint6
   int fd = -1;
   const Result r = rt::vmm_export(s->api, handle, &fd);
   if (r != rt::kSuccess || fd < 0)
-    return rt_fail(err, s->api, HURRAY_OK, "cuMemExportToShareableHandle", r,
+    return rt_fail(err, s->api, HURRAY_OK, rt::kVmmExport, r,
                    "a %llu-byte VMM allocation on '%s' as a POSIX file descriptor (it must be "
-                   "made with CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)",
-                   static_cast<unsigned long long>(vmm_size), d.name.c_str());
+                   "made with %s)",
+                   static_cast<unsigned long long>(vmm_size), d.name.c_str(), rt::kVmmFdType);
   const VmmWire w{vmm_size};
   hurray::kit::pack_ipc(rt::kIpcVmmKind, &w, sizeof w, byte_size, offset, out);
   out->fd = fd;
@@ -108,9 +109,9 @@ hurray_status vmm_import(State *s, Device *d, int32_t device,
   Result r = rt::vmm_import(api, handle->fd, &h);
   if (r != rt::kSuccess)  // the peer's descriptor is no VMM export: its refusal
     return name_devmem_rule(
-        err, rt_fail(err, api, HURRAY_OK, "cuMemImportFromShareableHandle", r,
-                     "a descriptor on '%s' (not one cuMemExportToShareableHandle made?)",
-                     d->name.c_str()));
+        err, rt_fail(err, api, HURRAY_OK, rt::kVmmImport, r,
+                     "a descriptor on '%s' (not one %s made?)", d->name.c_str(),
+                     rt::kVmmExport));
   uintptr_t base = 0;
   const char *function = nullptr;
   r = rt::vmm_map(api, d->ref, h, size, d->vmm_granularity, &base, &function);

@@ -80,8 +80,8 @@ hurray_status parse_memory(const hurray_backend_ipc_handle *h, uint32_t kind, co
                 "with one",
                 kRuleDevMem, kPlugin, meaning);
   if (h->byte_size == 0)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: %s: ipc_import_memory: the handle is of 0 bytes",
-                kRuleDevMem, kPlugin);
+    return fail(err, HURRAY_E_INVALID_ARGUMENT,
+                "%s: %s: ipc_import_memory: the handle is of 0 bytes", kRuleDevMem, kPlugin);
   return HURRAY_OK;
 }
 

@@ -29,7 +29,7 @@ if [[ $# -gt 1 || ! $secs =~ ^[1-9][0-9]*$ ]]; then
 fi
 build=${HURRAY_FUZZ_BUILD:-build-fuzz}
 jobs=${JOBS:-2}
-read -r -a targets <<<"${HURRAY_FUZZ_TARGETS:-fuzz_handle fuzz_table_property fuzz_inspect_input fuzz_ipc_message fuzz_dlpack_import fuzz_net_message fuzz_cpu_ipc_import}"
+read -r -a targets <<<"${HURRAY_FUZZ_TARGETS:-fuzz_handle fuzz_table_property fuzz_inspect_input fuzz_ipc_message fuzz_dlpack_import fuzz_net_message fuzz_cpu_ipc_import fuzz_gpu_ipc_parse}"
 
 # ------------------------------------------------------------ dependencies --
 missing=()

@@ -498,6 +498,47 @@ def fuzz_cpu_ipc_import_seeds():
     }
 
 
+def fuzz_gpu_ipc_parse_seeds():
+    # mode, descriptor, kind, byte_size, offset, granularity|at, block, 64 vendor bytes
+    cuv1, cum1, hiv1 = 0x31565543, 0x314D5543, 0x31564948
+    mib2 = 2 << 20
+
+    def seed(mode=0, fd=1, kind=cuv1, size=4096, offset=0, g=mib2, block=0, vendor=None):
+        if vendor is None:
+            vendor = struct.pack("<Q", mib2)
+        return struct.pack("<BBIQQQQ", mode, fd, kind, size, offset, g, block) + \
+            vendor.ljust(64, b"\0")
+
+    return {
+        "ok-vmm-start": seed(),
+        "ok-vmm-end": seed(size=4096, offset=mib2 - 4096),
+        "ok-vmm-whole-dev-null": seed(fd=5, size=mib2),
+        "ok-vmm-hip": seed(mode=4, kind=hiv1),
+        "ok-memory-handle": seed(mode=1, fd=0, kind=cum1, vendor=b"\x11" * 64),
+        "ok-in-block": seed(mode=2, size=4096, offset=4096, g=8192, block=16384),
+        "bad-vmm-offset-past": seed(offset=mib2),
+        "bad-vmm-size-past": seed(size=8192, offset=mib2 - 4096),
+        "bad-vmm-offset-wraps": seed(offset=(1 << 64) - 10),
+        "bad-vmm-size-odd": seed(vendor=struct.pack("<Q", mib2 + 4096)),
+        "bad-vmm-size-zero": seed(vendor=b""),
+        "bad-vmm-granularity-zero": seed(g=0),
+        "bad-vmm-garbage": seed(vendor=b"\xa5" * 64),
+        "bad-vmm-trailing-bytes": seed(vendor=struct.pack("<Q", mib2) + b"\x01"),
+        "bad-vmm-empty": seed(size=0),
+        "bad-vmm-no-descriptor": seed(fd=0),
+        "bad-vmm-pipe": seed(fd=2),
+        "bad-vmm-socket": seed(fd=3),
+        "bad-vmm-folder": seed(fd=4),
+        "bad-vmm-kind-cum1": seed(kind=cum1),
+        "bad-memory-with-descriptor": seed(mode=1, kind=cum1),
+        "bad-memory-empty": seed(mode=1, fd=0, kind=cum1, size=0),
+        "bad-memory-kind-vmm": seed(mode=1, fd=0),
+        "bad-in-block-past": seed(mode=2, size=4096, offset=8192, g=8192, block=16384),
+        "bad-in-block-wraps": seed(mode=2, size=4096, offset=(1 << 64) - 4096, g=8192,
+                                   block=16384),
+    }
+
+
 TARGETS = {
     "fuzz_handle": fuzz_handle_seeds,
     "fuzz_table_property": fuzz_table_property_seeds,
@@ -505,6 +546,7 @@ TARGETS = {
     "fuzz_ipc_message": fuzz_ipc_message_seeds,  # ipc (issue 6)
     "fuzz_dlpack_import": fuzz_dlpack_import_seeds,  # dlpack (issue 7)
     "fuzz_cpu_ipc_import": fuzz_cpu_ipc_import_seeds,  # the CPU backend's IPC import (issue 24)
+    "fuzz_gpu_ipc_parse": fuzz_gpu_ipc_parse_seeds,  # the CUDA/HIP import's parsing (issue 33)
 }
 
 

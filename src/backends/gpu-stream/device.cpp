@@ -34,9 +34,12 @@ void close_devices(State *s) noexcept {
 hurray_status open_devices(State *s, hurray_error *err) {
   const Api &api = s->api;
   // HURRAY_CUDA_SHAREABLE=legacy: SHAREABLE memory by cuMemAlloc and
-  // cuIpcGetMemHandle even where VMM descriptors work (vmm.cpp)
+  // cuIpcGetMemHandle even where VMM descriptors work (vmm.cpp);
+  // HURRAY_HIP_SHAREABLE=vmm: by hipMemCreate where they work
   const char *shareable = std::getenv(rt::kShareableEnv);
-  s->shareable_vmm = shareable == nullptr || std::strcmp(shareable, "legacy") != 0;
+  s->shareable_vmm = rt::kShareableVmmByDefault
+                         ? shareable == nullptr || std::strcmp(shareable, "legacy") != 0
+                         : shareable != nullptr && std::strcmp(shareable, "vmm") == 0;
   int count = 0;
   if (const hurray_status st = rt::start(s, &count, err)) return st;
   std::string why;

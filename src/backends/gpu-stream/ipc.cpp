@@ -6,6 +6,7 @@
 #include <new>
 
 #include "driver.h"
+#include "ipc_parse.h"
 
 namespace hurray::gpu_stream {
 
@@ -60,19 +61,10 @@ hurray_status ipc_import_memory(void *state, int32_t device,
                 kPlugin, rt::kVendor, class_name(memory_class));
   if (handle != nullptr && handle->kind == rt::kIpcVmmKind)
     return vmm_import(s, d, device, handle, memory_class, out, err);
-  rt::IpcMemHandle h;
-  if (const hurray_status st =
-          hurray::kit::unpack_ipc(handle, rt::kIpcMemoryKind, "ipc_import_memory",
-                                  rt::kIpcMeaningMemory, &h, sizeof h, err))
+  rt::IpcMemHandle h;  // checked before any vendor call (ipc_parse.cpp)
+  if (const hurray_status st = parse_memory(handle, rt::kIpcMemoryKind, rt::kIpcMeaningMemory,
+                                            &h, sizeof h, err))
     return st;
-  if (handle->fd >= 0)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "%s: ipc_import_memory: %s travels without a file descriptor; this one came "
-                "with one",
-                kPlugin, rt::kIpcMeaningMemory);
-  if (handle->byte_size == 0)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: ipc_import_memory: the handle is of 0 bytes",
-                kPlugin);
   const Api &api = s->api;
   HURRAY_GPU_CURRENT_(s, d, err)
   uintptr_t base = 0;
@@ -81,15 +73,10 @@ hurray_status ipc_import_memory(void *state, int32_t device,
   uintptr_t range_base = 0;
   size_t range_size = 0;
   if (rt::mem_range(api, base, &range_base, &range_size)) {
-    const uint64_t start = static_cast<uint64_t>(base - range_base) + handle->offset;
-    if (handle->offset > range_size || start > range_size ||
-        handle->byte_size > range_size - start) {
+    if (const hurray_status st = check_in_block(*handle, static_cast<uint64_t>(base - range_base),
+                                                range_size, err)) {
       close_handle(s, device, base);
-      return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                  "%s: ipc_import_memory: %llu bytes at offset %llu do not fit in the %zu-byte "
-                  "block the handle maps",
-                  kPlugin, static_cast<unsigned long long>(handle->byte_size),
-                  static_cast<unsigned long long>(handle->offset), range_size);
+      return st;
     }
   }
   const Allocation a = imported_at(device, memory_class, *handle, base);

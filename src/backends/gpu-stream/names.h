@@ -39,6 +39,10 @@ constexpr const char *kVendor = HURRAY_GPU_PICK("CUDA", "HIP");
 constexpr const char *kLibraryEnv = HURRAY_GPU_PICK("HURRAY_CUDA_LIBRARY", "HURRAY_HIP_LIBRARY");
 constexpr const char *kShareableEnv =
     HURRAY_GPU_PICK("HURRAY_CUDA_SHAREABLE", "HURRAY_HIP_SHAREABLE");
+// SHAREABLE STANDARD memory by VMM where the device exports it, unless the
+// environment says "legacy" (CUDA); only where it says "vmm" (HIP: never run
+// on an AMD GPU yet, docs/backends/hip.md).
+constexpr bool kShareableVmmByDefault = HURRAY_GPU_PICK(true, false);
 #if defined(HURRAY_GPU_RUNTIME_CUDA)
 inline constexpr const char *kSonames[] = {"libcuda.so.1", nullptr};
 #else
@@ -73,6 +77,10 @@ constexpr uint32_t kIpcEventKind = HURRAY_GPU_PICK(hurray::kit::fourcc('C', 'U',
   X(kIpcOpenMem, "cuIpcOpenMemHandle", "hipIpcOpenMemHandle") \
   X(kAddressRange, "cuMemGetAddressRange", "hipMemGetAddressRange") \
   X(kStreamCreate, "cuStreamCreate", "hipStreamCreateWithFlags") \
+  X(kVmmCreate, "cuMemCreate", "hipMemCreate") \
+  X(kVmmExport, "cuMemExportToShareableHandle", "hipMemExportToShareableHandle") \
+  X(kVmmImport, "cuMemImportFromShareableHandle", "hipMemImportFromShareableHandle") \
+  X(kVmmFdType, "CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR", "hipMemHandleTypePosixFileDescriptor") \
   X(kHostWaitNote, "; release_after: host wait (no cuLaunchHostFunc)", "; release_after: host wait (no hipLaunchHostFunc or hipStreamAddCallback)")
 #define HURRAY_GPU_WORD_(name, cuda, hip) constexpr const char *name = HURRAY_GPU_PICK(cuda, hip);
 HURRAY_GPU_WORDS(HURRAY_GPU_WORD_)

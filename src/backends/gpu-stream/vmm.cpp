@@ -1,7 +1,8 @@
 // The GPU stream driver: virtual memory management (VMM) memory across
 // processes. A SHAREABLE STANDARD allocation is made with the runtime's VMM
 // calls where the device exports such memory as a POSIX file descriptor
-// (CUDA: cuMemCreate with CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), and any
+// (CUDA: cuMemCreate with CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR; HIP: hipMemCreate,
+// where HURRAY_HIP_SHAREABLE=vmm), and any
 // VMM allocation (made here, or the caller's, wrapped) is exported as a
 // descriptor that travels with SCM_RIGHTS, imported with
 // cuMemImportFromShareableHandle, mapped into a range of its own and opened
@@ -9,25 +10,19 @@
 // allocation is freed; a peer that dies loses its mappings with its address
 // space. docs/backends/cuda.md, "Memory across processes", says why VMM is
 // preferred for SHAREABLE memory.
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <new>
 
 #include "driver.h"
+#include "ipc_parse.h"
 
 namespace hurray::gpu_stream {
 
 using hurray::kit::kPlugin;
 
 namespace {
-
-// What crosses beside the descriptor, in the handle's vendor bytes: the size
-// of the physical allocation (what the consumer maps), then zeros.
-struct VmmWire {
-  uint64_t size;
-};
 
 uint64_t round_up(uint64_t n, uint64_t to) noexcept { return (n + to - 1) / to * to; }
 
@@ -57,7 +52,7 @@ hurray_status vmm_alloc(State *s, Device *d, int32_t device, uint8_t memory_clas
   uint64_t handle = 0;
   Result r = rt::vmm_create(api, d->ref, size, &handle);
   if (r != rt::kSuccess)
-    return rt_fail(err, api, HURRAY_OK, "cuMemCreate", r,
+    return rt_fail(err, api, HURRAY_OK, rt::kVmmCreate, r,
                    "%llu bytes of VMM memory (SHAREABLE %s) on device %d '%s'",
                    static_cast<unsigned long long>(size), class_name(memory_class),
                    static_cast<int>(device), d->name.c_str());
@@ -86,10 +81,10 @@ hurray_status vmm_export(const State *s, const Device &d, uint64_t handle, uint6
   int fd = -1;
   const Result r = rt::vmm_export(s->api, handle, &fd);
   if (r != rt::kSuccess || fd < 0)
-    return rt_fail(err, s->api, HURRAY_OK, "cuMemExportToShareableHandle", r,
+    return rt_fail(err, s->api, HURRAY_OK, rt::kVmmExport, r,
                    "a %llu-byte VMM allocation on '%s' as a POSIX file descriptor (it must be "
-                   "made with CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)",
-                   static_cast<unsigned long long>(vmm_size), d.name.c_str());
+                   "made with %s)",
+                   static_cast<unsigned long long>(vmm_size), d.name.c_str(), rt::kVmmFdType);
   const VmmWire w{vmm_size};
   hurray::kit::pack_ipc(rt::kIpcVmmKind, &w, sizeof w, byte_size, offset, out);
   out->fd = fd;
@@ -99,48 +94,34 @@ hurray_status vmm_export(const State *s, const Device &d, uint64_t handle, uint6
 hurray_status vmm_import(State *s, Device *d, int32_t device,
                          const hurray_backend_ipc_handle *handle, uint8_t memory_class,
                          hurray_backend_allocation *out, hurray_error *err) noexcept {
-  VmmWire w{};
-  if (const hurray_status st = hurray::kit::unpack_ipc(handle, rt::kIpcVmmKind, "ipc_import_memory",
-                                                       rt::kIpcMeaningVmm, &w, sizeof w, err))
-    return st;
   if (!rt::kHasVmm || d->vmm_granularity == 0)
     return fail(err, HURRAY_E_UNSUPPORTED,
                 "%s: ipc_import_memory: device %d '%s' cannot import VMM memory descriptors (no "
                 "virtual memory management with POSIX file descriptors)",
                 kPlugin, static_cast<int>(device), d->name.c_str());
-  struct stat st{};
-  if (handle->fd < 0 || fstat(handle->fd, &st) != 0 || S_ISDIR(st.st_mode) ||
-      S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "%s: ipc_import_memory: %s comes with a file descriptor (SCM_RIGHTS); %s", kPlugin,
-                rt::kIpcMeaningVmm,
-                handle->fd < 0 ? "this one came without" : "this one is not a memory descriptor");
-  const uint64_t size = w.size;
-  if (size == 0 || size % d->vmm_granularity != 0 || handle->byte_size == 0 ||
-      handle->offset > size || handle->byte_size > size - handle->offset)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "%s: ipc_import_memory: %llu bytes at offset %llu do not fit in the %llu-byte VMM "
-                "allocation the descriptor exports (a multiple of %llu)",
-                kPlugin, static_cast<unsigned long long>(handle->byte_size),
-                static_cast<unsigned long long>(handle->offset),
-                static_cast<unsigned long long>(size),
-                static_cast<unsigned long long>(d->vmm_granularity));
+  uint64_t size = 0;  // what the peer sent, checked before any vendor call (ipc_parse.cpp)
+  if (const hurray_status st = parse_vmm(handle, rt::kIpcVmmKind, rt::kIpcMeaningVmm,
+                                         d->vmm_granularity, &size, err))
+    return st;
   const Api &api = s->api;
   HURRAY_GPU_CURRENT_(s, d, err)
   uint64_t h = 0;
   Result r = rt::vmm_import(api, handle->fd, &h);
-  if (r != rt::kSuccess)
-    return rt_fail(err, api, HURRAY_OK, "cuMemImportFromShareableHandle", r,
-                   "a descriptor on '%s' (not one cuMemExportToShareableHandle made?)",
-                   d->name.c_str());
+  if (r != rt::kSuccess)  // the peer's descriptor is no VMM export: its refusal
+    return name_devmem_rule(
+        err, rt_fail(err, api, HURRAY_OK, rt::kVmmImport, r,
+                     "a descriptor on '%s' (not one %s made?)", d->name.c_str(),
+                     rt::kVmmExport));
   uintptr_t base = 0;
   const char *function = nullptr;
   r = rt::vmm_map(api, d->ref, h, size, d->vmm_granularity, &base, &function);
   if (r != rt::kSuccess) {
     rt::vmm_release(api, h);
-    return rt_fail(err, api, HURRAY_OK, function, r,
-                   "the %llu-byte VMM allocation of a descriptor on '%s'",
-                   static_cast<unsigned long long>(size), d->name.c_str());
+    // the size the peer named does not map (larger than what it sent?)
+    return name_devmem_rule(
+        err, rt_fail(err, api, HURRAY_OK, function, r,
+                     "the %llu-byte VMM allocation of a descriptor on '%s'",
+                     static_cast<unsigned long long>(size), d->name.c_str()));
   }
   Allocation a = imported_at(device, memory_class, *handle, base);
   a.vmm_handle = h;

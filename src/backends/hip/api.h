@@ -65,7 +65,31 @@ namespace hurray::hip {
   XX(hipIpcOpenMemHandle, true, hipError_t(void **, hipIpcMemHandle_t, unsigned int))            \
   XX(hipIpcCloseMemHandle, true, hipError_t(void *))                                             \
   XX(hipIpcGetEventHandle, true, hipError_t(hipIpcEventHandle_t *, hipEvent_t))                  \
-  XX(hipIpcOpenEventHandle, true, hipError_t(hipEvent_t *, hipIpcEventHandle_t))
+  XX(hipIpcOpenEventHandle, true, hipError_t(hipEvent_t *, hipIpcEventHandle_t))                \
+  HURRAY_HIP_VMM_FUNCTIONS(XX)
+
+// Virtual memory management (hip/vmm.cpp), all optional: without one of
+// them the plugin makes, exports and imports no VMM memory (HIP 5.2's
+// header declares them; its runtime may answer hipErrorNotSupported).
+#define HURRAY_HIP_VMM_FUNCTIONS(XX)                                                             \
+  XX(hipMemCreate, false,                                                                        \
+     hipError_t(hipMemGenericAllocationHandle_t *, size_t, const hipMemAllocationProp *,          \
+                unsigned long long))                                                             \
+  XX(hipMemRelease, false, hipError_t(hipMemGenericAllocationHandle_t))                          \
+  XX(hipMemAddressReserve, false, hipError_t(void **, size_t, size_t, void *, unsigned long long)) \
+  XX(hipMemAddressFree, false, hipError_t(void *, size_t))                                       \
+  XX(hipMemMap, false,                                                                           \
+     hipError_t(void *, size_t, size_t, hipMemGenericAllocationHandle_t, unsigned long long))   \
+  XX(hipMemUnmap, false, hipError_t(void *, size_t))                                             \
+  XX(hipMemSetAccess, false, hipError_t(void *, size_t, const hipMemAccessDesc *, size_t))       \
+  XX(hipMemGetAllocationGranularity, false,                                                      \
+     hipError_t(size_t *, const hipMemAllocationProp *, hipMemAllocationGranularity_flags))     \
+  XX(hipMemRetainAllocationHandle, false, hipError_t(hipMemGenericAllocationHandle_t *, void *)) \
+  XX(hipMemExportToShareableHandle, false,                                                       \
+     hipError_t(void *, hipMemGenericAllocationHandle_t, hipMemAllocationHandleType,             \
+                unsigned long long))                                                             \
+  XX(hipMemImportFromShareableHandle, false,                                                     \
+     hipError_t(hipMemGenericAllocationHandle_t *, void *, hipMemAllocationHandleType))
 
 // The resolved entry points; a missing optional one is nullptr.
 struct Api {

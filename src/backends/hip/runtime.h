@@ -142,24 +142,25 @@ inline bool mem_range(const Api &hip, uintptr_t p, uintptr_t *base, size_t *size
 }
 inline const char *export_event_hint(Result) noexcept { return ""; }
 
-// Virtual memory management: not used with HIP yet (docs/backends/hip.md):
-// HIP memory crosses processes by hipIpcGetMemHandle only.
-constexpr bool kHasVmm = false;
+// Virtual memory management (hipMemCreate) with POSIX file descriptors
+// (src/backends/hip/vmm.cpp; gpu-stream/vmm.cpp uses them), as CUDA's.
+// Handles are hipMemGenericAllocationHandle_t pointers, carried as integers.
+constexpr bool kHasVmm = true;
 constexpr uint32_t kIpcVmmKind = hurray::kit::fourcc('H', 'I', 'V', '1');
 constexpr const char *kIpcMeaningVmm = "a HIP VMM memory descriptor";
-inline bool vmm_probe(const Api &, const DeviceRef &, uint64_t *) noexcept { return false; }
-inline Result vmm_create(const Api &, const DeviceRef &, uint64_t, uint64_t *) noexcept {
-  return hipErrorNotSupported;
-}
-inline Result vmm_map(const Api &, const DeviceRef &, uint64_t, uint64_t, uint64_t, uintptr_t *,
-                      const char **function) noexcept {
-  *function = "hipMemMap";
-  return hipErrorNotSupported;
-}
-inline void vmm_unmap(const Api &, uintptr_t, uint64_t) noexcept {}
-inline void vmm_release(const Api &, uint64_t) noexcept {}
-inline Result vmm_retain(const Api &, uintptr_t, uint64_t *) noexcept { return hipErrorNotSupported; }
-inline Result vmm_export(const Api &, uint64_t, int *) noexcept { return hipErrorNotSupported; }
-inline Result vmm_import(const Api &, int, uint64_t *) noexcept { return hipErrorNotSupported; }
+// The runtime has every VMM call and answers the device's granularity for
+// memory exportable as a descriptor (HIP 5.2 has no device attribute for
+// it); *granularity: the size every allocation is a multiple of.
+bool vmm_probe(const Api &hip, const DeviceRef &d, uint64_t *granularity) noexcept;
+Result vmm_create(const Api &hip, const DeviceRef &d, uint64_t size, uint64_t *handle) noexcept;
+// Reserve, map, give device d read-write access; undone on failure,
+// *function naming the call that failed.
+Result vmm_map(const Api &hip, const DeviceRef &d, uint64_t handle, uint64_t size, uint64_t align,
+               uintptr_t *base, const char **function) noexcept;
+void vmm_unmap(const Api &hip, uintptr_t base, uint64_t size) noexcept;  // and free the range
+void vmm_release(const Api &hip, uint64_t handle) noexcept;
+Result vmm_retain(const Api &hip, uintptr_t p, uint64_t *handle) noexcept;
+Result vmm_export(const Api &hip, uint64_t handle, int *fd) noexcept;  // a new descriptor
+Result vmm_import(const Api &hip, int fd, uint64_t *handle) noexcept;  // fd stays the caller's
 
 }  // namespace hurray::gpu_stream::rt

@@ -214,7 +214,15 @@ TEST_CASE("hip: the runtime functions are resolved by name") {
   if (hip != nullptr) {  // Debian's HIP 5.2 has every one
     CHECK(hurray::hip::load_api(hip, &api) == nullptr);
     CHECK(api.hipMemGetAddressRange != nullptr);
+    // the VMM calls (hip/vmm.cpp): HIP 5.1 and later export every one
+#define HURRAY_HIP_XX_(name, required, ...) CHECK(api.name != nullptr);
+    HURRAY_HIP_VMM_FUNCTIONS(HURRAY_HIP_XX_)
+#undef HURRAY_HIP_XX_
   }
+  // ... and none is required: a runtime without them loads, with no VMM
+#define HURRAY_HIP_XX_(name, required, ...) CHECK_FALSE(required);
+  HURRAY_HIP_VMM_FUNCTIONS(HURRAY_HIP_XX_)
+#undef HURRAY_HIP_XX_
 }
 
 // ---- with a device (skipped here: exit 77) --------------------------------------

@@ -84,6 +84,10 @@ impl Event {
     pub fn value(&self) -> u64 {
         self.value
     }
+    /// (object, value, free, user), for a C call that takes the event over.
+    pub(crate) fn parts(&self) -> (*mut c_void, u64, EventFreeFn, *mut c_void) {
+        (self.object, self.value, self.free, self.user)
+    }
     /// An EVENT export carrying the event; whoever gets it frees the event.
     pub(crate) fn export_desc(&self) -> sys::hurray_export_desc {
         sys::hurray_export_desc {

@@ -735,6 +735,27 @@ HURRAY_API hurray_status hurray_handoff_release_after(hurray_context *ctx,
                                                       void *stream, void *event,
                                                       uint64_t event_value,
                                                       hurray_error *err);
+/** \brief hurray_handoff_release_after with (event, event_value), the event
+ *  handed over too: the caller need not know when the deferred release no
+ *  longer needs it (BP-REL-AFTER, BP-REL-DEFER; docs/spec/release-after.md).
+ *
+ *  `event` (not NULL) is an event recorded on the handoff's device, as for
+ *  hurray_handoff_release_after (e.g. hurray_event_record's sync_object and
+ *  sync_value); `event_free_fn` (not NULL) frees it, with `event_user`.
+ *  On success the handoff and the event are moved in: once the event has
+ *  completed, the handoff is released, then `event_free_fn(event_user,
+ *  event)` is called, exactly once each and in that order, on the thread the
+ *  completion arrives on (possibly before this call returns; the CPU and a
+ *  backend without the entry do so before it returns). On error
+ *  (HURRAY_E_INVALID_ARGUMENT for a NULL argument, HURRAY_E_ALREADY_RELEASED
+ *  (BP-REL-ONCE) for a released handoff, a backend's refusal of the event)
+ *  nothing was taken: the caller still owns the handoff and the event, and
+ *  `event_free_fn` is not called. A release still pending when its plugin
+ *  shuts down never runs, and its event is never freed. Thread-safe. */
+HURRAY_API hurray_status hurray_handoff_release_after_event(
+    hurray_context *ctx, hurray_handoff *handoff, void *event, uint64_t event_value,
+    void (*event_free_fn)(void *user, void *event), void *event_user,
+    hurray_error *err);
 /** \brief Move ownership: *dst = *src, then src is marked released. dst must
  *  not hold a live handoff (it is overwritten). */
 HURRAY_API hurray_status hurray_handoff_move(hurray_handoff *src,

@@ -289,6 +289,17 @@ class handoff {
                               std::uint64_t event_value, hurray_error *err = nullptr) noexcept {
     return hurray_handoff_release_after(ctx.get(), &h_, stream, event, event_value, err);
   }
+  /** Release once (event, event_value) completes, handing the event over
+   *  (hurray_handoff_release_after_event): event_free_fn(event_user, event)
+   *  runs once, after the release. On success this handoff holds nothing and
+   *  the library owns the event; on error both are still the caller's. */
+  hurray_status release_after_event(std::nothrow_t, const context &ctx, void *event,
+                                    std::uint64_t event_value,
+                                    void (*event_free_fn)(void *user, void *event),
+                                    void *event_user, hurray_error *err = nullptr) noexcept {
+    return hurray_handoff_release_after_event(ctx.get(), &h_, event, event_value, event_free_fn,
+                                              event_user, err);
+  }
   hurray_status check(std::nothrow_t, const policy &p, hurray_error *err = nullptr) const noexcept {
     return hurray_handoff_check(&h_, p.get(), err);
   }
@@ -303,6 +314,13 @@ class handoff {
                      std::uint64_t event_value = 0) {
     hurray_error e = no_error();
     detail::check(release_after(std::nothrow, ctx, stream, event, event_value, &e), e);
+  }
+  void release_after_event(const context &ctx, void *event, std::uint64_t event_value,
+                           void (*event_free_fn)(void *user, void *event), void *event_user) {
+    hurray_error e = no_error();
+    detail::check(
+        release_after_event(std::nothrow, ctx, event, event_value, event_free_fn, event_user, &e),
+        e);
   }
   /** hurray_handoff_check under `p` (a default-constructed policy: in-process). */
   void check(const policy &p = policy()) const {

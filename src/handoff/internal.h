@@ -241,6 +241,23 @@ hurray_status wrap_buffer(hurray_context *ctx, const hurray_buffer_desc *in,
 void release_trampoline(hurray_handoff *self);
 void release_event_trampoline(hurray_handoff *self);
 
+// ---- deferred releases (release_after.cpp) ----
+
+// An event handed over with a deferred release: free(user, object) once the
+// release has run (hurray_handoff_release_after_event). free nullptr: none.
+struct EventOwner {
+  void (*free)(void *user, void *event) = nullptr;
+  void *user = nullptr;
+  void *object = nullptr;
+};
+// hurray_handoff_release_after with the checks after h != NULL: on success h
+// is moved in and, once (event, event_value) or the work on stream has
+// completed, released, then owner's event freed; on error neither is taken
+// and owner.free is not called. `where`: the caller's return address (guard).
+hurray_status release_after(hurray_context *ctx, hurray_handoff *h, void *stream, void *event,
+                            uint64_t event_value, EventOwner owner, const void *where,
+                            hurray_error *err) noexcept;
+
 // ---- guard mode (guard.cpp) ----
 
 // Guard-mode checksum of host memory (BP-ZC-NOMUT, BP-ZC-QPARAM).

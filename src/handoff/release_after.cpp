@@ -6,7 +6,9 @@
 // (through the dispatch layer: a NULL entry waits on the host first) calls
 // back with the record, which releases its copy of the struct through
 // hurray_handoff_release (for a handoff received over IPC that sends
-// RELEASE, from the completion thread) and is freed. Also
+// RELEASE, from the completion thread), then frees the event it was given
+// when the caller handed that over too (hurray_handoff_release_after_event,
+// release_after_event.cpp), and is freed. Also
 // hurray_device_release_after_deferred.
 #include <new>
 
@@ -19,6 +21,7 @@ namespace {
 
 struct Deferred {
   hurray_handoff h;
+  handoff::EventOwner event;  // free is nullptr: the event stays the caller's
   PendingNode node;  // guard mode only
 };
 
@@ -26,19 +29,18 @@ void release_done(void *user) {
   auto *d = static_cast<Deferred *>(user);
   pending_untrack(&d->node);
   (void)hurray_handoff_release(&d->h, nullptr);
+  // After the release: the event was what the release waited for.
+  if (d->event.free) d->event.free(d->event.user, d->event.object);
   delete d;
 }
 
 }  // namespace
 
-extern "C" {
+namespace hurray::detail::handoff {
 
-HURRAY_API hurray_status hurray_handoff_release_after(hurray_context *ctx, hurray_handoff *h,
-                                                      void *stream, void *event,
-                                                      uint64_t event_value,
-                                                      hurray_error *err) {
-  const void *const where = __builtin_return_address(0);
-  if (!h) return null_argument(err, "hurray_handoff_release_after", "handoff");
+hurray_status release_after(hurray_context *ctx, hurray_handoff *h, void *stream, void *event,
+                            uint64_t event_value, EventOwner owner, const void *where,
+                            hurray_error *err) noexcept {
   if (!h->release)
     return fail(err, HURRAY_E_ALREADY_RELEASED, HURRAY_RULE_REL_ONCE,
                 "BP-REL-ONCE: the handoff is already released (release is NULL)");
@@ -51,6 +53,7 @@ HURRAY_API hurray_status hurray_handoff_release_after(hurray_context *ctx, hurra
     return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE,
                 "hurray_handoff_release_after: out of memory");
   d->h = *h;
+  d->event = owner;
   hurray_context *const c = resolve(ctx);
   if (c->guard.load(std::memory_order_relaxed)) pending_track(c, &d->node, where);
   // Moved in before the call: the completion may run before it returns.
@@ -64,6 +67,19 @@ HURRAY_API hurray_status hurray_handoff_release_after(hurray_context *ctx, hurra
     delete d;
   }
   return st;
+}
+
+}  // namespace hurray::detail::handoff
+
+extern "C" {
+
+HURRAY_API hurray_status hurray_handoff_release_after(hurray_context *ctx, hurray_handoff *h,
+                                                      void *stream, void *event,
+                                                      uint64_t event_value,
+                                                      hurray_error *err) {
+  const void *const where = __builtin_return_address(0);
+  if (!h) return null_argument(err, "hurray_handoff_release_after", "handoff");
+  return handoff::release_after(ctx, h, stream, event, event_value, {}, where, err);
 }
 
 HURRAY_API hurray_status hurray_device_release_after_deferred(hurray_context *ctx, uint8_t tag,

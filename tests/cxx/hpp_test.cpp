@@ -221,3 +221,37 @@ TEST_CASE("a receive with nothing sent fails with the status", "[hpp]") {
   CHECK_FALSE(h.live());
   CHECK_THROWS_AS(consumer.receive(0), hurray::error);
 }
+
+namespace {
+std::atomic<int> event_frees{0};
+int frees_at_event_free = -1;
+free_count *event_owner = nullptr;
+void count_event_free(void *, void *) {
+  frees_at_event_free = event_owner->n.load();
+  event_frees.fetch_add(1);
+}
+}  // namespace
+
+TEST_CASE("release_after_event hands the event over, freed once after the release", "[hpp]") {
+  free_count frees;
+  event_owner = &frees;
+  event_frees = 0;
+  static int event;  // the CPU waits on no event and releases at once
+  hurray::buffer b = wrapped(frees);
+  hurray::handoff h = b.export_handoff();
+  b = hurray::buffer();
+  // Refused (no free function): both stay the caller's.
+  hurray_error e = hurray::no_error();
+  CHECK(h.release_after_event(std::nothrow, hurray::context(), &event, 0, nullptr, nullptr, &e) ==
+        HURRAY_E_INVALID_ARGUMENT);
+  CHECK(h.live());
+  CHECK_THROWS_AS(h.release_after_event(hurray::context(), nullptr, 0, count_event_free, nullptr),
+                  hurray::error);
+  CHECK(h.live());
+  CHECK(event_frees == 0);
+  h.release_after_event(hurray::context(), &event, 0, count_event_free, nullptr);
+  CHECK_FALSE(h.live());
+  CHECK(frees.n == 1);
+  CHECK(event_frees == 1);
+  CHECK(frees_at_event_free == 1);  // the release ran first
+}

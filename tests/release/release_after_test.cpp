@@ -480,3 +480,217 @@ TEST_CASE("release_after: WebGPU, guard reports a release still pending (BP-REL-
   delete held;
   delete later;
 }
+
+// ---- hurray_handoff_release_after_event: the event is handed over too ----
+//
+// The library frees the event (event_free_fn) exactly once, after the
+// release has run; on any error it takes neither and frees nothing.
+
+namespace {
+
+// One handoff and its event: how many times each was released / freed, and
+// whether the release had run when the event was freed.
+struct EventSeen {
+  Counter released;
+  std::atomic<int> freed{0};
+  std::atomic<int> freed_before_release{0};
+};
+void event_seen_release(void *user, void *) {
+  static_cast<EventSeen *>(user)->released.n.fetch_add(1);
+}
+void event_seen_free(void *user, void *) {
+  auto *s = static_cast<EventSeen *>(user);
+  if (s->released.n.load() == 0) s->freed_before_release.fetch_add(1);
+  s->freed.fetch_add(1);
+}
+hurray_handoff event_seen_handoff(hurray_context *ctx, uint8_t tag, EventSeen *s) {
+  return wrap_handoff(ctx, tag, s, event_seen_release);
+}
+
+// The gated pattern with the gate's own event handed over: neither the
+// release nor the free before the gate opens, each once after, in order.
+template <class Gate>
+void event_handed_over(uint8_t tag, void *(*event_of)(Gate &), uint64_t value, int n) {
+  Gate gate;
+  auto *owned = new std::vector<EventSeen>(static_cast<size_t>(n));  // freed only on success
+  std::vector<EventSeen> &seen = *owned;
+  for (auto &s : seen) {
+    hurray_handoff h = event_seen_handoff(nullptr, tag, &s);
+    hurray_error err{};
+    INFO(err.message);
+    REQUIRE(hurray_handoff_release_after_event(nullptr, &h, event_of(gate), value,
+                                               event_seen_free, &s, &err) == HURRAY_OK);
+    REQUIRE(h.release == nullptr);  // moved in
+  }
+  settle();
+  for (auto &s : seen) {
+    REQUIRE(s.released.n.load() == 0);
+    REQUIRE(s.freed.load() == 0);  // the deferred release still needs the event
+  }
+  gate.open();
+  REQUIRE(wait_for([&] {
+    for (auto &s : seen)
+      if (s.freed.load() == 0) return false;
+    return true;
+  }));
+  settle();
+  for (auto &s : seen) {
+    REQUIRE(s.released.n.load() == 1);
+    REQUIRE(s.freed.load() == 1);
+    REQUIRE(s.freed_before_release.load() == 0);
+  }
+  delete owned;
+}
+
+}  // namespace
+
+TEST_CASE("release_after_event: CPU releases, then frees the event, once each", "[event-cpu]") {
+  EventSeen s;
+  static int event;  // the CPU has no events and waits on none
+  hurray_handoff h = event_seen_handoff(nullptr, HURRAY_DEVICE_CPU, &s);
+  hurray_error err{};
+  INFO(err.message);
+  REQUIRE(hurray_handoff_release_after_event(nullptr, &h, &event, 0, event_seen_free, &s, &err) ==
+          HURRAY_OK);
+  REQUIRE(h.release == nullptr);
+  REQUIRE(s.released.n.load() == 1);
+  REQUIRE(s.freed.load() == 1);
+  REQUIRE(s.freed_before_release.load() == 0);
+  settle();
+  REQUIRE(s.released.n.load() == 1);
+  REQUIRE(s.freed.load() == 1);
+}
+
+TEST_CASE("release_after_event: CPU, exactly once from four threads", "[event-cpu]") {
+  constexpr int kThreads = 4, kEach = 250;
+  auto *owned = new std::vector<EventSeen>(kThreads * kEach);  // freed only on success
+  std::vector<EventSeen> &seen = *owned;
+  std::vector<hurray_handoff> handoffs;
+  for (auto &s : seen) handoffs.push_back(event_seen_handoff(nullptr, HURRAY_DEVICE_CPU, &s));
+  std::atomic<int> failed{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = t * kEach; i < (t + 1) * kEach; ++i) {
+        auto k = static_cast<size_t>(i);
+        if (hurray_handoff_release_after_event(nullptr, &handoffs[k], &seen[k], 0,
+                                               event_seen_free, &seen[k],
+                                               nullptr) != HURRAY_OK)
+          failed.fetch_add(1);
+      }
+    });
+  for (auto &th : threads) th.join();
+  REQUIRE(failed.load() == 0);
+  for (auto &s : seen) {
+    REQUIRE(s.released.n.load() == 1);
+    REQUIRE(s.freed.load() == 1);
+    REQUIRE(s.freed_before_release.load() == 0);
+  }
+  delete owned;
+}
+
+TEST_CASE("release_after_event: on an error the caller keeps both", "[event-errors]") {
+  EventSeen s;
+  static int event;
+  hurray_handoff h = event_seen_handoff(nullptr, HURRAY_DEVICE_CPU, &s);
+  hurray_error err{};
+  // NULL arguments: nothing taken, nothing freed.
+  REQUIRE(hurray_handoff_release_after_event(nullptr, nullptr, &event, 0, event_seen_free, &s,
+                                             &err) == HURRAY_E_INVALID_ARGUMENT);
+  REQUIRE(hurray_handoff_release_after_event(nullptr, &h, nullptr, 0, event_seen_free, &s,
+                                             &err) == HURRAY_E_INVALID_ARGUMENT);
+  REQUIRE(std::strstr(err.message, "event is NULL") != nullptr);
+  REQUIRE(hurray_handoff_release_after_event(nullptr, &h, &event, 0, nullptr, &s, &err) ==
+          HURRAY_E_INVALID_ARGUMENT);
+  REQUIRE(std::strstr(err.message, "event_free_fn is NULL") != nullptr);
+  REQUIRE(h.release != nullptr);
+  REQUIRE(s.freed.load() == 0);
+  REQUIRE(s.released.n.load() == 0);
+  // Released already (BP-REL-ONCE): refused, the event still the caller's.
+  REQUIRE(hurray_handoff_release(&h, &err) == HURRAY_OK);
+  REQUIRE(s.released.n.load() == 1);
+  REQUIRE(hurray_handoff_release_after_event(nullptr, &h, &event, 0, event_seen_free, &s, &err) ==
+          HURRAY_E_ALREADY_RELEASED);
+  REQUIRE(std::string(hurray_rule_id(static_cast<hurray_rule>(err.rule))) == "BP-REL-ONCE");
+  REQUIRE(s.freed.load() == 0);
+  REQUIRE(s.released.n.load() == 1);
+
+  // The example private plugin (tag 0xF0, no release_after entry: a host
+  // wait) refuses an event it never recorded: the handoff and the event stay
+  // the caller's; one it recorded is waited for, then both go before the return.
+  constexpr uint8_t kTag = 0xF0;
+  hurray_context *ctx = nullptr;
+  hurray_policy *pol = nullptr;
+  INFO(err.message);
+  REQUIRE(hurray_context_create(&ctx, &err) == HURRAY_OK);
+  REQUIRE(hurray_policy_create(&pol, &err) == HURRAY_OK);
+  REQUIRE(hurray_policy_allow_private_tag(pol, kTag, 1, &err) == HURRAY_OK);
+  REQUIRE(hurray_context_set_policy(ctx, pol, &err) == HURRAY_OK);
+  hurray_policy_destroy(pol);
+  need_device(kTag);
+  EventSeen p;
+  hurray_handoff ph = event_seen_handoff(ctx, kTag, &p);
+  static int bogus;
+  REQUIRE(hurray_handoff_release_after_event(ctx, &ph, &bogus, 1, event_seen_free, &p, &err) !=
+          HURRAY_OK);
+  REQUIRE(ph.release != nullptr);  // still the caller's
+  REQUIRE(p.released.n.load() == 0);
+  REQUIRE(p.freed.load() == 0);
+  hurray_export_desc ev = HURRAY_EXPORT_DESC_INIT;
+  REQUIRE(hurray_event_record(ctx, kTag, 0, nullptr, &ev, &err) == HURRAY_OK);
+  REQUIRE(ev.event_free_fn != nullptr);
+  // The plugin's own free, wrapped so that the test sees it.
+  struct Chain {
+    EventSeen *seen;
+    hurray_export_desc ev;
+  } chain{&p, ev};
+  auto chained_free = [](void *user, void *ev_object) {
+    auto *c = static_cast<Chain *>(user);
+    event_seen_free(c->seen, ev_object);
+    c->ev.event_free_fn(c->ev.event_user, ev_object);
+  };
+  REQUIRE(hurray_handoff_release_after_event(ctx, &ph, ev.sync_object, ev.sync_value,
+                                             chained_free, &chain, &err) == HURRAY_OK);
+  REQUIRE(ph.release == nullptr);
+  REQUIRE(p.released.n.load() == 1);
+  REQUIRE(p.freed.load() == 1);
+  REQUIRE(p.freed_before_release.load() == 0);
+  hurray_context_destroy(ctx);
+}
+
+TEST_CASE("release_after_event: Vulkan releases, then frees, after the event", "[event-vulkan]") {
+  event_handed_over<VkGate>(
+      HURRAY_DEVICE_VULKAN, [](VkGate &g) -> void * { return g.gate; }, 1, 100);
+}
+
+TEST_CASE("release_after_event: OpenCL releases, then frees, after the event", "[event-opencl]") {
+  event_handed_over<ClGate>(
+      HURRAY_DEVICE_OPENCL, [](ClGate &g) -> void * { return g.user; }, 0, 100);
+}
+
+TEST_CASE("release_after_event: guard reports one still pending, its event kept (BP-REL-DEFER)",
+          "[event-opencl]") {
+  ClGate gate;
+  Reports reports;
+  hurray_context *ctx = nullptr;
+  hurray_error err{};
+  INFO(err.message);
+  REQUIRE(hurray_context_create(&ctx, &err) == HURRAY_OK);
+  REQUIRE(hurray_context_set_guard(ctx, 1, &err) == HURRAY_OK);
+  REQUIRE(hurray_context_set_guard_callback(ctx, collect, &reports, &err) == HURRAY_OK);
+  auto *s = new EventSeen;  // freed only on success
+  hurray_handoff h = event_seen_handoff(ctx, HURRAY_DEVICE_OPENCL, s);
+  REQUIRE(hurray_handoff_release_after_event(ctx, &h, gate.user, 0, event_seen_free, s, &err) ==
+          HURRAY_OK);
+  hurray_context_destroy(ctx);
+  int deferred = 0;
+  for (const std::string &m : reports.messages)
+    if (m.rfind("BP-REL-DEFER:", 0) == 0) ++deferred;
+  REQUIRE(deferred == 1);
+  REQUIRE(s->freed.load() == 0);
+  gate.open();
+  REQUIRE(wait_for([&] { return s->freed.load() == 1; }));
+  REQUIRE(s->released.n.load() == 1);
+  REQUIRE(s->freed_before_release.load() == 0);
+  delete s;
+}

@@ -1693,6 +1693,22 @@ extern "C" {
     ) -> hurray_status;
 }
 extern "C" {
+    pub fn hurray_handoff_release_after_event(
+        ctx: *mut hurray_context,
+        handoff: *mut hurray_handoff,
+        event: *mut ::std::os::raw::c_void,
+        event_value: u64,
+        event_free_fn: ::std::option::Option<
+            unsafe extern "C" fn(
+                user: *mut ::std::os::raw::c_void,
+                event: *mut ::std::os::raw::c_void,
+            ),
+        >,
+        event_user: *mut ::std::os::raw::c_void,
+        err: *mut hurray_error,
+    ) -> hurray_status;
+}
+extern "C" {
     pub fn hurray_handoff_move(
         src: *mut hurray_handoff,
         dst: *mut hurray_handoff,

@@ -12,9 +12,11 @@ use crate::handoff::Stream;
 pub type EventFreeFn = unsafe extern "C" fn(user: *mut c_void, event: *mut c_void);
 
 /// A device event (`hurray_event_record`): marks the work queued on a stream
-/// so far. It is freed exactly once, when the `Event` is dropped, through the
-/// `event_free_fn` libhurray set (hurray.h: "free the event with
-/// desc->event_free_fn(desc->event_user, desc->sync_object)").
+/// so far. It is freed exactly once, through the `event_free_fn` libhurray
+/// set (hurray.h: "free the event with desc->event_free_fn(desc->event_user,
+/// desc->sync_object)"): when the `Event` is dropped, or by libhurray once
+/// it is handed over ([`crate::Buffer::export_after_event`],
+/// [`crate::Handoff::release_after_event`]).
 ///
 /// The CPU has no events (BP-SYNC-CPU: CPU buffers are PRODUCER_SYNCED):
 ///
@@ -83,6 +85,10 @@ impl Event {
     /// The value to wait for on timeline-style events; else 0.
     pub fn value(&self) -> u64 {
         self.value
+    }
+    /// (object, value, free, user), for a C call that takes the event over.
+    pub(crate) fn parts(&self) -> (*mut c_void, u64, EventFreeFn, *mut c_void) {
+        (self.object, self.value, self.free, self.user)
     }
     /// An EVENT export carrying the event; whoever gets it frees the event.
     pub(crate) fn export_desc(&self) -> sys::hurray_export_desc {

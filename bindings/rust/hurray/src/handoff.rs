@@ -88,45 +88,57 @@ impl Handoff {
     /// # Ok::<(), hurray::Error>(())
     /// ```
     pub fn release_after(self, ctx: &Context, stream: Stream) -> std::result::Result<(), (Error, Handoff)> {
-        self.release_after_raw(ctx, stream.0, std::ptr::null_mut(), 0)
+        self.release_after_raw(ctx, stream.0)
     }
     /// Release once `event` (recorded on the handoff's device) completes,
-    /// without waiting (BP-REL-AFTER). hurray.h: on success the handoff is
-    /// moved in and released exactly once; the event stays the caller's (it
-    /// is not freed by this call). On error the handoff comes back.
+    /// without waiting (BP-REL-AFTER), handing the event over too
+    /// (`hurray_handoff_release_after_event`). hurray.h: on success the
+    /// handoff and the event are moved in; once the event completes the
+    /// handoff is released, then the event freed, exactly once each, on the
+    /// thread the completion arrives on. On error nothing was taken: the
+    /// error comes back with the handoff and the event.
     ///
     /// ```
-    /// # use std::os::raw::c_void;
-    /// # unsafe extern "C" fn free(_: *mut c_void, _: *mut c_void) {}
-    /// # let mut marker = 0u8;
-    /// # let event = unsafe { hurray::Event::from_raw(&mut marker as *mut u8 as *mut c_void, 0, free, std::ptr::null_mut()) };
-    /// // `event` from hurray::Event::record on a GPU; the CPU releases at once.
-    /// let buf = hurray::Buffer::alloc_host(&hurray::Context::default(), 4096, 64, false)?;
+    /// use std::os::raw::c_void;
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// static FREED: AtomicUsize = AtomicUsize::new(0);
+    /// unsafe extern "C" fn free(_: *mut c_void, _: *mut c_void) {
+    ///     FREED.fetch_add(1, Ordering::SeqCst);
+    /// }
+    /// let mut marker = 0u8;
+    /// // On a GPU: hurray::Event::record(&ctx, tag, ordinal, stream)?.
+    /// let event = unsafe { hurray::Event::from_raw(&mut marker as *mut u8 as *mut c_void, 0, free, std::ptr::null_mut()) };
+    /// let ctx = hurray::Context::default();
+    /// let buf = hurray::Buffer::alloc_host(&ctx, 4096, 64, false)?;
     /// let h = buf.export()?;
-    /// unsafe { h.release_after_event(&hurray::Context::default(), &event) }.map_err(|(e, _)| e)?;
-    /// drop(event); // the CPU released at once: the event may go
+    /// h.release_after_event(&ctx, event).map_err(|(e, _, _)| e)?;
+    /// // The CPU has no events and released at once; then the event went, once.
+    /// assert_eq!(FREED.load(Ordering::SeqCst), 1);
     /// # Ok::<(), hurray::Error>(())
     /// ```
-    ///
-    /// # Safety
-    /// `event` must outlive the deferred release: a backend that defers
-    /// (`hurray_device_release_after_deferred`, e.g. Level Zero's releaser
-    /// thread) waits on the event after this call returns. Where the backend
-    /// does not defer (the CPU, host-wait backends) the release has run when
-    /// this returns.
-    pub unsafe fn release_after_event(self, ctx: &Context, event: &Event) -> std::result::Result<(), (Error, Handoff)> {
-        self.release_after_raw(ctx, std::ptr::null_mut(), event.as_raw(), event.value())
-    }
-
-    fn release_after_raw(
+    pub fn release_after_event(
         mut self,
         ctx: &Context,
-        stream: *mut c_void,
-        event: *mut c_void,
-        value: u64,
-    ) -> std::result::Result<(), (Error, Handoff)> {
+        event: Event,
+    ) -> std::result::Result<(), (Error, Handoff, Event)> {
+        let (object, value, free, user) = event.parts();
         let r = call(|e| unsafe {
-            sys::hurray_handoff_release_after(ctx.as_ptr(), &mut self.raw, stream, event, value, e)
+            sys::hurray_handoff_release_after_event(ctx.as_ptr(), &mut self.raw, object, value, Some(free), user, e)
+        });
+        match r {
+            Ok(()) => {
+                // Both moved in: libhurray releases the handoff and frees the event.
+                std::mem::forget(self);
+                std::mem::forget(event);
+                Ok(())
+            }
+            Err(e) => Err((e, self, event)),
+        }
+    }
+
+    fn release_after_raw(mut self, ctx: &Context, stream: *mut c_void) -> std::result::Result<(), (Error, Handoff)> {
+        let r = call(|e| unsafe {
+            sys::hurray_handoff_release_after(ctx.as_ptr(), &mut self.raw, stream, std::ptr::null_mut(), 0, e)
         });
         match r {
             Ok(()) => {

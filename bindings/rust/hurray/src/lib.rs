@@ -11,6 +11,9 @@
 //!   drop, or by the consumer of [`Buffer::export_after_event`]);
 //!   [`Handoff::release_after_event`] releases after it.
 //! - [`Handle`], [`Policy`], [`Context`]: the 16-byte handle, its rules.
+//! - Devices: [`device_count`], [`device_info`], [`device_native`]
+//!   ([`NativeHandles`]), [`device_identity`] ([`DeviceIdentity`]) and
+//!   [`device_find`], [`backend_report`].
 //! - [`ipc`]: [`ipc::Listener`] and [`ipc::Channel`] between processes;
 //!   with the `net` feature, `net::Server` and `net::Client` (UCX) between
 //!   machines.
@@ -44,7 +47,10 @@ pub mod net;
 
 pub use buffer::Buffer;
 pub use context::{Context, Policy};
-pub use device::{backend_report, device_count, device_info, DeviceInfo};
+pub use device::{
+    backend_report, device_count, device_find, device_identity, device_info, device_native, DeviceIdentity, DeviceInfo,
+    NativeHandles,
+};
 pub use error::{Error, Result, Status};
 pub use event::{Event, EventFreeFn};
 pub use handle::{Handle, Transport};

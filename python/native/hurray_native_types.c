@@ -328,12 +328,20 @@ static PyObject *tensor_dlpack(PyObject *self, PyObject *const *args, size_t nar
   return hn_capsule(out, versioned);
 }
 
-/* The tensor exported as a DLPack tensor (versioned or legacy) in *out. */
-int hn_tensor_export(TensorObject *o, int versioned, void **out) {
-  PyObject *ro_obj = PyObject_GetAttr(o->buffer, hn_py.s_read_only);
+/* buffer.read_only now (it may change after a tensor is made): 1, 0, or
+ * -1 with an exception set. A Buffer keeps it in its C half. */
+int hn_read_only(PyObject *buffer) {
+  if (PyObject_TypeCheck(buffer, &BufferBase)) return ((BufferObject *)buffer)->read_only;
+  PyObject *ro_obj = PyObject_GetAttr(buffer, hn_py.s_read_only);
   if (ro_obj == NULL) return -1;
   int ro = PyObject_IsTrue(ro_obj);
   Py_DECREF(ro_obj);
+  return ro;
+}
+
+/* The tensor exported as a DLPack tensor (versioned or legacy) in *out. */
+int hn_tensor_export(TensorObject *o, int versioned, void **out) {
+  int ro = hn_read_only(o->buffer);
   if (ro < 0) return -1;
   hurray_export_desc d = HURRAY_EXPORT_DESC_INIT;
   d.flags = ro ? HURRAY_HANDOFF_READ_ONLY : 0;
@@ -386,6 +394,40 @@ PyTypeObject TensorBase = {
 
 /* ---- BufferBase ----------------------------------------------------------- */
 
+/* _ref and read_only live here (C), so that the per-tensor path reads them
+ * without an attribute lookup; Python sets and reads them as before. */
+static void buffer_dealloc(PyObject *self) {
+  Py_CLEAR(((BufferObject *)self)->ref);  /* the _Ref drops the owner's reference */
+  Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject *buffer_read_only_get(PyObject *self, void *c) {
+  (void)c;
+  return PyBool_FromLong(((BufferObject *)self)->read_only);
+}
+
+static int buffer_read_only_set(PyObject *self, PyObject *v, void *c) {
+  (void)c;
+  if (v == NULL) {
+    PyErr_SetString(PyExc_AttributeError, "read_only cannot be deleted");
+    return -1;
+  }
+  int ro = PyObject_IsTrue(v);
+  if (ro < 0) return -1;
+  ((BufferObject *)self)->read_only = ro;
+  return 0;
+}
+
+static PyMemberDef buffer_members[] = {
+    {"_ref", T_OBJECT, offsetof(BufferObject, ref), 0,
+     "the owner's reference (_Ref), None once closed"},
+    {NULL, 0, 0, 0, NULL}};
+
+static PyGetSetDef buffer_getset[] = {
+    {"read_only", buffer_read_only_get, buffer_read_only_set,
+     "exports are read-only (BP-ZC-NOMUT)", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
 /* _set_fast(ptr, nbytes, device or None), from Buffer.__init__. */
 static PyObject *buffer_set_fast(PyObject *self, PyObject *args) {
   BufferObject *o = (BufferObject *)self;
@@ -422,6 +464,11 @@ static PyObject *int_tuple(PyObject *seq, Py_ssize_t n, int64_t lo) {
   return PyList_AsTuple(seq);
 }
 
+/* The dtype name of the last tensor() call and what it named: code passes
+ * the same str constant each time, so its identity answers the lookup. */
+static PyObject *last_dtype_name;
+static hurray_dl_data_type last_dtype;
+
 static PyObject *buffer_tensor(PyObject *self, PyObject *const *args, size_t nargsf,
                                PyObject *kwnames) {
   BufferObject *b = (BufferObject *)self;
@@ -429,10 +476,15 @@ static PyObject *buffer_tensor(PyObject *self, PyObject *const *args, size_t nar
   hurray_dl_data_type dtype = {HURRAY_DL_UINT, 8, 1};
   int64_t off = 0;
   if (parse(args, PyVectorcall_NARGS(nargsf), kwnames, tensor_args, 4, a) < 0) goto slow;
-  ref = PyObject_GetAttr(self, hn_py.s_ref);
-  if (ref == NULL) return NULL;
-  if (ref == Py_None) goto slow;  /* closed: the slow path says so */
-  if (a[0] != NULL) {
+  ref = b->ref;
+  if (ref == NULL || ref == Py_None) {  /* closed: the slow path says so */
+    ref = NULL;
+    goto slow;
+  }
+  Py_INCREF(ref);
+  if (a[0] != NULL && a[0] == last_dtype_name) {  /* the same str object as last time */
+    dtype = last_dtype;
+  } else if (a[0] != NULL) {
     if (!PyUnicode_CheckExact(a[0])) goto slow;
     PyObject *cb = PyDict_GetItemWithError(hn_py.dtype_names, a[0]);
     if (cb == NULL) {
@@ -441,6 +493,9 @@ static PyObject *buffer_tensor(PyObject *self, PyObject *const *args, size_t nar
     }
     dtype.code = (uint8_t)PyLong_AsLong(PyTuple_GET_ITEM(cb, 0));
     dtype.bits = (uint8_t)PyLong_AsLong(PyTuple_GET_ITEM(cb, 1));
+    Py_INCREF(a[0]);  /* held, so that its address names this str while cached */
+    Py_XSETREF(last_dtype_name, a[0]);
+    last_dtype = dtype;
   }
   if (a[3] != NULL && !hn_int64(a[3], 0, INT64_MAX, &off)) goto slow;
   if (a[1] == NULL || a[1] == Py_None) {
@@ -522,9 +577,12 @@ static PyMethodDef buffer_methods[] = {
 PyTypeObject BufferBase = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hurray._native.BufferBase",
     .tp_basicsize = sizeof(BufferObject),
+    .tp_dealloc = buffer_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "The C half of hurray.Buffer.",
     .tp_methods = buffer_methods,
+    .tp_members = buffer_members,
+    .tp_getset = buffer_getset,
     .tp_new = PyType_GenericNew,
 };
 

@@ -197,7 +197,9 @@ hurray_status export_tensor(const char *who, bool versioned, hurray_handoff *h,
                 ndim);
   void *mem = std::malloc(sizeof(Block<M>) + 2 * dims * sizeof(int64_t));
   if (!mem) return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "%s: out of memory", who);
-  auto *b = new (mem) Block<M>{};
+  // Default-initialised, not zeroed: every field of the tensor is set below
+  // and the handoff is moved in whole (both are plain C structs).
+  auto *b = new (mem) Block<M>;
   int64_t *sh = b->dims(), *st = b->dims() + dims;
   uint64_t row = 1;  // wraps only for an empty tensor, whose strides are moot
   for (size_t k = dims; k-- > 0;) {
@@ -359,6 +361,12 @@ HURRAY_API hurray_status hurray_dlpack_device_to_dl(uint8_t device_tag, uint8_t 
   if (!dl_device_type)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_dlpack_device_to_dl: dl_device_type is NULL");
+  // Every export of CPU memory asks this: a valid pair whatever the rest of
+  // the handle, so the probe below would only say yes.
+  if (device_tag == HURRAY_DEVICE_CPU && memory_class == HURRAY_MEMORY_STANDARD) {
+    *dl_device_type = HURRAY_DL_CPU;
+    return HURRAY_OK;
+  }
   if (device_tag >= HURRAY_DEVICE_PRIVATE_FIRST && device_tag <= HURRAY_DEVICE_PRIVATE_LAST)
     return fail(err, HURRAY_E_DEVICE_TAG, HURRAY_RULE_DEV_PRIVATE,
                 "BP-DEV-PRIVATE: private device tag 0x%02X has no DLPack device type "

@@ -55,6 +55,14 @@ PyObject *hn_raise(const hurray_error *err, int dlpack, int importing) {
  * run with an exception set, and the deleter may call back into Python
  * (on_free of a wrapped buffer): the exception is kept aside meanwhile. */
 static void capsule_destructor(PyObject *cap) {
+  /* A consumed capsule (renamed "used_...", the common case) has nothing
+   * to delete: no exception to keep aside, no full name compared. */
+  const char *name = PyCapsule_GetName(cap);  /* cannot fail: cap is a capsule */
+  if (name != CAP_VERSIONED && name != CAP_LEGACY && name != NULL &&
+      strncmp(name, "used_", 5) == 0) {
+    live_capsules--;
+    return;
+  }
   PyObject *type, *value, *tb;
   PyErr_Fetch(&type, &value, &tb);
   if (PyCapsule_IsValid(cap, CAP_VERSIONED)) {

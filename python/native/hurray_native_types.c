@@ -485,7 +485,7 @@ static PyObject *buffer_tensor(PyObject *self, PyObject *const *args, size_t nar
     ref = NULL;
     goto slow;
   }
-  Py_INCREF(ref);
+  Py_INCREF(b->ref);  /* ref's: dropped below */
   if (a[0] != NULL && a[0] == last_dtype_name) {  /* the same str object as last time */
     dtype = last_dtype;
   } else if (a[0] != NULL) {

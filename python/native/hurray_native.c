@@ -55,6 +55,14 @@ PyObject *hn_raise(const hurray_error *err, int dlpack, int importing) {
  * run with an exception set, and the deleter may call back into Python
  * (on_free of a wrapped buffer): the exception is kept aside meanwhile. */
 static void capsule_destructor(PyObject *cap) {
+  /* A consumed capsule (renamed "used_...", the common case) has nothing
+   * to delete: no exception to keep aside, no full name compared. */
+  const char *name = PyCapsule_GetName(cap);  /* cannot fail: cap is a capsule */
+  if (name != CAP_VERSIONED && name != CAP_LEGACY && name != NULL &&
+      strncmp(name, "used_", 5) == 0) {
+    live_capsules--;
+    return;
+  }
   PyObject *type, *value, *tb;
   PyErr_Fetch(&type, &value, &tb);
   if (PyCapsule_IsValid(cap, CAP_VERSIONED)) {
@@ -200,6 +208,26 @@ static PyObject *ask_capsule(PyObject *obj) {
   return cap;
 }
 
+/* numpy.ndarray, once an object of that type was seen (numpy is not
+ * imported here): its __dlpack_device__ is always (kDLCPU, 0), so the fast
+ * path does not ask. Subclasses are asked. */
+static PyTypeObject *ndarray_type;
+
+static int is_ndarray(PyTypeObject *type) {
+  if (ndarray_type != NULL) return type == ndarray_type;
+  if (strcmp(type->tp_name, "numpy.ndarray") != 0) return 0;
+  PyObject *numpy = PyImport_GetModule(hn_py.s_numpy);  /* loaded: type came from it */
+  PyObject *nd = numpy ? PyObject_GetAttrString(numpy, "ndarray") : NULL;
+  Py_XDECREF(numpy);
+  if (nd == NULL) {
+    PyErr_Clear();
+    return 0;
+  }
+  if (nd == (PyObject *)type) ndarray_type = type;  /* kept: nd's reference */
+  else Py_DECREF(nd);
+  return ndarray_type != NULL;
+}
+
 /* The fast path of hurray.from_dlpack(obj): a CPU producer, no options. */
 static PyObject *hn_from_dlpack(PyObject *self, PyObject *args, PyObject *kwargs) {
   (void)self;
@@ -211,6 +239,13 @@ static PyObject *hn_from_dlpack(PyObject *self, PyObject *args, PyObject *kwargs
   if (api != NULL) {  /* DLPack 1.3: no capsule, no Python call */
     PyObject *h = hn_exchange_import(obj, api);
     if (h != NULL || PyErr_Occurred()) return h;
+  }
+  if (is_ndarray(Py_TYPE(obj))) {  /* a numpy array is always on the CPU */
+    PyObject *cap = ask_capsule(obj);
+    if (cap == NULL) return NULL;
+    PyObject *h = hn_import_capsule(cap);
+    Py_DECREF(cap);
+    return h;
   }
   PyObject *dev = PyObject_CallMethodNoArgs(obj, hn_py.s_dlpack_device);
   if (dev == NULL) {
@@ -322,6 +357,7 @@ PyMODINIT_FUNC PyInit__native(void) {
   hn_py.s_dlpack = PyUnicode_InternFromString("__dlpack__");
   hn_py.s_dlpack_device = PyUnicode_InternFromString("__dlpack_device__");
   hn_py.s_ref = PyUnicode_InternFromString("_ref");
+  hn_py.s_numpy = PyUnicode_InternFromString("numpy");
   hn_py.s_ptr = PyUnicode_InternFromString("ptr");
   hn_py.s_read_only = PyUnicode_InternFromString("read_only");
   hn_py.s_tensor_slow = PyUnicode_InternFromString("_tensor_slow");

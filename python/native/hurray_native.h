@@ -36,7 +36,7 @@ struct hurray_native_py {
   PyObject *from_dlpack_slow; /* hurray._handoff._from_dlpack_py */
   PyObject *empty_tuple, *dlpack_kwargs;
   PyObject *s_dlpack, *s_dlpack_device, *s_ref, *s_ptr, *s_read_only, *s_tensor_slow,
-      *s_dlpack_slow, *s_exchange, *s_exchange_legacy;
+      *s_dlpack_slow, *s_exchange, *s_exchange_legacy, *s_numpy;
 };
 
 extern struct hurray_native_api hn_api;
@@ -72,6 +72,8 @@ typedef struct {
 
 typedef struct {
   PyObject_HEAD hurray_buffer *ptr;
+  PyObject *ref;  /* Buffer._ref: the _Ref, or None/NULL once closed */
+  int read_only;  /* Buffer.read_only */
   unsigned long long nbytes;
   int has_dev;
   int32_t dev_type, dev_id;
@@ -83,6 +85,7 @@ extern PyTypeObject HandoffBase, TensorBase, BufferBase;
 PyObject *hn_import_capsule(PyObject *capsule);
 PyObject *hn_import_raw(void *tensor, int versioned);
 int hn_tensor_export(TensorObject *o, int versioned, void **out);
+int hn_read_only(PyObject *buffer);
 PyObject *hn_buffer_tensor(PyObject *buffer);
 
 /* hurray_native_handles.c: Handle encode/decode, validate */

@@ -220,7 +220,7 @@ static void tensor_dealloc(PyObject *self) {
 static int tensor_fill(TensorObject *o, PyObject *buffer, PyObject *ref, hurray_buffer *ptr,
                        hurray_dl_data_type dtype, PyObject *shape, PyObject *strides,
                        unsigned long long byte_offset, int has_dev, int32_t dev_type,
-                       int32_t dev_id) {
+                       int32_t dev_id, const int64_t *values) {
   Py_ssize_t n = PyTuple_GET_SIZE(shape);
   if (o->dims != o->inline_dims) PyMem_Free(o->dims);
   o->dims = 2 * n <= 8 ? o->inline_dims : PyMem_Malloc(sizeof(int64_t) * (size_t)(2 * n));
@@ -231,11 +231,14 @@ static int tensor_fill(TensorObject *o, PyObject *buffer, PyObject *ref, hurray_
   }
   int64_t row = 1;  /* row-major strides when none are given (DLPack 1.2: never NULL) */
   for (Py_ssize_t i = n - 1; i >= 0; i--) {
-    o->dims[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
-    o->dims[n + i] = strides != Py_None ? PyLong_AsLongLong(PyTuple_GET_ITEM(strides, i)) : row;
+    /* values: shape then strides, already read from the tuples (buffer_tensor) */
+    o->dims[i] = values ? values[i] : PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
+    o->dims[n + i] = strides == Py_None ? row
+                     : values          ? values[n + i]
+                                       : PyLong_AsLongLong(PyTuple_GET_ITEM(strides, i));
     row = (int64_t)((uint64_t)row * (uint64_t)o->dims[i]);  /* wraps only when empty */
   }
-  if (PyErr_Occurred()) return -1;
+  if (!values && PyErr_Occurred()) return -1;
   Py_INCREF(buffer);
   Py_XSETREF(o->buffer, buffer);
   Py_INCREF(ref);
@@ -268,7 +271,7 @@ static PyObject *tensor_set(PyObject *self, PyObject *args) {
   int dt = 0, di = 0;
   if (dev != Py_None && !PyArg_ParseTuple(dev, "ii", &dt, &di)) return NULL;
   if (tensor_fill((TensorObject *)self, buffer, ref, (hurray_buffer *)(uintptr_t)ptr, d, shape,
-                  strides, off, dev != Py_None, dt, di) < 0)
+                  strides, off, dev != Py_None, dt, di, NULL) < 0)
     return NULL;
   Py_RETURN_NONE;
 }
@@ -294,7 +297,8 @@ static int parse(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                  const char *const *names, int n, PyObject **out) {
   if (nargs > n) return -1;
   for (int i = 0; i < n; i++) out[i] = i < nargs ? args[i] : NULL;
-  Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  if (kwnames == NULL) return 0;
+  Py_ssize_t nk = PyTuple_GET_SIZE(kwnames);
   for (Py_ssize_t k = 0; k < nk; k++) {
     int found = 0;
     for (int i = 0; i < n && !found; i++) {
@@ -328,12 +332,20 @@ static PyObject *tensor_dlpack(PyObject *self, PyObject *const *args, size_t nar
   return hn_capsule(out, versioned);
 }
 
-/* The tensor exported as a DLPack tensor (versioned or legacy) in *out. */
-int hn_tensor_export(TensorObject *o, int versioned, void **out) {
-  PyObject *ro_obj = PyObject_GetAttr(o->buffer, hn_py.s_read_only);
+/* buffer.read_only now (it may change after a tensor is made): 1, 0, or
+ * -1 with an exception set. A Buffer keeps it in its C half. */
+int hn_read_only(PyObject *buffer) {
+  if (PyObject_TypeCheck(buffer, &BufferBase)) return ((BufferObject *)buffer)->read_only;
+  PyObject *ro_obj = PyObject_GetAttr(buffer, hn_py.s_read_only);
   if (ro_obj == NULL) return -1;
   int ro = PyObject_IsTrue(ro_obj);
   Py_DECREF(ro_obj);
+  return ro;
+}
+
+/* The tensor exported as a DLPack tensor (versioned or legacy) in *out. */
+int hn_tensor_export(TensorObject *o, int versioned, void **out) {
+  int ro = hn_read_only(o->buffer);
   if (ro < 0) return -1;
   hurray_export_desc d = HURRAY_EXPORT_DESC_INIT;
   d.flags = ro ? HURRAY_HANDOFF_READ_ONLY : 0;
@@ -386,6 +398,40 @@ PyTypeObject TensorBase = {
 
 /* ---- BufferBase ----------------------------------------------------------- */
 
+/* _ref and read_only live here (C), so that the per-tensor path reads them
+ * without an attribute lookup; Python sets and reads them as before. */
+static void buffer_dealloc(PyObject *self) {
+  Py_CLEAR(((BufferObject *)self)->ref);  /* the _Ref drops the owner's reference */
+  Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject *buffer_read_only_get(PyObject *self, void *c) {
+  (void)c;
+  return PyBool_FromLong(((BufferObject *)self)->read_only);
+}
+
+static int buffer_read_only_set(PyObject *self, PyObject *v, void *c) {
+  (void)c;
+  if (v == NULL) {
+    PyErr_SetString(PyExc_AttributeError, "read_only cannot be deleted");
+    return -1;
+  }
+  int ro = PyObject_IsTrue(v);
+  if (ro < 0) return -1;
+  ((BufferObject *)self)->read_only = ro;
+  return 0;
+}
+
+static PyMemberDef buffer_members[] = {
+    {"_ref", T_OBJECT, offsetof(BufferObject, ref), 0,
+     "the owner's reference (_Ref), None once closed"},
+    {NULL, 0, 0, 0, NULL}};
+
+static PyGetSetDef buffer_getset[] = {
+    {"read_only", buffer_read_only_get, buffer_read_only_set,
+     "exports are read-only (BP-ZC-NOMUT)", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
 /* _set_fast(ptr, nbytes, device or None), from Buffer.__init__. */
 static PyObject *buffer_set_fast(PyObject *self, PyObject *args) {
   BufferObject *o = (BufferObject *)self;
@@ -407,14 +453,13 @@ static const char *const tensor_args[] = {"dtype", "shape", "strides", "byte_off
 /* A checked tuple of exact ints in [lo, I64_MAX] of length n (or any
  * length when n < 0) from a tuple or list; NULL without an error when the
  * fast path cannot take it. */
-static PyObject *int_tuple(PyObject *seq, Py_ssize_t n, int64_t lo) {
+static PyObject *int_tuple(PyObject *seq, Py_ssize_t n, int64_t lo, int64_t *values) {
   if (!PyTuple_CheckExact(seq) && !PyList_CheckExact(seq)) return NULL;
   Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
   if ((n >= 0 && len != n) || len > MAX_NDIM) return NULL;
   PyObject **items = PySequence_Fast_ITEMS(seq);
-  int64_t v;
   for (Py_ssize_t i = 0; i < len; i++)
-    if (!hn_int64(items[i], lo, INT64_MAX, &v)) return NULL;
+    if (!hn_int64(items[i], lo, INT64_MAX, &values[i])) return NULL;
   if (PyTuple_CheckExact(seq)) {
     Py_INCREF(seq);
     return seq;
@@ -422,17 +467,28 @@ static PyObject *int_tuple(PyObject *seq, Py_ssize_t n, int64_t lo) {
   return PyList_AsTuple(seq);
 }
 
+/* The dtype name of the last tensor() call and what it named: code passes
+ * the same str constant each time, so its identity answers the lookup. */
+static PyObject *last_dtype_name;
+static hurray_dl_data_type last_dtype;
+
 static PyObject *buffer_tensor(PyObject *self, PyObject *const *args, size_t nargsf,
                                PyObject *kwnames) {
   BufferObject *b = (BufferObject *)self;
   PyObject *a[4], *ref = NULL, *shape = NULL, *strides = NULL, *t = NULL;
   hurray_dl_data_type dtype = {HURRAY_DL_UINT, 8, 1};
   int64_t off = 0;
+  int64_t values[2 * MAX_NDIM];  /* shape, then strides, as read from the arguments */
   if (parse(args, PyVectorcall_NARGS(nargsf), kwnames, tensor_args, 4, a) < 0) goto slow;
-  ref = PyObject_GetAttr(self, hn_py.s_ref);
-  if (ref == NULL) return NULL;
-  if (ref == Py_None) goto slow;  /* closed: the slow path says so */
-  if (a[0] != NULL) {
+  ref = b->ref;
+  if (ref == NULL || ref == Py_None) {  /* closed: the slow path says so */
+    ref = NULL;
+    goto slow;
+  }
+  Py_INCREF(b->ref);  /* ref's: dropped below */
+  if (a[0] != NULL && a[0] == last_dtype_name) {  /* the same str object as last time */
+    dtype = last_dtype;
+  } else if (a[0] != NULL) {
     if (!PyUnicode_CheckExact(a[0])) goto slow;
     PyObject *cb = PyDict_GetItemWithError(hn_py.dtype_names, a[0]);
     if (cb == NULL) {
@@ -441,11 +497,16 @@ static PyObject *buffer_tensor(PyObject *self, PyObject *const *args, size_t nar
     }
     dtype.code = (uint8_t)PyLong_AsLong(PyTuple_GET_ITEM(cb, 0));
     dtype.bits = (uint8_t)PyLong_AsLong(PyTuple_GET_ITEM(cb, 1));
+    Py_INCREF(a[0]);  /* held, so that its address names this str while cached */
+    Py_XSETREF(last_dtype_name, a[0]);
+    last_dtype = dtype;
   }
   if (a[3] != NULL && !hn_int64(a[3], 0, INT64_MAX, &off)) goto slow;
   if (a[1] == NULL || a[1] == Py_None) {
     unsigned long long size = (dtype.bits * dtype.lanes + 7u) / 8u;
     unsigned long long n = b->nbytes > (unsigned long long)off ? b->nbytes - off : 0;
+    if (n / size > INT64_MAX) goto slow;  /* the slow path explains */
+    values[0] = (int64_t)(n / size);
     PyObject *x = PyLong_FromUnsignedLongLong(n / size);
     shape = x ? PyTuple_Pack(1, x) : NULL;
     Py_XDECREF(x);
@@ -453,23 +514,25 @@ static PyObject *buffer_tensor(PyObject *self, PyObject *const *args, size_t nar
   } else if (PyLong_CheckExact(a[1])) {
     int64_t v;
     if (!hn_int64(a[1], 0, INT64_MAX, &v)) goto slow;
+    values[0] = v;
     shape = PyTuple_Pack(1, a[1]);
     if (shape == NULL) goto fail;
-  } else if ((shape = int_tuple(a[1], -1, 0)) == NULL) {
+  } else if ((shape = int_tuple(a[1], -1, 0, values)) == NULL) {
     if (PyErr_Occurred()) goto fail;
     goto slow;
   }
   if (a[2] == NULL || a[2] == Py_None) {
     strides = Py_None;
     Py_INCREF(strides);
-  } else if ((strides = int_tuple(a[2], PyTuple_GET_SIZE(shape), INT64_MIN)) == NULL) {
+  } else if ((strides = int_tuple(a[2], PyTuple_GET_SIZE(shape), INT64_MIN,
+                                   values + PyTuple_GET_SIZE(shape))) == NULL) {
     if (PyErr_Occurred()) goto fail;
     goto slow;
   }
   t = ((PyTypeObject *)hn_py.tensor_class)->tp_alloc((PyTypeObject *)hn_py.tensor_class, 0);
   if (t == NULL) goto fail;
   if (tensor_fill((TensorObject *)t, self, ref, b->ptr, dtype, shape, strides,
-                  (unsigned long long)off, b->has_dev, b->dev_type, b->dev_id) < 0)
+                  (unsigned long long)off, b->has_dev, b->dev_type, b->dev_id, values) < 0)
     Py_CLEAR(t);
   Py_DECREF(ref);
   Py_DECREF(shape);
@@ -522,9 +585,12 @@ static PyMethodDef buffer_methods[] = {
 PyTypeObject BufferBase = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hurray._native.BufferBase",
     .tp_basicsize = sizeof(BufferObject),
+    .tp_dealloc = buffer_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "The C half of hurray.Buffer.",
     .tp_methods = buffer_methods,
+    .tp_members = buffer_members,
+    .tp_getset = buffer_getset,
     .tp_new = PyType_GenericNew,
 };
 

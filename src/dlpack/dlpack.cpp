@@ -62,7 +62,7 @@ struct Layout {
 
 // padded: the tensor's flags say IS_SUBBYTE_TYPE_PADDED (DLPack 1.1): an
 // element narrower than a byte occupies one byte per lane.
-hurray_status compute_layout(const char *who, hurray_dl_data_type dtype, int32_t ndim,
+[[gnu::always_inline]] inline hurray_status compute_layout(const char *who, hurray_dl_data_type dtype, int32_t ndim,
                              const int64_t *shape, const int64_t *strides, Layout *out,
                              hurray_error *err, bool padded = false) {
   if (dtype.bits == 0 || dtype.lanes == 0)
@@ -148,8 +148,10 @@ hurray_status export_tensor(const char *who, bool versioned, hurray_handoff *h,
                 h ? "out" : "handoff");
   hurray_buffer_handle hd;
   HURRAY_RETURN_NOT_OK(hurray_handle_decode(h->handle, sizeof h->handle, &hd, err));
-  int32_t dl_type = 0;
-  HURRAY_RETURN_NOT_OK(hurray_dlpack_device_to_dl(hd.device_tag, hd.memory_class, &dl_type, err));
+  int32_t dl_type = HURRAY_DL_CPU;
+  if (hd.device_tag != HURRAY_DEVICE_CPU || hd.memory_class != HURRAY_MEMORY_STANDARD)
+    HURRAY_RETURN_NOT_OK(
+        hurray_dlpack_device_to_dl(hd.device_tag, hd.memory_class, &dl_type, err));
   if (hd.sync_mode == HURRAY_SYNC_EVENT && h->release_event && h->release)
     return fail(err, HURRAY_E_SYNC, HURRAY_RULE_SYNC_WAIT,
                 "BP-SYNC-WAIT: DLPack carries no event; acquire the EVENT handoff "
@@ -197,7 +199,9 @@ hurray_status export_tensor(const char *who, bool versioned, hurray_handoff *h,
                 ndim);
   void *mem = std::malloc(sizeof(Block<M>) + 2 * dims * sizeof(int64_t));
   if (!mem) return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "%s: out of memory", who);
-  auto *b = new (mem) Block<M>{};
+  // Default-initialised, not zeroed: every field of the tensor is set below
+  // and the handoff is moved in whole (both are plain C structs).
+  auto *b = new (mem) Block<M>;
   int64_t *sh = b->dims(), *st = b->dims() + dims;
   uint64_t row = 1;  // wraps only for an empty tensor, whose strides are moot
   for (size_t k = dims; k-- > 0;) {
@@ -228,13 +232,11 @@ hurray_status export_tensor(const char *who, bool versioned, hurray_handoff *h,
     b->tensor.version.minor = HURRAY_DLPACK_MINOR_VERSION;
     b->tensor.flags = read_only ? HURRAY_DLPACK_FLAG_READ_ONLY : 0;
   }
-  // The move cannot fail: the handoff passed the check (release is set).
-  if (const hurray_status st_move = hurray_handoff_move(h, &b->handoff, err);
-      st_move != HURRAY_OK) {
-    b->~Block<M>();
-    std::free(b);
-    return st_move;
-  }
+  // hurray_handoff_move, which cannot fail here: the handoff passed the
+  // check (release is set) and the block is not the caller's struct.
+  std::memcpy(&b->handoff, h, sizeof *h);
+  h->release = nullptr;
+  h->release_event = nullptr;
   *out = &b->tensor;
   return HURRAY_OK;
 }
@@ -359,6 +361,12 @@ HURRAY_API hurray_status hurray_dlpack_device_to_dl(uint8_t device_tag, uint8_t 
   if (!dl_device_type)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_dlpack_device_to_dl: dl_device_type is NULL");
+  // Every export of CPU memory asks this: a valid pair whatever the rest of
+  // the handle, so the probe below would only say yes.
+  if (device_tag == HURRAY_DEVICE_CPU && memory_class == HURRAY_MEMORY_STANDARD) {
+    *dl_device_type = HURRAY_DL_CPU;
+    return HURRAY_OK;
+  }
   if (device_tag >= HURRAY_DEVICE_PRIVATE_FIRST && device_tag <= HURRAY_DEVICE_PRIVATE_LAST)
     return fail(err, HURRAY_E_DEVICE_TAG, HURRAY_RULE_DEV_PRIVATE,
                 "BP-DEV-PRIVATE: private device tag 0x%02X has no DLPack device type "

@@ -36,6 +36,25 @@ hurray_status read_export(const hurray_export_desc *in, hurray_buffer_handle *h,
   return HURRAY_OK;
 }
 
+// read_export's common case (what every DLPack export asks): a PRODUCER_SYNCED
+// descriptor of this library's size, or none, whose handle passes the quick
+// checks under the context's policy. The buffer's handle was validated when
+// the buffer was made, but the policy may have changed since, so the quick
+// check runs each time; any doubt (false) takes read_export, which decides
+// and explains everything.
+[[gnu::always_inline]] inline bool export_fast(const hurray_export_desc *in,
+                                               hurray_buffer_handle *h, const hurray_context *ctx,
+                                               const hurray_export_desc **d) {
+  if (in && (in->size != sizeof *in || in->sync_mode != HURRAY_SYNC_PRODUCER_SYNCED ||
+             in->sync_object || in->sync_value || in->event_free_fn ||
+             (in->flags & ~HURRAY_HANDOFF_READ_ONLY)))
+    return false;
+  h->sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
+  if (!fast_valid(*h, ctx->policy)) return false;
+  *d = in ? in : &kDefaultExport;
+  return true;
+}
+
 // Fill a popped record and the consumer's struct. Cannot fail.
 [[gnu::always_inline]] inline void publish(Slot *s, const Origin &o, const hurray_export_desc &d,
                                            hurray_handoff *out) {
@@ -76,9 +95,10 @@ hurray_status export_buffer(hurray_buffer *b, const hurray_export_desc *in, cons
   hurray_export_desc copy;
   const hurray_export_desc *dp;
   hurray_buffer_handle h = b->handle;
-  HURRAY_RETURN_NOT_OK(read_export(in, &h, &copy, &dp, &b->ctx->policy, err));
-  const hurray_export_desc &d = *dp;
   hurray_context *ctx = b->ctx;
+  if (!export_fast(in, &h, ctx, &dp))
+    HURRAY_RETURN_NOT_OK(read_export(in, &h, &copy, &dp, &ctx->policy, err));
+  const hurray_export_desc &d = *dp;
   if (b->qparam_guarded && ctx->guard.load(std::memory_order_relaxed) &&
       checksum(b->data, b->handle.byte_size) != b->qparam_sum)
     guard_report(ctx, HURRAY_RULE_ZC_QPARAM, b->created_at,

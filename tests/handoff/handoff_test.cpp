@@ -273,6 +273,28 @@ TEST_CASE("BP-SYNC-PAYLOAD at export: the payload must match the sync mode", "[h
   CHECK(std::string(err.rule_id) == "BP-SYNC-CPU");
 }
 
+TEST_CASE("BP-SYNC-PAYLOAD at hurray_buffer_export: its fast path refuses a payload too",
+          "[handoff][BP-SYNC-PAYLOAD]") {
+  hurray_alloc_desc a = HURRAY_ALLOC_DESC_INIT;
+  a.byte_size = 256;
+  a.alignment = 64;
+  hurray_buffer *b = nullptr;
+  hurray_error err;
+  REQUIRE(hurray_buffer_alloc(nullptr, &a, &b, &err) == HURRAY_OK);
+  hurray_handoff h;
+  hurray_export_desc e = HURRAY_EXPORT_DESC_INIT;  // the common case: exported
+  REQUIRE(hurray_buffer_export(b, &e, &h, &err) == HURRAY_OK);
+  CHECK(hurray_handoff_release(&h, &err) == HURRAY_OK);
+  e.sync_object = &kFakeEvent;  // PRODUCER_SYNCED carrying an event
+  CHECK(hurray_buffer_export(b, &e, &h, &err) == HURRAY_E_SYNC);
+  CHECK(std::string(err.rule_id) == "BP-SYNC-PAYLOAD");
+  e = HURRAY_EXPORT_DESC_INIT;
+  e.sync_value = 1;
+  CHECK(hurray_buffer_export(b, &e, &h, &err) == HURRAY_E_SYNC);
+  CHECK(std::string(err.rule_id) == "BP-SYNC-PAYLOAD");
+  hurray_buffer_unref(b);
+}
+
 TEST_CASE("check catches a tampered handoff (BP-SYNC-PAYLOAD, BP-ALIGN-ADDR, version)", "[handoff][BP-SYNC-PAYLOAD][BP-ALIGN-ADDR]") {
   Aligned mem(8192);
   Counter c;

@@ -320,6 +320,26 @@ class CompiledPathAndRoughEdges(unittest.TestCase):
             gc.collect()
         self.assertEqual(helper.helper_free_count(), before + 1)
 
+    def test_a_capsule_renamed_back_unconsumed_is_still_released(self):
+        # A consumer may rename a capsule and put the name back (its own
+        # string, not the producer's) without consuming it: the destructor
+        # must still delete the tensor, whatever the name's address.
+        if not hurray.native:
+            gc.collect()
+        before = helper.helper_free_count()
+        buf = c_buffer(64)
+        cap = buf.tensor("float32").__dlpack__()
+        name = ctypes.create_string_buffer(b"dltensor")
+        set_name = ctypes.pythonapi.PyCapsule_SetName
+        set_name.argtypes = [ctypes.py_object, ctypes.c_void_p]
+        self.assertEqual(set_name(cap, ctypes.addressof(name)), 0)
+        del cap
+        buf.close()
+        if not hurray.native:
+            gc.collect()
+        self.assertEqual(helper.helper_free_count(), before + 1)
+        del name
+
     def test_an_alignment_refusal_says_what_to_do(self):
         misaligned = aligned(np.zeros(65, dtype=np.float64))[1:]
         with self.assertRaises(hurray.DLPackError) as cm:

@@ -147,7 +147,8 @@ hurray_status send_collected(std::vector<Collected> &c, hurray_error *err) {
       }
     hurray_error e{};
     hurray_status st = HURRAY_OK;
-    if (ch->peer.protocol_version < wire::kBatchProtocol) {
+    const bool batches = ch->peer.protocol_version >= wire::kBatchProtocol;
+    if (!batches) {
       for (const uint64_t id : ids)
         if (const hurray_status s1 = send_release(ch, id, &e); st == HURRAY_OK) st = s1;
     } else {

@@ -453,7 +453,7 @@ def fuzz_ipc_message_seeds():
     add("bad-handoff-many-reserved", ipc_handoff_many(one)[:18] + b"\1\0" + ipc_handoff_many(one)[20:])
     add("bad-handoff-many-short-body", ipc_header(HANDOFF_MANY, 2) + b"\1\0")
     long_entry = bytearray(ipc_handoff_many(one[:1]))
-    long_entry[20:24] = struct.pack("<I", 217)
+    long_entry[20:24] = struct.pack("<I", 248)  # a valid form, past the datagram
     add("bad-handoff-many-entry-beyond", bytes(long_entry))
     add("ok-release-many-1", ipc_release_many([1]))
     add("ok-release-many-64", ipc_release_many(list(range(1, 65))))

@@ -12,8 +12,9 @@
 //     truncated     a HANDOFF_MANY whose count says 3 and that holds 2 entries
 //     dup           a HANDOFF_MANY whose 2 entries have the same id
 //     count65       a HANDOFF_MANY whose count says 65
-//     over-window   HANDOFF_MANYs of 64 memfd handoffs, 3 of them (192 > the
-//                   victim's window of 128), none released
+//     over-window   HANDOFF_MANYs of 64, 50 and 64 memfd handoffs (178 > the
+//                   victim's window of 128; the third passes it at its 15th
+//                   entry), none released
 //     release-unknown  a RELEASE_MANY of the first ID it got and ID 999999
 //     release-dup   a RELEASE_MANY naming the first ID it got twice
 //     v3-many       (HELLO of version 3) a HANDOFF_MANY
@@ -237,7 +238,9 @@ int run(const std::string &mode, int fd, long n) {
   } else if (mode == "count65") {
     ok = send_many(fd, 1, 2, mfd, -1, [](uint8_t *b, size_t *) { b[wire::kHeaderSize] = 65; });
   } else if (mode == "over-window") {
-    for (uint64_t k = 0; ok && k < 3; ++k) ok = send_many(fd, 1 + 64 * k, 64, mfd, -1, no_edit);
+    // 64 + 50 fit the window of 128; the third's 15th entry does not
+    ok = send_many(fd, 1, 64, mfd, -1, no_edit) && send_many(fd, 65, 50, mfd, -1, no_edit) &&
+         send_many(fd, 115, 64, mfd, -1, no_edit);
   } else if (mode == "release-unknown" || mode == "release-dup") {
     wire::Message rel{};
     rel.type = wire::Type::ReleaseMany;

@@ -226,7 +226,7 @@ TEST_CASE("batch: a bad HANDOFF_MANY or RELEASE_MANY is refused with its rule, n
       {"truncated", "HANDOFF_MANY entry 2: truncated"},
       {"dup", "HANDOFF_MANY entry 1: id 1 again"},
       {"count65", "HANDOFF_MANY of 65 handoffs"},
-      {"over-window", "BP-IPC-LIMIT"},
+      {"over-window", "BP-IPC-LIMIT: 128 handoffs with 128 descriptors are queued unreceived (at most 128 and 128) counting the HANDOFF_MANY's entries"},
       {"release-unknown", "BP-REL-ONCE: RELEASE_MANY id 1 (999999)"},
       {"release-dup", "again (id 0; BP-REL-ONCE)"},
       {"v3-many", "BP-IPC-HELLO: HANDOFF_MANY from a peer that does not send it"},

@@ -398,6 +398,20 @@ HURRAY_API hurray_status hurray_ipc_release(hurray_handoff *handoff,
 HURRAY_API hurray_status hurray_ipc_release_many(hurray_handoff *handoffs, size_t count,
                                                  hurray_error *err);
 
+/** \brief Set the process's descriptor budget for IPC (since 1.1): the
+ *  descriptors held by received handoffs waiting in the queues of all
+ *  channels for hurray_ipc_receive(), together, stay within max_fds
+ *  (BP-IPC-LIMIT; each channel's max_queued_fds bounds one peer, this all of
+ *  them). A HANDOFF, or an entry of a HANDOFF_MANY, past it is refused as one
+ *  past its channel's limit is: that channel is closed, HURRAY_E_PROTOCOL,
+ *  the error naming the budget. 0: the default, half of RLIMIT_NOFILE's soft
+ *  limit when first needed (at least 64). *previous (may be NULL) is the
+ *  budget before. Below 2 (one HANDOFF's descriptors) is
+ *  HURRAY_E_INVALID_ARGUMENT. A budget lowered below what is held refuses
+ *  new handoffs until enough are received. */
+HURRAY_API hurray_status hurray_ipc_set_fd_budget(uint32_t max_fds, uint32_t *previous,
+                                                  hurray_error *err);
+
 /** @} */
 
 #ifdef __cplusplus

@@ -66,6 +66,7 @@ void channel_unref(hurray_ipc_channel *ch) {
     if (ch->ep >= 0) close(ch->ep);
     if (ch->ready >= 0) close(ch->ready);
     for (Pending &p : ch->inbox) close_fds(p);
+    fd_budget_give(ch->queued_fds);
     ch->drop_maps();
     delete ch->rbatch;
     delete ch;
@@ -114,6 +115,7 @@ void shut(hurray_ipc_channel *ch, hurray_ipc_release_reason reason, const char *
   if (drop_inbox) {
     for (Pending &p : ch->inbox) close_fds(p);
     ch->inbox.clear();
+    fd_budget_give(ch->queued_fds);
     ch->queued_fds = 0;
   }
   update_ready(ch);

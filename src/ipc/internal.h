@@ -280,6 +280,16 @@ extern thread_local std::vector<Collected> *t_collect;
 // Send one RELEASE of `id` (receive.cpp).
 hurray_status send_release(hurray_ipc_channel *ch, uint64_t id, hurray_error *err);
 
+// ---- the process's descriptor budget (budget.cpp) ----
+
+// Descriptors held by handoffs queued on all channels together: at most
+// fd_budget() (BP-IPC-LIMIT). take() reserves n, or says false when they do
+// not fit; give() returns them (a handoff received, or dropped).
+uint32_t fd_budget();
+size_t fd_budget_held();
+bool fd_budget_take(size_t n);
+void fd_budget_give(size_t n);
+
 // ---- reading the socket (read.cpp) ----
 //
 // One thread at a time reads (the channel's `rd` lock, taken before `mu` and

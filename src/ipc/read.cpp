@@ -139,6 +139,16 @@ hurray_status check_order(const hurray_ipc_channel *ch, const Message &m, hurray
   return HURRAY_OK;
 }
 
+// BP-IPC-LIMIT across channels: n more descriptors do not fit the
+// process's budget.
+hurray_status over_budget(size_t n, hurray_error *err) {
+  return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
+              "BP-IPC-LIMIT: %zu more descriptors do not fit the process's IPC descriptor "
+              "budget of %u (%zu held by handoffs queued on all channels; "
+              "hurray_ipc_set_fd_budget)",
+              n, fd_budget(), fd_budget_held());
+}
+
 // A HANDOFF_MANY (parsed and in order; `fds` its descriptors): every entry
 // admitted as a HANDOFF of its own (BP-IPC-ANNOUNCED, BP-IPC-LIMIT), then all
 // queued; or none, and the descriptors are left to the caller to close.
@@ -159,6 +169,7 @@ hurray_status queue_many(hurray_ipc_channel *ch, const uint8_t *bytes, size_t le
     }
     used += entries[i].fd_count;
   }
+  if (!fd_budget_take(used)) return over_budget(used, err);
   fds.n = 0;  // the inbox's now (never closed twice, should a push throw)
   for (Pending &p : ps) {
     ch->inbox.push_back(p);
@@ -258,6 +269,7 @@ Read handle_batch(hurray_ipc_channel *ch, Batch &b, Deferred &d, uint32_t *handl
       p.nfds = static_cast<uint8_t>(fds.n);
       fds.n = 0;
       st = admit(ch, p, err);
+      if (st == HURRAY_OK && !fd_budget_take(p.nfds)) st = over_budget(p.nfds, err);
     }
     if (st == HURRAY_OK && p.m.type == Type::HandoffMany) {
       try {

@@ -310,6 +310,7 @@ int take(hurray_ipc_channel *ch, Pending *p, Deferred &d, hurray_status *st, hur
   *p = ch->inbox.front();
   ch->inbox.pop_front();
   ch->queued_fds -= p->nfds;
+  fd_budget_give(p->nfds);
   update_ready(ch);
   // the IPC rules, on the consumer's side too: a handle that breaks them is
   // a malformed message

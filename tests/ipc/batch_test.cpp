@@ -258,3 +258,27 @@ TEST_CASE("batch: a bad HANDOFF_MANY or RELEASE_MANY is refused with its rule, n
   }
   serves_another();
 }
+
+TEST_CASE("batch: a HANDOFF_MANY past the process's descriptor budget is refused") {
+  REQUIRE(hurray_ipc_set_fd_budget(70, nullptr, nullptr) == HURRAY_OK);
+  const int before = open_fds();
+  {
+    // 64 handoffs fit the budget of 70, the next 50 do not (the channel's own limit: 128)
+    hurray_test::PeerProcess p(HURRAY_IPC_BATCH_PEER, {"over-window", "{fd}"}, nullptr);
+    Buffers bufs(1);
+    REQUIRE(hurray_ipc_send(p.ch, bufs.b[0], nullptr, nullptr, nullptr) == HURRAY_OK);
+    hurray_error err{};
+    hurray_status st = HURRAY_OK;
+    for (int i = 0; i < 100 && st == HURRAY_OK; ++i)
+      st = hurray_ipc_progress(p.ch, 100, nullptr, &err);
+    INFO(err.message);
+    CHECK(st == HURRAY_E_PROTOCOL);
+    CHECK(has(err, "BP-IPC-LIMIT: 50 more descriptors do not fit the process's IPC descriptor "
+                   "budget of 70 (64 held"));
+    hurray_ipc_close(p.ch);
+    p.ch = nullptr;
+    CHECK(p.wait_exit() == 0);
+  }
+  CHECK(open_fds() == before);
+  REQUIRE(hurray_ipc_set_fd_budget(0, nullptr, nullptr) == HURRAY_OK);
+}

@@ -2862,6 +2862,13 @@ extern "C" {
         err: *mut hurray_error,
     ) -> hurray_status;
 }
+extern "C" {
+    pub fn hurray_ipc_set_fd_budget(
+        max_fds: u32,
+        previous: *mut u32,
+        err: *mut hurray_error,
+    ) -> hurray_status;
+}
 impl hurray_dl_device_type {
     pub const HURRAY_DL_CPU: hurray_dl_device_type = hurray_dl_device_type(1);
 }

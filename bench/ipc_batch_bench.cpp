@@ -19,6 +19,9 @@
 //                 munmaps, closes, sends a 24-byte ack; the producer reads it
 //   SCM_RIGHTS 64 the same with 64 memfds in one message and one ack (the
 //                 floor for any batching design; not a target)
+//   Python mp     bench/ipc_batch_mp.py: multiprocessing's send_handle over a
+//                 Pipe, one memfd at a time, mapped by the consumer (run with
+//                 python3 when there is one; else the row says not run)
 // No timing is asserted anywhere; the CTest entry only runs it briefly.
 #include <hurray_ipc.h>
 
@@ -226,6 +229,23 @@ double raw_rate(Pool &pool, size_t per_msg, double seconds) {
   return static_cast<double>(done) / (t - start);
 }
 
+// bench/ipc_batch_mp.py for `seconds`: its rate, or -1.
+double python_rate(double seconds) {
+#ifdef HURRAY_IPC_BATCH_MP
+  const std::string cmd = "python3 '" HURRAY_IPC_BATCH_MP "' " + std::to_string(seconds) +
+                          " 2>/dev/null";
+  FILE *f = popen(cmd.c_str(), "r");
+  if (!f) return -1;
+  double r = -1;
+  if (std::fscanf(f, "handoffs/s %lf", &r) != 1) r = -1;
+  pclose(f);
+  return r;
+#else
+  (void)seconds;
+  return -1;
+#endif
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -241,7 +261,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   Pool pool;
-  std::vector<double> h1, h64, r1, r64;
+  std::vector<double> h1, h64, r1, r64, py;
   if (argc > 3 && std::string(argv[3]) == "batched-only") {  // for a profiler
     std::printf("%.0f handoffs/s\n", hurray_rate(pool, true, seconds));
     return 0;
@@ -251,6 +271,7 @@ int main(int argc, char **argv) {
     h64.push_back(hurray_rate(pool, true, seconds));
     r1.push_back(raw_rate(pool, 1, seconds));
     r64.push_back(raw_rate(pool, kBatch, seconds));
+    py.push_back(python_rate(seconds));
   }
   const double a = median(h1), b = median(h64), c = median(r1), d = median(r64);
   if (a <= 0 || b <= 0 || c <= 0 || d <= 0) {
@@ -267,6 +288,11 @@ int main(int argc, char **argv) {
   row("libhurray, batches of 64 (send_many, receive, release_many)", b);
   row("plain SCM_RIGHTS, one memfd per message, mmap + munmap + ack", c);
   row("plain SCM_RIGHTS, 64 memfds per message, one ack (floor)", d);
+  const double e = median(py);
+  if (e > 0)
+    row("Python multiprocessing send_handle, one memfd at a time, mapped", e);
+  else
+    std::printf("| Python multiprocessing send_handle | not run (no python3) | - | - |\n");
   std::printf("\nbatched/one at a time: %.1fx; batched/plain SCM_RIGHTS one by one: %.1fx\n",
               b / a, b / c);
   return 0;

@@ -58,8 +58,16 @@ extern "C" {
  *  after HELLO), each sent only to a peer that announced 2 or more. Version
  *  3 (1.1) adds WINDOW after DEVICES: each side's max_queued and
  *  max_queued_fds, which the other side's sends then stay within (flow
- *  control), sent only to a peer that announced 3 or more. */
-#define HURRAY_IPC_PROTOCOL_VERSION 3u
+ *  control), sent only to a peer that announced 3 or more. Version 4 (1.1)
+ *  adds HANDOFF_MANY and RELEASE_MANY (hurray_ipc_send_many(),
+ *  hurray_ipc_release_many()), sent only to a peer that announced 4 or
+ *  more; an older peer gets one HANDOFF or RELEASE at a time. */
+#define HURRAY_IPC_PROTOCOL_VERSION 4u
+/** At most this many handoffs travel in one HANDOFF_MANY message (their
+ *  descriptors, up to 2 each, in one SCM_RIGHTS message: 128, under the
+ *  kernel's 253), and at most this many IDs in one RELEASE_MANY (since 1.1).
+ *  hurray_ipc_send_many() splits a longer list. */
+#define HURRAY_IPC_MAX_BATCH 64
 /** At most this many devices are announced in a HELLO message. */
 #define HURRAY_IPC_MAX_DEVICES 16
 
@@ -315,6 +323,23 @@ HURRAY_API hurray_status hurray_ipc_try_send(hurray_ipc_channel *channel,
                                              hurray_buffer *buffer,
                                              const hurray_export_desc *desc, uint64_t *id,
                                              hurray_error *err);
+/** \brief Hand `count` buffers to the peer (since 1.1): what
+ *  hurray_ipc_send() does for each, `desc` (may be NULL) applying to all,
+ *  in HANDOFF_MANY messages of up to HURRAY_IPC_MAX_BATCH handoffs each
+ *  (one datagram, one system call; a peer of protocol version 3 or older
+ *  gets one HANDOFF each). Each handoff counts on its own in the peer's
+ *  window: a batch that does not fit goes in parts as RELEASEs open it,
+ *  waiting up to io_timeout_ms for them. The buffers of one message are all
+ *  checked before it is sent; on the first failure the call stops: *sent
+ *  (may be NULL) says how many went, in order, ids[i] (may be NULL; else
+ *  `count` entries) is the ID of buffers[i] or 0 where it did not go, and
+ *  the channel stays open unless the status says it closed. On the
+ *  consumer's side hurray_ipc_receive() takes the handoffs of a batch one
+ *  by one. */
+HURRAY_API hurray_status hurray_ipc_send_many(hurray_ipc_channel *channel,
+                                              hurray_buffer *const *buffers, size_t count,
+                                              const hurray_export_desc *desc, uint64_t *ids,
+                                              size_t *sent, hurray_error *err);
 /** \brief Read what the peer sent, waiting up to timeout_ms for the first
  *  message (0: do not wait; negative: forever): release messages drop the
  *  producer's references (and call the release callback), handoffs are
@@ -358,6 +383,34 @@ HURRAY_API hurray_status hurray_ipc_receive(hurray_ipc_channel *channel,
  *  hurray_ipc_receive() this is hurray_handoff_release(). */
 HURRAY_API hurray_status hurray_ipc_release(hurray_handoff *handoff,
                                             hurray_error *err);
+
+/** \brief Release `count` handoffs (since 1.1), each exactly once as
+ *  hurray_handoff_release() does (every one is released, also after a
+ *  failure), telling the producers of those from hurray_ipc_receive() in
+ *  RELEASE_MANY messages of up to HURRAY_IPC_MAX_BATCH IDs per channel (one
+ *  RELEASE each to a peer of protocol version 3 or older) instead of one
+ *  message per handoff. Handoffs of any origin may be mixed. The result is
+ *  the first failure: a release's (as hurray_handoff_release() says), else
+ *  a message's that did not reach its producer (HURRAY_E_IO, as
+ *  hurray_ipc_release() says). A handoff whose memory someone still holds
+ *  (a shared or acquired reference) sends its RELEASE on its own when that
+ *  reference goes. */
+HURRAY_API hurray_status hurray_ipc_release_many(hurray_handoff *handoffs, size_t count,
+                                                 hurray_error *err);
+
+/** \brief Set the process's descriptor budget for IPC (since 1.1): the
+ *  descriptors held by received handoffs waiting in the queues of all
+ *  channels for hurray_ipc_receive(), together, stay within max_fds
+ *  (BP-IPC-LIMIT; each channel's max_queued_fds bounds one peer, this all of
+ *  them). A HANDOFF, or an entry of a HANDOFF_MANY, past it is refused as one
+ *  past its channel's limit is: that channel is closed, HURRAY_E_PROTOCOL,
+ *  the error naming the budget. 0: the default, half of RLIMIT_NOFILE's soft
+ *  limit when first needed (at least 64). *previous (may be NULL) is the
+ *  budget before. Below 2 (one HANDOFF's descriptors) is
+ *  HURRAY_E_INVALID_ARGUMENT. A budget lowered below what is held refuses
+ *  new handoffs until enough are received. */
+HURRAY_API hurray_status hurray_ipc_set_fd_budget(uint32_t max_fds, uint32_t *previous,
+                                                  hurray_error *err);
 
 /** @} */
 

@@ -66,7 +66,9 @@ void channel_unref(hurray_ipc_channel *ch) {
     if (ch->ep >= 0) close(ch->ep);
     if (ch->ready >= 0) close(ch->ready);
     for (Pending &p : ch->inbox) close_fds(p);
+    fd_budget_give(ch->queued_fds);
     ch->drop_maps();
+    delete ch->rbatch;
     delete ch;
   }
 }
@@ -113,6 +115,7 @@ void shut(hurray_ipc_channel *ch, hurray_ipc_release_reason reason, const char *
   if (drop_inbox) {
     for (Pending &p : ch->inbox) close_fds(p);
     ch->inbox.clear();
+    fd_budget_give(ch->queued_fds);
     ch->queued_fds = 0;
   }
   update_ready(ch);
@@ -139,7 +142,9 @@ size_t encode_hello(const Options &o, uint8_t *buf) {
 hurray_status new_channel(int fd, const Options &o, const ucred &cred, bool hello_sent,
                           hurray_ipc_channel **out, hurray_error *err) {
   auto *ch = new (std::nothrow) hurray_ipc_channel;
-  if (!ch) {
+  if (ch) ch->rbatch = new (std::nothrow) Batch;
+  if (!ch || !ch->rbatch) {
+    delete ch;
     close(fd);
     return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
   }

@@ -123,8 +123,10 @@ struct CachedMap {
   hurray::detail::Backend backend;
   hurray_backend_allocation alloc;  // the import, alloc.data its address
 };
-constexpr size_t kCacheEntries = 16;
+constexpr size_t kCacheEntries = 64;  // a HANDOFF_MANY's worth (kMaxBatch)
 constexpr size_t kCacheBytes = size_t{256} << 20;
+
+struct Batch;  // the datagrams of one read (below)
 
 // A message that arrived with its descriptors, waiting for hurray_ipc_receive.
 struct Pending {
@@ -207,6 +209,9 @@ struct hurray_ipc_channel {
   hurray_ipc_release_fn fn = nullptr;
   void *user = nullptr;
   hurray_ipc_stats stats{};
+  // the reader's datagrams (only the thread holding rd uses them), made with
+  // the channel
+  hurray::ipc::Batch *rbatch = nullptr;
   std::deque<hurray::ipc::CachedMap> maps;  // the consumer's mapping cache (oldest first)
   size_t map_bytes = 0;
 
@@ -242,6 +247,49 @@ void shut(hurray_ipc_channel *ch, hurray_ipc_release_reason reason, const char *
 hurray_status send_msg(hurray_ipc_channel *ch, const uint8_t *bytes, size_t n, const int *fds,
                        size_t nfds, Deferred &d, hurray_error *err, bool *blocked = nullptr);
 
+// Everything of a send that comes before the channel's lock (send.cpp):
+// the checks (IPC rules, the peer's devices, shareability), the HANDOFF
+// (m, its id still 0), its descriptors and the local export that holds the
+// buffer. discard() closes the descriptors this side owns and, unless the
+// HANDOFF was sent (the export is then the channel's `out` entry), releases
+// the export.
+struct Prepared {
+  Message m{};
+  int fds[kMaxFds] = {-1, -1};
+  int nfds = 0;
+  bool own_fd = false;  // fds[0] is ours to close
+  int event_fd = -1;    // ours to close
+  hurray_handoff local{};
+};
+hurray_status prepare(hurray_ipc_channel *ch, hurray_buffer *buffer,
+                      const hurray_export_desc *desc, Prepared *p, hurray_error *err);
+void discard(Prepared &p, bool sent);
+
+// ---- releasing in batches (batch.cpp, receive.cpp) ----
+
+// While hurray_ipc_release_many() releases handoffs on a thread, the free
+// function of a received handoff (receive.cpp) leaves its RELEASE here
+// instead of sending it, with the channel reference of its record; the
+// batch then goes as RELEASE_MANY (one RELEASE each to a peer before
+// version 4).
+struct Collected {
+  hurray_ipc_channel *ch;  // a reference
+  uint64_t id;
+};
+extern thread_local std::vector<Collected> *t_collect;
+// Send one RELEASE of `id` (receive.cpp).
+hurray_status send_release(hurray_ipc_channel *ch, uint64_t id, hurray_error *err);
+
+// ---- the process's descriptor budget (budget.cpp) ----
+
+// Descriptors held by handoffs queued on all channels together: at most
+// fd_budget() (BP-IPC-LIMIT). take() reserves n, or says false when they do
+// not fit; give() returns them (a handoff received, or dropped).
+uint32_t fd_budget();
+size_t fd_budget_held();
+bool fd_budget_take(size_t n);
+void fd_budget_give(size_t n);
+
 // ---- reading the socket (read.cpp) ----
 //
 // One thread at a time reads (the channel's `rd` lock, taken before `mu` and
@@ -252,8 +300,10 @@ hurray_status send_msg(hurray_ipc_channel *ch, const uint8_t *bytes, size_t n, c
 constexpr unsigned kBatch = 8;
 
 struct Datagram {
-  uint8_t buf[kMaxMessage + 1];
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];
+  uint8_t buf[kMaxBatchMessage + 1];  // a HANDOFF_MANY's (16 KiB)
+  // room for a HANDOFF_MANY's descriptors and more, so that one too many is
+  // counted (and closed), not cut off by the kernel
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * (kMaxBatchFds + 2))];
 };
 
 struct Batch {
@@ -297,8 +347,7 @@ Read read_round(hurray_ipc_channel *ch, int32_t timeout_ms, int64_t start, Defer
       return Read::Closed;
     }
   }
-  Batch batch;  // on the stack (about 7 KiB): no allocation, no thread-local storage
-  Batch *b = &batch;
+  Batch *b = ch->rbatch;  // the reader's (rd held): 130 KiB, too much for a stack
   if (timeout_ms > 0) {
     if (!poll_in(ch->sock, left_ms(timeout_ms, start))) return Read::Nothing;
     recv_batch(ch->sock, false, b);

@@ -43,17 +43,25 @@ void on_release(hurray_ipc_channel *ch, uint64_t id, Deferred &d) {
   --ch->stats.outstanding;
 }
 
-// The descriptors that came with a datagram: up to kMaxFds into p, the rest
-// closed (then *too_many).
-void take_fds(msghdr &mh, Pending *p, bool *too_many) {
+// The descriptors that came with a datagram (a HANDOFF_MANY's: up to
+// kMaxBatchFds), the rest closed (then *too_many).
+struct Fds {
+  int fd[wire::kMaxBatchFds];
+  size_t n = 0;
+  void close_all() {
+    for (size_t i = 0; i < n; ++i) close(fd[i]);
+    n = 0;
+  }
+};
+void take_fds(msghdr &mh, Fds *p, bool *too_many) {
   for (cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
     const size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
     for (size_t i = 0; i < k; ++i) {
       int f;
       std::memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof f);
-      if (p->nfds < wire::kMaxFds)
-        p->fds[p->nfds++] = f;
+      if (p->n < wire::kMaxBatchFds)
+        p->fd[p->n++] = f;
       else {
         close(f);
         *too_many = true;
@@ -71,7 +79,10 @@ bool announced(const std::vector<wire::DeviceCaps> &devs, uint8_t tag, uint8_t m
 // May this HANDOFF be queued (under mu)? Only memory this side announced in
 // its HELLO (BP-IPC-ANNOUNCED: no backend is touched for anything else), and
 // within the inbox's limits (BP-IPC-LIMIT).
-hurray_status admit(const hurray_ipc_channel *ch, const Pending &p, hurray_error *err) {
+// `before` handoffs holding `before_fds` descriptors of the same
+// HANDOFF_MANY come first (each entry is admitted as a HANDOFF of its own).
+hurray_status admit(const hurray_ipc_channel *ch, const Pending &p, hurray_error *err,
+                    size_t before = 0, size_t before_fds = 0) {
   const uint8_t tag = p.m.handle[12], mc = p.m.handle[14];
   if (!announced(ch->opts.devices, tag, mc))
     return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
@@ -79,12 +90,13 @@ hurray_status admit(const hurray_ipc_channel *ch, const Pending &p, hurray_error
                 "announce in its HELLO%s",
                 hurray_device_tag_name(tag), hurray_memory_class_name(mc),
                 (ch->opts.flags & HURRAY_IPC_SEND_ONLY) ? " (it is send-only)" : "");
-  if (ch->inbox.size() >= ch->opts.max_queued ||
-      ch->queued_fds + p.nfds > ch->opts.max_queued_fds)
+  if (ch->inbox.size() + before >= ch->opts.max_queued ||
+      ch->queued_fds + before_fds + p.nfds > ch->opts.max_queued_fds)
     return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
                 "BP-IPC-LIMIT: %zu handoffs with %zu descriptors are queued unreceived (at most "
-                "%u and %u)",
-                ch->inbox.size(), ch->queued_fds, ch->opts.max_queued, ch->opts.max_queued_fds);
+                "%u and %u)%s",
+                ch->inbox.size() + before, ch->queued_fds + before_fds, ch->opts.max_queued,
+                ch->opts.max_queued_fds, before ? " counting the HANDOFF_MANY's entries" : "");
   return HURRAY_OK;
 }
 
@@ -120,6 +132,68 @@ hurray_status check_order(const hurray_ipc_channel *ch, const Message &m, hurray
     return HURRAY_OK;
   }
   if (window && !ch->got_window) return refuse("the message after DEVICES is not WINDOW", v);
+  if ((m.type == Type::HandoffMany || m.type == Type::ReleaseMany) && v < wire::kBatchProtocol)
+    return refuse(m.type == Type::HandoffMany ? "HANDOFF_MANY from a peer that does not send it"
+                                              : "RELEASE_MANY from a peer that does not send it",
+                  v);
+  return HURRAY_OK;
+}
+
+// BP-IPC-LIMIT across channels: n more descriptors do not fit the
+// process's budget.
+hurray_status over_budget(size_t n, hurray_error *err) {
+  return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
+              "BP-IPC-LIMIT: %zu more descriptors do not fit the process's IPC descriptor "
+              "budget of %u (%zu held by handoffs queued on all channels; "
+              "hurray_ipc_set_fd_budget)",
+              n, fd_budget(), fd_budget_held());
+}
+
+// A HANDOFF_MANY (parsed and in order; `fds` its descriptors): every entry
+// admitted as a HANDOFF of its own (BP-IPC-ANNOUNCED, BP-IPC-LIMIT), then all
+// queued; or none, and the descriptors are left to the caller to close.
+hurray_status queue_many(hurray_ipc_channel *ch, const uint8_t *bytes, size_t len, Fds &fds,
+                         hurray_error *err) {
+  // (64 entries of about 1.5 KiB each: on the heap, read once per batch)
+  std::vector<Message> entries(wire::kMaxBatch);
+  const size_t k = wire::split_many(bytes, len, entries.data());
+  std::vector<Pending> ps(k);
+  size_t used = 0;
+  for (size_t i = 0; i < k; ++i) {
+    ps[i].m = entries[i];
+    for (uint8_t j = 0; j < entries[i].fd_count; ++j) ps[i].fds[j] = fds.fd[used + j];
+    ps[i].nfds = entries[i].fd_count;
+    if (const hurray_status st = admit(ch, ps[i], err, i, used)) {
+      for (Pending &p : ps) p.nfds = 0;  // still the caller's to close
+      return st;
+    }
+    used += entries[i].fd_count;
+  }
+  if (!fd_budget_take(used)) return over_budget(used, err);
+  fds.n = 0;  // the inbox's now (never closed twice, should a push throw)
+  for (Pending &p : ps) {
+    ch->inbox.push_back(p);
+    ch->queued_fds += p.nfds;
+  }
+  return HURRAY_OK;
+}
+
+// A RELEASE_MANY: every ID one of this side's handoffs still out, or the
+// message is malformed (BP-REL-ONCE; nothing of it is applied); then each
+// released as by RELEASE.
+hurray_status release_many(hurray_ipc_channel *ch, const Message &m, Deferred &d,
+                           hurray_error *err) {
+  for (size_t i = 0; i < m.count; ++i)
+    if (ch->out.find(m.ids64[i]) == ch->out.end()) {
+      ch->stats.releases_refused += 1;
+      fill(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE, HURRAY_SEVERITY_ERROR, -1,
+           static_cast<int64_t>(wire::kHeaderSize + wire::kReleaseManyFixed + 8 * i),
+           "BP-REL-ONCE: RELEASE_MANY id %zu (%llu) is no handoff of this side's that is out "
+           "(never sent, or released already)",
+           i, static_cast<unsigned long long>(m.ids64[i]));
+      return HURRAY_E_PROTOCOL;
+    }
+  for (size_t i = 0; i < m.count; ++i) on_release(ch, m.ids64[i], d);
   return HURRAY_OK;
 }
 
@@ -165,10 +239,11 @@ Read handle_batch(hurray_ipc_channel *ch, Batch &b, Deferred &d, uint32_t *handl
   for (unsigned i = 0; i < b.n; ++i) {
     msghdr &mh = b.hdr[i].msg_hdr;
     Pending p{};
+    Fds fds;
     bool too_many = false;
-    take_fds(mh, &p, &too_many);
+    take_fds(mh, &fds, &too_many);
     if (result == Read::Closed || result == Read::Error || ch->closed) {
-      close_fds(p);  // after the end: only descriptors to close
+      fds.close_all();  // after the end: only descriptors to close
       continue;
     }
     const size_t len = b.hdr[i].msg_len;
@@ -182,16 +257,32 @@ Read handle_batch(hurray_ipc_channel *ch, Batch &b, Deferred &d, uint32_t *handl
     if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
       st = fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
                 "ipc message: longer than %zu bytes or with too many descriptors",
-                wire::kMaxMessage);
+                wire::kMaxBatchMessage);
     else if (too_many)
       st = fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
-                "ipc message: more than %zu descriptors", wire::kMaxFds);
+                "ipc message: more than %zu descriptors", wire::kMaxBatchFds);
     else
-      st = wire::parse(b.dg[i].buf, len, p.nfds, &p.m, err);
+      st = wire::parse(b.dg[i].buf, len, fds.n, &p.m, err);
     if (st == HURRAY_OK) st = check_order(ch, p.m, err);
-    if (st == HURRAY_OK && p.m.type == Type::Handoff) st = admit(ch, p, err);
+    if (st == HURRAY_OK && p.m.type == Type::Handoff) {
+      for (size_t j = 0; j < fds.n; ++j) p.fds[j] = fds.fd[j];  // (parse: at most kMaxFds)
+      p.nfds = static_cast<uint8_t>(fds.n);
+      fds.n = 0;
+      st = admit(ch, p, err);
+      if (st == HURRAY_OK && !fd_budget_take(p.nfds)) st = over_budget(p.nfds, err);
+    }
+    if (st == HURRAY_OK && p.m.type == Type::HandoffMany) {
+      try {
+        st = queue_many(ch, b.dg[i].buf, len, fds, err);
+      } catch (...) {  // the entries' room: this side's shortage, but the batch is lost
+        st = fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE,
+                  "hurray_ipc: out of memory for a HANDOFF_MANY");
+      }
+    }
+    if (st == HURRAY_OK && p.m.type == Type::ReleaseMany) st = release_many(ch, p.m, d, err);
     if (st != HURRAY_OK) {
       close_fds(p);
+      fds.close_all();
       ++ch->stats.messages_rejected;
       // misbehaviour: nothing the peer sent is kept (every descriptor closed)
       shut(ch, HURRAY_IPC_PEER_GONE, "the peer sent a malformed message", true, d);
@@ -218,6 +309,9 @@ Read handle_batch(hurray_ipc_channel *ch, Batch &b, Deferred &d, uint32_t *handl
       case Type::Handoff:
         ch->inbox.push_back(p);
         ch->queued_fds += p.nfds;
+        break;
+      case Type::HandoffMany:  // queued above, entry by entry
+      case Type::ReleaseMany:  // released above
         break;
     }
     ++*handled;

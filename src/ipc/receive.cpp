@@ -52,6 +52,12 @@ struct Capture {
 };
 thread_local Capture *t_capture = nullptr;
 
+}  // namespace
+
+namespace hurray::ipc {
+
+thread_local std::vector<Collected> *t_collect = nullptr;
+
 hurray_status send_release(hurray_ipc_channel *ch, uint64_t id, hurray_error *err) {
   uint8_t buf[wire::kMaxMessage];
   Message m{};
@@ -73,6 +79,10 @@ hurray_status send_release(hurray_ipc_channel *ch, uint64_t id, hurray_error *er
   finish(d);
   return st;
 }
+
+}  // namespace hurray::ipc
+
+namespace {
 
 void free_imported(void *user, void *) {
   auto *r = static_cast<Imported *>(user);
@@ -99,6 +109,15 @@ void free_imported(void *user, void *) {
     if (kept) r->backend_owned = false;
   }
   if (r->backend_owned) dispatch::free(r->backend, &r->alloc);
+  if (t_collect) {  // hurray_ipc_release_many: its RELEASE goes with the batch
+    try {
+      t_collect->push_back({r->ch, r->id});  // with the record's channel reference
+      delete r;
+      return;
+    } catch (...) {
+      // no room to collect it: sent on its own below
+    }
+  }
   Capture *c = t_capture;
   t_capture = nullptr;  // releases a release callback may make report elsewhere
   const hurray_status st = send_release(r->ch, r->id, c ? &c->err : nullptr);
@@ -291,6 +310,7 @@ int take(hurray_ipc_channel *ch, Pending *p, Deferred &d, hurray_status *st, hur
   *p = ch->inbox.front();
   ch->inbox.pop_front();
   ch->queued_fds -= p->nfds;
+  fd_budget_give(p->nfds);
   update_ready(ch);
   // the IPC rules, on the consumer's side too: a handle that breaks them is
   // a malformed message

@@ -37,7 +37,7 @@ namespace hurray::ipc {
 // channel closed, the caller is not blocked for ever.
 hurray_status send_msg(hurray_ipc_channel *ch, const uint8_t *bytes, size_t n, const int *fds,
                        size_t nfds, Deferred &d, hurray_error *err, bool *blocked) {
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * wire::kMaxFds)];
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * wire::kMaxBatchFds)];
   int64_t start = -1;  // of the wait for room, once the socket was full
   for (;;) {
     const int fd = ch->sock;
@@ -86,8 +86,7 @@ hurray_status send_msg(hurray_ipc_channel *ch, const uint8_t *bytes, size_t n, c
       do pr = poll(&pfd, 1, left_ms(limit, start));
       while (pr < 0 && errno == EINTR);
       if ((pfd.revents & POLLIN) && ch->rd.try_lock()) {
-        Batch batch;  // on the stack (about 7 KiB): no allocation, no thread-local storage
-        Batch *b = &batch;
+        Batch *b = ch->rbatch;  // the reader's: rd is held
         recv_batch(fd, false, b);
         uint32_t handled = 0;
         const Read rd = handle_batch(ch, *b, d, &handled, err);
@@ -177,13 +176,11 @@ bool peer_supports(const Message &peer, uint8_t tag, uint8_t mc) {
 
 }  // namespace
 
-namespace {
+namespace hurray::ipc {
 
-// hurray_ipc_send, and hurray_ipc_try_send (`blocked` non-NULL: a full
-// socket is *blocked = true, HURRAY_OK, nothing sent or held).
-hurray_status send_one(hurray_ipc_channel *ch, hurray_buffer *buffer,
-                       const hurray_export_desc *desc, uint64_t *id, bool *blocked,
-                       hurray_error *err) {
+// Everything of a send before the channel's lock (see internal.h).
+hurray_status prepare(hurray_ipc_channel *ch, hurray_buffer *buffer,
+                      const hurray_export_desc *desc, Prepared *p, hurray_error *err) {
   if (!ch || !buffer)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc_send: %s is NULL",
                 ch ? "buffer" : "channel");
@@ -224,12 +221,16 @@ hurray_status send_one(hurray_ipc_channel *ch, hurray_buffer *buffer,
       if (b) hurray_buffer_unref(b);
     }
   } drop{copy};
-  Message m{};
+  *p = Prepared{};
+  Message &m = p->m;
   m.type = Type::Handoff;
-  int fds[2] = {-1, -1};
-  bool own_fd;
+  int *const fds = p->fds;
+  bool &own_fd = p->own_fd;
+  int &nfds = p->nfds;
+  int &event_fd = p->event_fd;  // ours to close
+  hurray_handoff &local = p->local;
   HURRAY_RETURN_NOT_OK(describe_memory(buffer, h, &m.memory, &fds[0], &own_fd, err));
-  int nfds = fds[0] >= 0 ? 1 : 0;
+  nfds = fds[0] >= 0 ? 1 : 0;
   // a view of device memory: the backend exported its parent's, the offset rides beside
   if (h.device_tag != HURRAY_DEVICE_CPU && h.byte_size) m.view_offset = buffer_view_offset(buffer);
   if (m.view_offset && ch->peer.protocol_version < wire::kViewProtocol) {
@@ -239,7 +240,6 @@ hurray_status send_one(hurray_ipc_channel *ch, hurray_buffer *buffer,
                 "a view's offset (version %u can)",
                 ch->peer.protocol_version, wire::kViewProtocol);
   }
-  int event_fd = -1;  // ours to close
   if (h.sync_mode == HURRAY_SYNC_EVENT) {
     // the event travels as the backend's IPC handle (BP-SYNC-IPC allowed it)
     Backend be;
@@ -267,7 +267,6 @@ hurray_status send_one(hurray_ipc_channel *ch, hurray_buffer *buffer,
     m.sync_value = desc->sync_value;
     if (eh.fd >= 0) fds[nfds++] = event_fd = eh.fd;
   }
-  hurray_handoff local;
   if (const hurray_status est = hurray_buffer_export(buffer, desc, &local, err); est != HURRAY_OK) {
     if (own_fd) close(fds[0]);
     if (event_fd >= 0) close(event_fd);
@@ -298,6 +297,32 @@ hurray_status send_one(hurray_ipc_channel *ch, hurray_buffer *buffer,
     fds[0] = ro;
     own_fd = true;
   }
+  return HURRAY_OK;
+}
+
+void discard(Prepared &p, bool sent) {
+  if (p.own_fd) close(p.fds[0]);  // the peer has its own copies now (or nothing was sent)
+  if (p.event_fd >= 0) close(p.event_fd);
+  p.own_fd = false;
+  p.event_fd = -1;
+  if (!sent) (void)hurray_handoff_release(&p.local, nullptr);
+}
+
+}  // namespace hurray::ipc
+
+namespace {
+
+// hurray_ipc_send, and hurray_ipc_try_send (`blocked` non-NULL: a full
+// socket is *blocked = true, HURRAY_OK, nothing sent or held).
+hurray_status send_one(hurray_ipc_channel *ch, hurray_buffer *buffer,
+                       const hurray_export_desc *desc, uint64_t *id, bool *blocked,
+                       hurray_error *err) {
+  Prepared prep;
+  HURRAY_RETURN_NOT_OK(prepare(ch, buffer, desc, &prep, err));
+  Message &m = prep.m;
+  const int *fds = prep.fds;
+  const int nfds = prep.nfds;
+  const hurray_handoff &local = prep.local;
   Deferred d;
   hurray_status st;
   try {
@@ -349,9 +374,7 @@ hurray_status send_one(hurray_ipc_channel *ch, hurray_buffer *buffer,
   } catch (...) {
     st = fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc_send: out of memory");
   }
-  if (own_fd) close(fds[0]);  // the peer has its own copies now (or nothing was sent)
-  if (event_fd >= 0) close(event_fd);
-  if (st != HURRAY_OK) (void)hurray_handoff_release(&local, nullptr);
+  discard(prep, st == HURRAY_OK);
   finish(d);
   if (st == HURRAY_OK && id) *id = m.id;
   if (blocked && *blocked) {  // nothing went: the ID is not used

@@ -141,6 +141,174 @@ hurray_status parse_devices(const uint8_t *b, uint32_t length, uint8_t fds, Mess
   return HURRAY_OK;
 }
 
+// The body of a HANDOFF at b (`length` bytes; offsets reported as in a
+// HANDOFF message, the body at 16), with `fds` descriptors when check_fds.
+hurray_status parse_handoff(const uint8_t *b, uint32_t length, uint8_t fds, bool check_fds,
+                            Message *out, hurray_error *err) {
+  out->type = Type::Handoff;
+  // protocol version 2: a device view (its offset), a device identity, or both
+  const bool view = length == kHandoffViewBody || length == kHandoffViewBody + kIdentitySize;
+  const bool ident =
+      length == kHandoffBody + kIdentitySize || length == kHandoffViewBody + kIdentitySize;
+  if (view || ident) {
+    // read below
+  } else if (length != kHandoffBody)
+    return bad(err, 8,
+               "HANDOFF body of %u bytes (expected %zu; %zu for a view, %zu with a device "
+               "identity, %zu for both)",
+               length, kHandoffBody, kHandoffViewBody, kHandoffBody + kIdentitySize,
+               kHandoffViewBody + kIdentitySize);
+  out->id = get64(b);
+  std::memcpy(out->handle, b + 8, HURRAY_HANDLE_SIZE);
+  out->device_ordinal = static_cast<int32_t>(get32(b + 24));
+  out->flags = get32(b + 28);
+  out->sync_value = get64(b + 32);
+  if (out->id == 0) return bad(err, 16, "HANDOFF id 0");
+  if (out->device_ordinal < 0)
+    return bad(err, 40, "HANDOFF device ordinal %d", out->device_ordinal);
+  if (out->flags & ~kHandoffFlags)
+    return bad(err, 44, "HANDOFF unknown flags 0x%X", out->flags & ~kHandoffFlags);
+  if (const hurray_status st = parse_handle(b + 40, 56, "memory", &out->memory, err))
+    return st;
+  if (const hurray_status st = parse_handle(b + 40 + kIpcHandleSize, 144, "event",
+                                            &out->event, err))
+    return st;
+  const uint64_t size = get64(out->handle);
+  if (size && out->memory.kind == kKindNone)
+    return bad(err, 56, "HANDOFF of %llu bytes without memory",
+               static_cast<unsigned long long>(size));
+  if (view) {  // a view of device memory (views.md)
+    out->view_offset = get64(b + kHandoffBody);
+    if (out->view_offset == 0)
+      return bad(err, 232, "HANDOFF view offset 0 (the 216-byte form says that)");
+    if (out->handle[12] == HURRAY_DEVICE_CPU)
+      return bad(err, 232, "HANDOFF view offset on CPU memory (a memfd's offset says it)");
+    if (out->memory.kind == kKindNone)
+      return bad(err, 232, "HANDOFF view offset without memory");
+  }
+  if (out->memory.kind != kKindNone && size > out->memory.byte_size)
+    return bad(err, 64, "HANDOFF of %llu bytes in %llu bytes of memory",
+               static_cast<unsigned long long>(size),
+               static_cast<unsigned long long>(out->memory.byte_size));
+  // (a view offset comes with memory, so size <= byte_size here: no wrap)
+  if (out->view_offset > out->memory.byte_size - size)
+    return bad(err, 232, "HANDOFF view of %llu bytes at offset %llu beyond %llu bytes of memory",
+               static_cast<unsigned long long>(size),
+               static_cast<unsigned long long>(out->view_offset),
+               static_cast<unsigned long long>(out->memory.byte_size));
+  if (ident) {  // the device's identity (identity.md)
+    const size_t at = view ? kHandoffViewBody : kHandoffBody;
+    if (const hurray_status st = parse_identity(b + at, kHeaderSize + at, out, err)) return st;
+    if (out->handle[12] == HURRAY_DEVICE_CPU)
+      return bad(err, kHeaderSize + at, "HANDOFF device identity on CPU memory");
+  }
+  const bool event = out->handle[13] == HURRAY_SYNC_EVENT;
+  if (!event && (out->event.kind != kKindNone || out->sync_value))
+    return bad(err, 144, "HANDOFF carries an event but its sync mode is not EVENT");
+  if (event && out->event.kind == kKindNone)
+    return bad(err, 144, "HANDOFF of sync mode EVENT carries no event");
+  if (check_fds && fds != handoff_fds(*out))
+    return bad(err, 12, "HANDOFF announces %u descriptors, its handles %u", fds,
+               handoff_fds(*out));
+  return HURRAY_OK;
+}
+
+// The entries of a HANDOFF_MANY at b (`length` bytes, entries from
+// b + kManyFixed): calls each(i, entry body, its length, offset of the
+// body in the message) until it returns non-OK.
+template <class Each>
+hurray_status walk_many(const uint8_t *b, uint32_t length, uint16_t count, Each each) {
+  size_t at = kManyFixed;
+  for (size_t i = 0; i < count; ++i) {
+    if (length - at < kEntryHeader)
+      return each(i, nullptr, 0u, kHeaderSize + at);  // truncated: no room for the entry header
+    const uint32_t n = get32(b + at);
+    if (n > length - at - kEntryHeader) return each(i, nullptr, n, kHeaderSize + at);
+    if (const hurray_status st = each(i, b + at, n, kHeaderSize + at)) return st;
+    at += kEntryHeader + n;
+  }
+  return at == length ? HURRAY_OK : each(count, nullptr, 0u, kHeaderSize + at);
+}
+
+// The body of a HANDOFF_MANY (docs/spec/ipc.md): 1..kMaxBatch entries,
+// each a HANDOFF body (every check of HANDOFF, its offsets reported inside
+// the entry), IDs distinct, the descriptors of all entries those that came.
+hurray_status parse_many(const uint8_t *b, uint32_t length, uint8_t fds, Message *out,
+                         hurray_error *err) {
+  if (length < kManyFixed)
+    return bad(err, 8, "HANDOFF_MANY body of %u bytes (at least %zu)", length, kManyFixed);
+  out->count = get16(b);
+  if (out->count == 0 || out->count > kMaxBatch)
+    return bad(err, 16, "HANDOFF_MANY of %u handoffs (1 to %zu)", out->count, kMaxBatch);
+  if (get16(b + 2)) return bad(err, 18, "HANDOFF_MANY reserved bytes are not zero");
+  size_t total_fds = 0;
+  Message e;
+  const hurray_status st = walk_many(b, length, out->count, [&](size_t i, const uint8_t *x,
+                                                                 uint32_t n, size_t at) {
+    if (i == out->count)
+      return bad(err, at, "HANDOFF_MANY: %u bytes after its %u entries",
+                 static_cast<unsigned>(kHeaderSize + length - at), out->count);
+    if (!x)  // (at the body's end: the count promised more, offset 16)
+      return bad(err, at < kHeaderSize + length ? at : 16,
+                 "HANDOFF_MANY entry %zu: truncated (%u bytes left, its header says %u)",
+                 i, static_cast<unsigned>(kHeaderSize + length - at), n);
+    if (get32(x + 4)) return bad(err, at + 4, "HANDOFF_MANY entry %zu: reserved bytes", i);
+    std::memset(&e, 0, sizeof e);
+    if (parse_handoff(x + kEntryHeader, n, 0, false, &e, err) != HURRAY_OK) {
+      if (err) {  // the entry's offsets, in the message; its index in the text
+        char was[sizeof err->message];
+        std::memcpy(was, err->message, sizeof was);
+        const char *what = std::strncmp(was, "ipc message: ", 13) == 0 ? was + 13 : was;
+        const int64_t inside = err->byte_offset < static_cast<int64_t>(kHeaderSize)
+                                   ? 0  // the HANDOFF's length: the entry header's
+                                   : err->byte_offset - static_cast<int64_t>(kHeaderSize) +
+                                         static_cast<int64_t>(kEntryHeader);
+        bad(err, at + static_cast<size_t>(inside), "HANDOFF_MANY entry %zu: %s", i, what);
+      }
+      return HURRAY_E_PROTOCOL;
+    }
+    for (size_t j = 0; j < i; ++j)
+      if (out->ids64[j] == e.id)
+        return bad(err, at + kEntryHeader, "HANDOFF_MANY entry %zu: id %llu again (entry %zu)",
+                   i, static_cast<unsigned long long>(e.id), j);
+    out->ids64[i] = e.id;
+    total_fds += handoff_fds(e);
+    return HURRAY_OK;
+  });
+  if (st != HURRAY_OK) return st;
+  if (fds != total_fds)
+    return bad(err, 12, "HANDOFF_MANY announces %u descriptors, its entries' handles %zu", fds,
+               total_fds);
+  return HURRAY_OK;
+}
+
+// The body of a RELEASE_MANY: 1..kMaxBatch IDs, none 0, none twice.
+hurray_status parse_release_many(const uint8_t *b, uint32_t length, uint8_t fds, Message *out,
+                                 hurray_error *err) {
+  if (length < kReleaseManyFixed)
+    return bad(err, 8, "RELEASE_MANY body of %u bytes (at least %zu)", length,
+               kReleaseManyFixed);
+  const uint32_t count = get32(b);
+  if (count == 0 || count > kMaxBatch)
+    return bad(err, 16, "RELEASE_MANY of %u IDs (1 to %zu)", count, kMaxBatch);
+  if (get32(b + 4)) return bad(err, 20, "RELEASE_MANY reserved bytes are not zero");
+  if (length != kReleaseManyFixed + 8 * count)
+    return bad(err, 8, "RELEASE_MANY body of %u bytes for %u IDs (expected %zu)", length, count,
+               kReleaseManyFixed + 8 * size_t{count});
+  if (fds) return bad(err, 12, "RELEASE_MANY carries no descriptors");
+  out->count = static_cast<uint16_t>(count);
+  for (size_t i = 0; i < count; ++i) {
+    const size_t at = kHeaderSize + kReleaseManyFixed + 8 * i;
+    out->ids64[i] = get64(b + kReleaseManyFixed + 8 * i);
+    if (out->ids64[i] == 0) return bad(err, at, "RELEASE_MANY id %zu is 0", i);
+    for (size_t j = 0; j < i; ++j)
+      if (out->ids64[j] == out->ids64[i])
+        return bad(err, at, "RELEASE_MANY id %zu: %llu again (id %zu; BP-REL-ONCE)", i,
+                   static_cast<unsigned long long>(out->ids64[i]), j);
+  }
+  return HURRAY_OK;
+}
+
 void encode_handle(const WireHandle &h, uint8_t *p) {
   put32(p, h.kind);
   put32(p + 4, h.has_fd);
@@ -165,7 +333,8 @@ hurray_status parse(const uint8_t *p, size_t n, size_t nfds, Message *out,
   const uint8_t fds = p[12];
   if (fds != nfds)
     return bad(err, 12, "header announces %u descriptors, %zu arrived", fds, nfds);
-  if (fds > kMaxFds) return bad(err, 12, "%u descriptors (at most %zu)", fds, kMaxFds);
+  const size_t max_fds = type == static_cast<uint16_t>(Type::HandoffMany) ? kMaxBatchFds : kMaxFds;
+  if (fds > max_fds) return bad(err, 12, "%u descriptors (at most %zu)", fds, max_fds);
   if (!zero(p + 13, 3)) return bad(err, 13, "reserved header bytes are not zero");
 
   std::memset(out, 0, sizeof *out);
@@ -200,74 +369,8 @@ hurray_status parse(const uint8_t *p, size_t n, size_t nfds, Message *out,
       }
       return HURRAY_OK;
     }
-    case static_cast<uint16_t>(Type::Handoff): {
-      out->type = Type::Handoff;
-      // protocol version 2: a device view (its offset), a device identity, or both
-      const bool view = length == kHandoffViewBody || length == kHandoffViewBody + kIdentitySize;
-      const bool ident =
-          length == kHandoffBody + kIdentitySize || length == kHandoffViewBody + kIdentitySize;
-      if (view || ident) {
-        // read below
-      } else if (length != kHandoffBody)
-        return bad(err, 8,
-                   "HANDOFF body of %u bytes (expected %zu; %zu for a view, %zu with a device "
-                   "identity, %zu for both)",
-                   length, kHandoffBody, kHandoffViewBody, kHandoffBody + kIdentitySize,
-                   kHandoffViewBody + kIdentitySize);
-      out->id = get64(b);
-      std::memcpy(out->handle, b + 8, HURRAY_HANDLE_SIZE);
-      out->device_ordinal = static_cast<int32_t>(get32(b + 24));
-      out->flags = get32(b + 28);
-      out->sync_value = get64(b + 32);
-      if (out->id == 0) return bad(err, 16, "HANDOFF id 0");
-      if (out->device_ordinal < 0)
-        return bad(err, 40, "HANDOFF device ordinal %d", out->device_ordinal);
-      if (out->flags & ~kHandoffFlags)
-        return bad(err, 44, "HANDOFF unknown flags 0x%X", out->flags & ~kHandoffFlags);
-      if (const hurray_status st = parse_handle(b + 40, 56, "memory", &out->memory, err))
-        return st;
-      if (const hurray_status st = parse_handle(b + 40 + kIpcHandleSize, 144, "event",
-                                                &out->event, err))
-        return st;
-      const uint64_t size = get64(out->handle);
-      if (size && out->memory.kind == kKindNone)
-        return bad(err, 56, "HANDOFF of %llu bytes without memory",
-                   static_cast<unsigned long long>(size));
-      if (view) {  // a view of device memory (views.md)
-        out->view_offset = get64(b + kHandoffBody);
-        if (out->view_offset == 0)
-          return bad(err, 232, "HANDOFF view offset 0 (the 216-byte form says that)");
-        if (out->handle[12] == HURRAY_DEVICE_CPU)
-          return bad(err, 232, "HANDOFF view offset on CPU memory (a memfd's offset says it)");
-        if (out->memory.kind == kKindNone)
-          return bad(err, 232, "HANDOFF view offset without memory");
-      }
-      if (out->memory.kind != kKindNone && size > out->memory.byte_size)
-        return bad(err, 64, "HANDOFF of %llu bytes in %llu bytes of memory",
-                   static_cast<unsigned long long>(size),
-                   static_cast<unsigned long long>(out->memory.byte_size));
-      // (a view offset comes with memory, so size <= byte_size here: no wrap)
-      if (out->view_offset > out->memory.byte_size - size)
-        return bad(err, 232, "HANDOFF view of %llu bytes at offset %llu beyond %llu bytes of memory",
-                   static_cast<unsigned long long>(size),
-                   static_cast<unsigned long long>(out->view_offset),
-                   static_cast<unsigned long long>(out->memory.byte_size));
-      if (ident) {  // the device's identity (identity.md)
-        const size_t at = view ? kHandoffViewBody : kHandoffBody;
-        if (const hurray_status st = parse_identity(b + at, kHeaderSize + at, out, err)) return st;
-        if (out->handle[12] == HURRAY_DEVICE_CPU)
-          return bad(err, kHeaderSize + at, "HANDOFF device identity on CPU memory");
-      }
-      const bool event = out->handle[13] == HURRAY_SYNC_EVENT;
-      if (!event && (out->event.kind != kKindNone || out->sync_value))
-        return bad(err, 144, "HANDOFF carries an event but its sync mode is not EVENT");
-      if (event && out->event.kind == kKindNone)
-        return bad(err, 144, "HANDOFF of sync mode EVENT carries no event");
-      if (fds != handoff_fds(*out))
-        return bad(err, 12, "HANDOFF announces %u descriptors, its handles %u", fds,
-                   handoff_fds(*out));
-      return HURRAY_OK;
-    }
+    case static_cast<uint16_t>(Type::Handoff):
+      return parse_handoff(b, length, fds, true, out, err);
     case static_cast<uint16_t>(Type::Release): {
       out->type = Type::Release;
       if (length != kReleaseBody)
@@ -292,6 +395,12 @@ hurray_status parse(const uint8_t *p, size_t n, size_t nfds, Message *out,
                    out->window_fds, kMaxFds);
       if (fds) return bad(err, 12, "WINDOW carries no descriptors");
       return HURRAY_OK;
+    case static_cast<uint16_t>(Type::HandoffMany):
+      out->type = Type::HandoffMany;
+      return parse_many(b, length, fds, out, err);
+    case static_cast<uint16_t>(Type::ReleaseMany):
+      out->type = Type::ReleaseMany;
+      return parse_release_many(b, length, fds, out, err);
     default:
       return bad(err, 6, "unknown message type %u", type);
   }
@@ -333,7 +442,11 @@ size_t encode(const Message &m, uint8_t *out, size_t cap) noexcept {
     case Type::Window:
       body = kWindowBody;
       break;
-    default:
+    case Type::ReleaseMany:
+      if (m.count == 0 || m.count > kMaxBatch) return 0;
+      body = kReleaseManyFixed + 8 * size_t{m.count};
+      break;
+    default:  // HANDOFF_MANY: encode_many
       return 0;
   }
   if (!out || cap < kHeaderSize + body) return 0;
@@ -386,8 +499,59 @@ size_t encode(const Message &m, uint8_t *out, size_t cap) noexcept {
       put32(b, m.window_handoffs);
       put32(b + 4, m.window_fds);
       break;
+    case Type::ReleaseMany:
+      put32(b, m.count);
+      for (size_t i = 0; i < m.count; ++i) put64(b + kReleaseManyFixed + 8 * i, m.ids64[i]);
+      break;
+    case Type::HandoffMany:
+      break;
   }
   return kHeaderSize + body;
+}
+
+size_t split_many(const uint8_t *p, size_t n, Message *entries) noexcept {
+  if (n < kHeaderSize + kManyFixed) return 0;
+  const uint8_t *b = p + kHeaderSize;
+  const uint16_t count = get16(b);
+  if (count > kMaxBatch) return 0;
+  size_t got = 0;
+  (void)walk_many(b, static_cast<uint32_t>(n - kHeaderSize), count,
+                  [&](size_t i, const uint8_t *x, uint32_t len, size_t) {
+                    if (!x || i >= count) return HURRAY_E_PROTOCOL;
+                    Message &e = entries[i];
+                    std::memset(&e, 0, sizeof e);
+                    if (parse_handoff(x + kEntryHeader, len, 0, false, &e, nullptr))
+                      return HURRAY_E_PROTOCOL;
+                    e.fd_count = handoff_fds(e);
+                    got = i + 1;
+                    return HURRAY_OK;
+                  });
+  return got;
+}
+
+size_t encode_many(const Message *entries, size_t count, uint8_t *out, size_t cap) noexcept {
+  if (!entries || !out || count == 0 || count > kMaxBatch || cap < kHeaderSize + kManyFixed)
+    return 0;
+  size_t at = kHeaderSize + kManyFixed, fds = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (entries[i].type != Type::Handoff || cap - at < kEntryHeader) return 0;
+    uint8_t one[kMaxHandoff];
+    const size_t k = encode(entries[i], one, sizeof one);
+    if (k == 0 || cap - at - kEntryHeader < k - kHeaderSize) return 0;
+    put32(out + at, static_cast<uint32_t>(k - kHeaderSize));
+    put32(out + at + 4, 0);
+    std::memcpy(out + at + kEntryHeader, one + kHeaderSize, k - kHeaderSize);
+    at += kEntryHeader + k - kHeaderSize;
+    fds += handoff_fds(entries[i]);
+  }
+  std::memset(out, 0, kHeaderSize + kManyFixed);
+  put32(out, kMagic);
+  put16(out + 4, kWireVersion);
+  put16(out + 6, static_cast<uint16_t>(Type::HandoffMany));
+  put32(out + 8, static_cast<uint32_t>(at - kHeaderSize));
+  out[12] = static_cast<uint8_t>(fds);
+  put16(out + kHeaderSize, static_cast<uint16_t>(count));
+  return at;
 }
 
 }  // namespace hurray::ipc

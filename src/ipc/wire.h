@@ -57,7 +57,31 @@ constexpr uint32_t kKindMemfd = hurray::detail::kCpuMemfdKind;
 constexpr uint32_t kWindowProtocol = 3;
 constexpr size_t kWindowBody = 8;
 
-enum class Type : uint16_t { Hello = 1, Handoff = 2, Release = 3, Devices = 4, Window = 5 };
+// protocol version 4 (1.1): batches. HANDOFF_MANY carries up to kMaxBatch
+// HANDOFF bodies in one datagram, each after an 8-byte entry header (its
+// body length, reserved), with every entry's descriptors attached in entry
+// order (memory, then event); RELEASE_MANY names up to kMaxBatch IDs.
+// kMaxBatch * kMaxFds = 128 descriptors per datagram, under the kernel's
+// SCM_MAX_FD (253) (docs/spec/ipc.md "HANDOFF_MANY").
+constexpr uint32_t kBatchProtocol = 4;
+constexpr size_t kMaxBatch = 64;
+constexpr size_t kMaxBatchFds = kMaxBatch * kMaxFds;
+constexpr size_t kManyFixed = 4;     // HANDOFF_MANY: count u16, reserved u16
+constexpr size_t kEntryHeader = 8;   // per entry: body length u32, reserved u32
+constexpr size_t kReleaseManyFixed = 8;  // RELEASE_MANY: count u32, reserved u32
+// the largest HANDOFF_MANY: 64 entries of the largest HANDOFF body (16,404 bytes)
+constexpr size_t kMaxBatchMessage =
+    kHeaderSize + kManyFixed + kMaxBatch * (kEntryHeader + kMaxHandoff - kHeaderSize);
+
+enum class Type : uint16_t {
+  Hello = 1,
+  Handoff = 2,
+  Release = 3,
+  Devices = 4,
+  Window = 5,
+  HandoffMany = 6,
+  ReleaseMany = 7
+};
 
 struct DeviceCaps {
   uint8_t tag;
@@ -114,6 +138,10 @@ struct Message {
   // WINDOW: handoffs (>= 1) and their descriptors (>= 2) the sender takes
   // unreleased at most
   uint32_t window_handoffs, window_fds;
+  // HANDOFF_MANY: its entries (split_many gives them); RELEASE_MANY: its IDs
+  // (distinct, none 0)
+  uint16_t count;
+  uint64_t ids64[kMaxBatch];
 };
 
 // Parse one message of n bytes that arrived with nfds descriptors. Every
@@ -129,9 +157,20 @@ hurray_status parse(const uint8_t *p, size_t n, size_t nfds, Message *out,
 hurray_status check_devices(const Message &hello, const Message &devices,
                             hurray_error *err) noexcept;
 
+// The entries of a HANDOFF_MANY that parse() accepted (p, n as given to
+// it) into entries[0..kMaxBatch): each a HANDOFF as parse() gives one, its
+// fd_count its own descriptors (they follow the previous entries' in the
+// datagram). Returns the number of entries.
+size_t split_many(const uint8_t *p, size_t n, Message *entries) noexcept;
+
+// Encode `count` HANDOFFs (1..kMaxBatch; their id and fields as encode()
+// takes them) as one HANDOFF_MANY into out[0..cap); 0 when it does not fit.
+// encode_many(split_many(x)) == x for every HANDOFF_MANY x parse accepts.
+size_t encode_many(const Message *entries, size_t count, uint8_t *out, size_t cap) noexcept;
+
 // Encode m into out[0..cap); returns the number of bytes, or 0 when cap is
 // too small or m cannot be encoded (more devices than kMaxDevices or
-// kMaxDeviceIds).
+// kMaxDeviceIds, a HANDOFF_MANY: encode_many).
 // encode(parse(x)) == x for every x that parse accepts.
 size_t encode(const Message &m, uint8_t *out, size_t cap) noexcept;
 

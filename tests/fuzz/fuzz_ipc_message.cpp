@@ -14,8 +14,14 @@
 //    error names a rule ID its message starts with (what the channel does
 //    with such a message next).
 //
+//  - an accepted HANDOFF_MANY splits into entries that each parse as a
+//    HANDOFF of their own and encode back (encode_many) to the input; an
+//    accepted RELEASE_MANY names distinct IDs, none 0.
+//
 // Input layout (tests/fuzz/make_corpus.py writes seeds in it):
-//   byte 0   bits 0-1: number of descriptors that "arrived" with the message
+//   byte 0   bit 7 clear: bits 0-1, bit 7 set: bits 0-6: number of
+//            descriptors that "arrived" with the message (a HANDOFF_MANY
+//            carries up to 128)
 //   byte 1.. the datagram
 #include <hurray.h>
 
@@ -29,7 +35,7 @@ namespace wire = hurray::ipc;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // (an empty input: an empty datagram, no descriptor)
-  const size_t nfds = size ? data[0] & 3u : 0;
+  const size_t nfds = !size ? 0 : (data[0] & 0x80u) ? data[0] & 0x7Fu : data[0] & 3u;
   // a copy of exactly the datagram, so ASan sees any read past it
   const std::vector<uint8_t> msg(size ? data + 1 : data, data + size);
   const size_t n = msg.size();
@@ -54,6 +60,38 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     hurray_fuzz::verdict_refused({err.rule_id});
     return 0;
   }
+
+  if (m.type == wire::Type::HandoffMany) {  // its entries, and encode_many
+    std::vector<wire::Message> e(wire::kMaxBatch);
+    const size_t k = wire::split_many(msg.data(), n, e.data());
+    FUZZ_CHECK(k == m.count && k >= 1 && k <= wire::kMaxBatch, "every entry is split out");
+    size_t fds = 0;
+    std::vector<uint8_t> one(wire::kMaxMessage);
+    for (size_t i = 0; i < k; ++i) {
+      FUZZ_CHECK(e[i].type == wire::Type::Handoff && e[i].id != 0, "an entry is a HANDOFF");
+      for (size_t j = 0; j < i; ++j) FUZZ_CHECK(e[j].id != e[i].id, "entry IDs are distinct");
+      fds += e[i].fd_count;
+      const size_t len = wire::encode(e[i], one.data(), one.size());
+      FUZZ_CHECK(len && wire::parse(one.data(), len, e[i].fd_count, &again, nullptr) == HURRAY_OK,
+                 "an entry is a HANDOFF that parses on its own");
+    }
+    FUZZ_CHECK(fds == nfds, "the entries carry the descriptors that arrived");
+    std::vector<uint8_t> out(wire::kMaxBatchMessage);
+    FUZZ_CHECK(wire::encode_many(e.data(), k, out.data(), out.size()) == n &&
+                   std::memcmp(out.data(), msg.data(), n) == 0,
+               "an accepted HANDOFF_MANY re-encodes to its bytes");
+    FUZZ_CHECK(wire::encode_many(e.data(), k, out.data(), n - 1) == 0,
+               "encode_many refuses a buffer too small");
+    FUZZ_CHECK(wire::parse(msg.data(), n, nfds + 1, &again, nullptr) == HURRAY_E_PROTOCOL,
+               "one descriptor too many is refused");
+    hurray_fuzz::verdict_accepted();
+    return 0;
+  }
+  if (m.type == wire::Type::ReleaseMany)
+    for (size_t i = 0; i < m.count; ++i) {
+      FUZZ_CHECK(m.ids64[i] != 0, "RELEASE_MANY names no ID 0");
+      for (size_t j = 0; j < i; ++j) FUZZ_CHECK(m.ids64[j] != m.ids64[i], "nor one twice");
+    }
 
   // accepted: encode gives the input back, byte for byte
   uint8_t out[wire::kMaxMessage];

@@ -233,7 +233,7 @@ def fuzz_inspect_input_seeds():
 # ----------------------------------------------------------- fuzz_ipc_message
 # ipc (issue 6): the IPC channel's wire format (docs/spec/ipc.md).
 IPC_MAGIC = 0x50495248
-HELLO, HANDOFF, RELEASE, DEVICES, WINDOW = 1, 2, 3, 4, 5
+HELLO, HANDOFF, RELEASE, DEVICES, WINDOW, HANDOFF_MANY, RELEASE_MANY = 1, 2, 3, 4, 5, 6, 7
 
 
 def ipc_header(mtype, length, fds=0, version=1, magic=IPC_MAGIC, reserved=b"\0\0\0"):
@@ -288,12 +288,30 @@ def ipc_window(handoffs=128, fds=128):
     return ipc_header(WINDOW, 8) + struct.pack("<II", handoffs, fds)
 
 
+def ipc_handoff_many(handoffs, count=None, fds=None, entry_reserved=0):
+    """HANDOFF_MANY (protocol version 4): count, reserved, then per entry its
+    HANDOFF body's length, reserved, and the body (of an ipc_handoff)."""
+    body = struct.pack("<HH", len(handoffs) if count is None else count, 0)
+    total = 0
+    for h in handoffs:
+        body += struct.pack("<II", len(h) - 16, entry_reserved) + h[16:]
+        total += h[12]
+    return ipc_header(HANDOFF_MANY, len(body), total if fds is None else fds) + body
+
+
+def ipc_release_many(ids, count=None):
+    body = struct.pack("<II", len(ids) if count is None else count, 0)
+    body += b"".join(struct.pack("<Q", i) for i in ids)
+    return ipc_header(RELEASE_MANY, len(body)) + body
+
+
 def fuzz_ipc_message_seeds():
-    """Byte 0: descriptors that arrived (bits 0-1); then one datagram."""
+    """Byte 0: descriptors that arrived (bit 7 clear: bits 0-1; bit 7 set:
+    bits 0-6, a HANDOFF_MANY's); then one datagram."""
     seeds = {}
 
     def add(name, msg, fds=0):
-        seeds[name] = bytes([fds]) + msg
+        seeds[name] = bytes([fds if fds < 4 else 0x80 | fds]) + msg
 
     add("ok-hello-cpu", ipc_hello())
     add("ok-hello-cpu-vulkan-cuda", ipc_hello(((CPU, 1), (VULKAN, 7), (CUDA, 15))))
@@ -409,6 +427,43 @@ def fuzz_ipc_message_seeds():
     add("bad-window-fd", ipc_window(), fds=1)
     add("bad-window-short", ipc_header(WINDOW, 4) + struct.pack("<I", 128))
     add("bad-window-long", ipc_header(WINDOW, 12) + struct.pack("<III", 128, 128, 0))
+    # protocol version 4 (issue 35): HANDOFF_MANY and RELEASE_MANY, batches
+    empty = handle(size=0, align=4096)
+    one = [ipc_handoff(id_=i, h=empty, memory=ipc_wire_handle()) for i in range(1, 4)]
+    memfds = [ipc_handoff(id_=i) for i in range(1, 65)]
+    add("ok-handoff-many-empty-3", ipc_handoff_many(one))
+    add("ok-handoff-many-memfd-2", ipc_handoff_many(memfds[:2]), fds=2)
+    add("ok-handoff-many-memfd-64", ipc_handoff_many(memfds), fds=64)
+    add("ok-handoff-many-mixed-forms", ipc_handoff_many([
+        ipc_handoff(id_=1, h=vk, memory=ipc_wire_handle(1, 1, 65536), view_offset=12288,
+                    identity=uuid),
+        ipc_handoff(id_=2, h=cuda, memory=ipc_wire_handle(1, 0, 8192),
+                    identity=ipc_identity(2, b"luid-123")),
+        ipc_handoff(id_=3)]), fds=2)
+    add("bad-handoff-many-count-0", ipc_handoff_many([], count=0))
+    add("bad-handoff-many-count-65", ipc_handoff_many(one, count=65))
+    add("bad-handoff-many-truncated", ipc_handoff_many(one[:2], count=3))
+    add("bad-handoff-many-trailing", ipc_handoff_many(one, count=2))
+    add("bad-handoff-many-fds-short", ipc_handoff_many(memfds[:3], fds=2), fds=2)
+    add("bad-handoff-many-fds-extra", ipc_handoff_many(one, fds=1), fds=1)
+    add("bad-handoff-many-duplicate-id", ipc_handoff_many([one[0], one[0]]))
+    add("bad-handoff-many-entry-reserved", ipc_handoff_many(one, entry_reserved=1))
+    add("bad-handoff-many-entry-id-0", ipc_handoff_many([one[0], ipc_handoff(
+        id_=0, h=empty, memory=ipc_wire_handle())]))
+    add("bad-handoff-many-reserved", ipc_handoff_many(one)[:18] + b"\1\0" + ipc_handoff_many(one)[20:])
+    add("bad-handoff-many-short-body", ipc_header(HANDOFF_MANY, 2) + b"\1\0")
+    long_entry = bytearray(ipc_handoff_many(one[:1]))
+    long_entry[20:24] = struct.pack("<I", 248)  # a valid form, past the datagram
+    add("bad-handoff-many-entry-beyond", bytes(long_entry))
+    add("ok-release-many-1", ipc_release_many([1]))
+    add("ok-release-many-64", ipc_release_many(list(range(1, 65))))
+    add("bad-release-many-0", ipc_release_many([], count=0))
+    add("bad-release-many-65", ipc_release_many(list(range(1, 66))))
+    add("bad-release-many-count-short", ipc_release_many([1, 2], count=3))
+    add("bad-release-many-id-0", ipc_release_many([1, 0]))
+    add("bad-release-many-duplicate", ipc_release_many([5, 6, 5]))
+    add("bad-release-many-fd", ipc_release_many([1]), fds=1)
+    add("bad-release-many-reserved", ipc_header(RELEASE_MANY, 16) + struct.pack("<IIQ", 1, 1, 1))
     return seeds
 
 

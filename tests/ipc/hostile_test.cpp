@@ -316,7 +316,7 @@ TEST_CASE("hostile: a bad DEVICES closes the channel at the offending byte") {
       {"devices-kind", 24, "DEVICES device 0: identity of kind 7"},
       {"devices-dup", 44, "listed twice"},
       {"devices-many", 16, "DEVICES of 33 devices (at most 32)"},
-      {"devices-huge", -1, "longer than 788 bytes"},
+      {"devices-huge", -1, "longer than 16404 bytes"},
       {"devices-tag", 20, "which the peer's HELLO did not announce"},
       {"devices-twice", 6, "BP-IPC-HELLO: DEVICES again"},
   };

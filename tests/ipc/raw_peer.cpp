@@ -34,7 +34,7 @@
 //     devices-kind  a DEVICES whose device has identity kind 7
 //     devices-dup   a DEVICES listing CUDA ordinal 0 twice
 //     devices-many  a DEVICES whose count says 33 (at most 32)
-//     devices-huge  a 1000-byte DEVICES datagram
+//     devices-huge  a 20000-byte DEVICES datagram
 //     devices-tag   a DEVICES of a Vulkan device (the HELLO announced CPU and CUDA)
 //     devices-twice a DEVICES, a RELEASE of an ID never sent, then DEVICES again
 //   the WINDOW modes: HELLO of protocol version 3 (CPU), the victim's DEVICES and
@@ -80,6 +80,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "../../src/ipc/wire.h"
 
@@ -252,12 +253,14 @@ int devices_mode(const std::string &mode, int fd) {
     rc = sent(send_msg(fd, m));
   } else if (mode == "devices-many") {
     rc = sent(send_edited(fd, m, [](uint8_t *b, size_t *) { b[wire::kHeaderSize] = 33; }));
-  } else if (mode == "devices-huge") {
-    rc = sent(send_edited(fd, m, [](uint8_t *b, size_t *n) {
-      *n = 1000;
-      b[8] = static_cast<uint8_t>((1000 - wire::kHeaderSize) & 0xFF);
-      b[9] = static_cast<uint8_t>((1000 - wire::kHeaderSize) >> 8);
-    }));
+  } else if (mode == "devices-huge") {  // longer than any message (a HANDOFF_MANY's 16,404)
+    std::vector<uint8_t> big(20000);
+    const size_t k = wire::encode(m, big.data(), big.size());
+    const uint32_t len = static_cast<uint32_t>(big.size() - wire::kHeaderSize);
+    std::memcpy(big.data() + 8, &len, 4);
+    rc = k ? sent(send(fd, big.data(), big.size(), MSG_NOSIGNAL) ==
+                  static_cast<ssize_t>(big.size()))
+           : die("encode");
   } else if (mode == "devices-tag") {
     m.ids[0].tag = HURRAY_DEVICE_VULKAN;
     rc = sent(send_msg(fd, m));

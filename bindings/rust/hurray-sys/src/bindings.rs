@@ -29,7 +29,8 @@ pub const HURRAY_BACKEND_ID_NONE: u32 = 0;
 pub const HURRAY_BACKEND_ID_UUID: u32 = 1;
 pub const HURRAY_BACKEND_ID_LUID: u32 = 2;
 pub const HURRAY_BACKEND_ID_PCI: u32 = 3;
-pub const HURRAY_IPC_PROTOCOL_VERSION: u32 = 3;
+pub const HURRAY_IPC_PROTOCOL_VERSION: u32 = 4;
+pub const HURRAY_IPC_MAX_BATCH: u32 = 64;
 pub const HURRAY_IPC_MAX_DEVICES: u32 = 16;
 pub const HURRAY_IPC_SEND_ONLY: u32 = 1;
 pub const HURRAY_IPC_ANY_PEER: u32 = 2;
@@ -2837,6 +2838,17 @@ extern "C" {
     ) -> hurray_status;
 }
 extern "C" {
+    pub fn hurray_ipc_send_many(
+        channel: *mut hurray_ipc_channel,
+        buffers: *const *mut hurray_buffer,
+        count: usize,
+        desc: *const hurray_export_desc,
+        ids: *mut u64,
+        sent: *mut usize,
+        err: *mut hurray_error,
+    ) -> hurray_status;
+}
+extern "C" {
     pub fn hurray_ipc_progress(
         channel: *mut hurray_ipc_channel,
         timeout_ms: i32,
@@ -2856,6 +2868,20 @@ extern "C" {
 extern "C" {
     pub fn hurray_ipc_release(
         handoff: *mut hurray_handoff,
+        err: *mut hurray_error,
+    ) -> hurray_status;
+}
+extern "C" {
+    pub fn hurray_ipc_release_many(
+        handoffs: *mut hurray_handoff,
+        count: usize,
+        err: *mut hurray_error,
+    ) -> hurray_status;
+}
+extern "C" {
+    pub fn hurray_ipc_set_fd_budget(
+        max_fds: u32,
+        previous: *mut u32,
         err: *mut hurray_error,
     ) -> hurray_status;
 }

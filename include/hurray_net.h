@@ -69,8 +69,8 @@ typedef hurray_status (*hurray_net_alloc_fn)(void *user, uint64_t buffer_id,
                                              hurray_error *err);
 
 /** \brief The resources a server grants its peers (docs/spec/network.md,
- *  section 4). Start from HURRAY_NET_LIMITS_INIT: every 0 is the default
- *  named beside it. A peer over a limit is refused (its PUT or GET answered
+ *  section 4; docs/network.md). Start from HURRAY_NET_LIMITS_INIT: every 0
+ *  is the default named beside it (hurray_net_server_limits() tells them). A peer over a limit is refused (its PUT or GET answered
  *  with HURRAY_E_OUT_OF_MEMORY and a message naming the limit, or its
  *  connection rejected) or disconnected; the server's other peers are not
  *  affected. */
@@ -78,12 +78,26 @@ typedef struct hurray_net_limits {
   uint32_t size;                 /**< sizeof(hurray_net_limits) */
   uint32_t reserved0;            /**< zero */
   uint64_t max_put_bytes;        /**< largest byte_size a PUT may declare;
-                                      0: 2^30 (1 GiB), UINT64_MAX: none */
+                                      0: conn_bytes_in_flight, at most 2^30
+                                      (1 GiB); UINT64_MAX: none */
   uint64_t conn_bytes_in_flight; /**< bytes of PUTs being received on one
                                       connection, staging copies counted;
-                                      0: 2^31, UINT64_MAX: none */
+                                      0: half of total_bytes_in_flight (no
+                                      one client takes it all), at most
+                                      2^31; UINT64_MAX: none */
   uint64_t total_bytes_in_flight; /**< the same over every connection;
-                                      0: 2^32, UINT64_MAX: none */
+                                      0: half of what the process can
+                                      allocate at create (its RLIMIT_AS less
+                                      what it maps, or MemAvailable, the
+                                      smaller; the other half is left to
+                                      what the application holds and to
+                                      UCX), at most 2^32; UINT64_MAX: none.
+                                      Whatever the budgets, a PUT of 16 MiB
+                                      or more is admitted only while the
+                                      process can allocate it and 64 MiB
+                                      more, so an admitted PUT is not
+                                      refused by the allocator (NET-LIMIT,
+                                      with the numbers, otherwise) */
   uint32_t conn_puts_in_flight;  /**< PUTs being received on one connection;
                                       0: 256 */
   uint32_t total_puts_in_flight; /**< the same over every connection; 0: 4096 */
@@ -94,8 +108,12 @@ typedef struct hurray_net_limits {
   uint32_t max_connections_per_peer; /**< connections at once from one
                                       address; 0: 64 */
   int32_t stall_timeout_ms;      /**< a connection with transfers in flight
-                                      and no message or completion for this
-                                      long is disconnected; 0: 60000;
+                                      and no progress for this long (no
+                                      message, no completion, no bytes of a
+                                      PUT arriving) is disconnected and its
+                                      budget returned; 0: 10000 (a stalled
+                                      PUT holds its bytes 10 s at most, a
+                                      slow one that moves is not cut);
                                       negative: never */
   int32_t idle_timeout_ms;       /**< a connection with nothing in flight and
                                       no message for this long is
@@ -296,6 +314,14 @@ HURRAY_API hurray_status hurray_net_server_unregister(hurray_net_server *server,
 /** \brief Copy the server's counters into *out. */
 HURRAY_API void hurray_net_server_stats(const hurray_net_server *server,
                                         hurray_net_stats *out);
+/** \brief The limits `server` applies, every default resolved, into *out
+ *  (as a hurray_net_limits that would ask for exactly them): the byte
+ *  budgets it derived at create from what its process could allocate, the
+ *  timeouts, the counts. out->size must be sizeof(hurray_net_limits) (from
+ *  HURRAY_NET_LIMITS_INIT); HURRAY_E_INVALID_ARGUMENT otherwise. Since 1.1. */
+HURRAY_API hurray_status hurray_net_server_limits(const hurray_net_server *server,
+                                                  hurray_net_limits *out,
+                                                  hurray_error *err);
 
 /* ---- client ------------------------------------------------------------ */
 

@@ -1490,6 +1490,13 @@ extern "C" {
     pub fn hurray_net_server_stats(server: *const hurray_net_server, out: *mut hurray_net_stats);
 }
 extern "C" {
+    pub fn hurray_net_server_limits(
+        server: *const hurray_net_server,
+        out: *mut hurray_net_limits,
+        err: *mut hurray_error,
+    ) -> hurray_status;
+}
+extern "C" {
     pub fn hurray_net_client_connect(
         config: *const hurray_net_client_config,
         out: *mut *mut hurray_net_client,

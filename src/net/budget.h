@@ -1,5 +1,5 @@
-// What the server's process can really allocate (docs/network.md, "Limits
-// that fit the machine"): the room left under its address-space limit and in
+// What the server's process can really allocate (docs/spec/network.md,
+// N19): the room left under its address-space limit and in
 // the machine's available memory, the default byte budgets derived from it at
 // create, and the check a large PUT passes before its destination is
 // allocated, so that an admitted PUT is never refused by the allocator.

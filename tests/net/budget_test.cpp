@@ -1,4 +1,4 @@
-// Limits that fit the machine (issue 35; docs/network.md): the byte budgets
+// Limits that fit the machine (issue 35; docs/spec/network.md N19, N20): the byte budgets
 // derived from what the server's process can allocate, the check of a large
 // PUT against it, and the stall timeout measured by bytes arriving. Servers
 // under an address-space limit are child processes (budget_server.cpp), the

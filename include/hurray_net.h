@@ -323,6 +323,18 @@ HURRAY_API hurray_status hurray_net_server_limits(const hurray_net_server *serve
                                                   hurray_net_limits *out,
                                                   hurray_error *err);
 
+/** \brief A descriptor for an event loop (poll, epoll, libuv's uv_poll_t):
+ *  readable (POLLIN) whenever hurray_net_server_poll(server, 0, ...) would
+ *  make progress: a connection or bootstrap bytes arriving, a message, a
+ *  completed transfer, a PUT landed and not taken, a timeout due (a
+ *  bootstrap's handshake, a stall or idle limit). Poll it, then call
+ *  hurray_net_server_poll(server, 0, ...) until it returns no buffer; each
+ *  call leaves the descriptor readable only when another would progress.
+ *  The descriptor is the server's (made at the first call, the same one
+ *  after; never close it, it goes with hurray_net_server_destroy); only
+ *  wait on it, never read it. -1 (and *err) on failure. Since 1.1. */
+HURRAY_API int hurray_net_server_fd(hurray_net_server *server, hurray_error *err);
+
 /* ---- client ------------------------------------------------------------ */
 
 /** \brief Connect to a server: its bootstrap (admission, the shared key's
@@ -433,6 +445,16 @@ HURRAY_API hurray_status hurray_net_client_put_test(hurray_net_client *client,
 HURRAY_API hurray_status hurray_net_client_put_wait(hurray_net_client *client,
                                                     uint64_t ticket,
                                                     hurray_error *err);
+/** \brief A descriptor for an event loop: readable (POLLIN) whenever a PUT
+ *  in flight has finished (hurray_net_client_put_test() would say done, and
+ *  hurray_net_client_put_wait() returns at once) or the network has news
+ *  that hurray_net_client_put_test() would take. After each call of this
+ *  client it is readable only when another would progress. The descriptor
+ *  is the client's (made at the first call; never close it, it goes with
+ *  hurray_net_client_destroy); only wait on it. -1 (and *err) on failure.
+ *  Since 1.1. */
+HURRAY_API int hurray_net_client_fd(hurray_net_client *client, hurray_error *err);
+
 /** \brief GET the buffer the server registered as desc->buffer_id into a
  *  new buffer on the client's device desc->device_tag / memory_class
  *  (BP-PUT-DEVICE applies to the client as receiver). *out receives the

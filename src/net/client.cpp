@@ -246,6 +246,7 @@ HURRAY_API void hurray_net_client_destroy(hurray_net_client *c) {
         op->send = nullptr;
       }
     }
+    c->close_fd();
     c->w.fini();  // nothing reads a PUT's source after this
     for (auto &[id, op] : c->puts) release_source(*op);
     c->puts.clear();

@@ -266,6 +266,7 @@ HURRAY_API void hurray_net_server_destroy(hurray_net_server *s) {
     s->landed.clear();
     for (auto &[id, reg] : s->registry) hurray_handoff_release(&reg.held, nullptr);
     s->registry.clear();
+    s->close_fd();
     s->w.fini();
     hurray_policy_destroy(s->policy);
     delete s;
@@ -306,9 +307,13 @@ HURRAY_API hurray_status hurray_net_server_poll(hurray_net_server *s, int32_t ti
         s->landed.pop_front();
         --s->stats.live_buffers;
         s->stats.pending = s->landed.size();
+        s->rearm();
         return HURRAY_OK;
       }
-      if (timeout_ms == 0 || deadline.passed()) return HURRAY_OK;
+      if (timeout_ms == 0 || deadline.passed()) {
+        s->rearm();
+        return HURRAY_OK;
+      }
       // Messages queued: handle them now. Else sleep until UCX has news (the
       // event fd wakes for moving data too: no busy loop on a shared CPU).
       if (!s->incoming.empty()) continue;

@@ -158,6 +158,19 @@ struct hurray_net_server {
   uint64_t total_bytes = 0;
   uint32_t total_puts = 0;
 
+  // The readiness descriptor (server_fd.cpp; made at the first
+  // hurray_net_server_fd): an epoll set of UCX's event fd, the bootstrap's
+  // sockets, `wake` (an eventfd readable while a call would make progress
+  // at once) and `timer` (the next timeout due); -1 until asked for.
+  int epfd = -1, wake = -1, timer = -1;
+  std::map<int, uint32_t> watched;  // bootstrap sockets in epfd, their events
+  hurray_status make_fd(hurray_error *err);
+  void watch_sockets();
+  void unwatch(int fd);
+  // After a call: the descriptor readable iff a call would make progress now.
+  void rearm();
+  void close_fd();
+
   void process();
   void send_reply(ucp_ep_h ep, Op op, const Reply &r);
   void send_acks(Conn &c);

@@ -1497,6 +1497,12 @@ extern "C" {
     ) -> hurray_status;
 }
 extern "C" {
+    pub fn hurray_net_server_fd(
+        server: *mut hurray_net_server,
+        err: *mut hurray_error,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
     pub fn hurray_net_client_connect(
         config: *const hurray_net_client_config,
         out: *mut *mut hurray_net_client,
@@ -1581,6 +1587,12 @@ extern "C" {
         ticket: u64,
         err: *mut hurray_error,
     ) -> hurray_status;
+}
+extern "C" {
+    pub fn hurray_net_client_fd(
+        client: *mut hurray_net_client,
+        err: *mut hurray_error,
+    ) -> ::std::os::raw::c_int;
 }
 extern "C" {
     pub fn hurray_net_client_get(

@@ -339,7 +339,9 @@ HURRAY_API int hurray_net_server_fd(hurray_net_server *server, hurray_error *err
 
 /** \brief Connect to a server: its bootstrap (admission, the shared key's
  *  challenge-response both ways when the server has a key, the UCX worker
- *  addresses), then HELLOs. *out receives the client; free it with
+ *  addresses), then HELLOs. Unless UCX_NET_DEVICES is set, the client's UCX
+ *  uses only the network interface the server is reached through (so it
+ *  listens nowhere else). *out receives the client; free it with
  *  hurray_net_client_destroy. HURRAY_E_IO when the server cannot be reached,
  *  HURRAY_E_PROTOCOL when it refuses this client (the message names why:
  *  NET-ADMIT, NET-AUTH) or does not speak this protocol. */

@@ -6,6 +6,7 @@
 // the connections of clients gone; the answers it sends, one at a time or
 // as PUT_ACKs of a window (N15); its port and statistics. Its state is in
 // server.h; admission, limits and timeouts in guard.cpp.
+#include "budget.h"
 #include "internal.h"
 #include "../core/struct_size.h"
 
@@ -185,6 +186,8 @@ HURRAY_API hurray_status hurray_net_server_create(const hurray_net_server_config
       hurray_net_server_destroy(s);
       return st;
     }
+    // The budgets again, now that UCX and the backends are mapped (N19).
+    derive_budgets(room_now(), config->limits, &s->limits);
     hurray_status st = set_handler(s, kHelloReq, am_handler<hurray_net_server, kHelloReq>, err);
     if (!st) st = set_handler(s, kPut, am_handler<hurray_net_server, kPut>, err);
     if (!st) st = set_handler(s, kGetReq, am_handler<hurray_net_server, kGetReq>, err);

@@ -7,6 +7,7 @@
 // handshake, a connection's stall or idle time).
 #include "internal.h"
 
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
@@ -80,6 +81,15 @@ void hurray_net_server::rearm() {
   while (::read(timer, &v, sizeof v) > 0) {
   }
   bool now = !landed.empty() || !incoming.empty();
+  // A bootstrap socket ready is looked at by the next call, not 2 ms later
+  // (process() looks at the bootstrap every 2 ms otherwise).
+  if (wait_fds.size() > 1) {
+    for (pollfd &p : wait_fds) p.revents = 0;
+    if (::poll(wait_fds.data() + 1, wait_fds.size() - 1, 0) > 0) {
+      next_bootstrap = Clock::now();
+      now = true;
+    }
+  }
   if (!now) now = ucp_worker_arm(w.worker) == UCS_ERR_BUSY;  // else its fd wakes on news
   if (now) {
     v = 1;

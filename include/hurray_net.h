@@ -69,8 +69,8 @@ typedef hurray_status (*hurray_net_alloc_fn)(void *user, uint64_t buffer_id,
                                              hurray_error *err);
 
 /** \brief The resources a server grants its peers (docs/spec/network.md,
- *  section 4). Start from HURRAY_NET_LIMITS_INIT: every 0 is the default
- *  named beside it. A peer over a limit is refused (its PUT or GET answered
+ *  section 4, N19). Start from HURRAY_NET_LIMITS_INIT: every 0
+ *  is the default named beside it (hurray_net_server_limits() tells them). A peer over a limit is refused (its PUT or GET answered
  *  with HURRAY_E_OUT_OF_MEMORY and a message naming the limit, or its
  *  connection rejected) or disconnected; the server's other peers are not
  *  affected. */
@@ -78,12 +78,26 @@ typedef struct hurray_net_limits {
   uint32_t size;                 /**< sizeof(hurray_net_limits) */
   uint32_t reserved0;            /**< zero */
   uint64_t max_put_bytes;        /**< largest byte_size a PUT may declare;
-                                      0: 2^30 (1 GiB), UINT64_MAX: none */
+                                      0: conn_bytes_in_flight, at most 2^30
+                                      (1 GiB); UINT64_MAX: none */
   uint64_t conn_bytes_in_flight; /**< bytes of PUTs being received on one
                                       connection, staging copies counted;
-                                      0: 2^31, UINT64_MAX: none */
+                                      0: half of total_bytes_in_flight (no
+                                      one client takes it all), at most
+                                      2^31; UINT64_MAX: none */
   uint64_t total_bytes_in_flight; /**< the same over every connection;
-                                      0: 2^32, UINT64_MAX: none */
+                                      0: half of what the process can
+                                      allocate at create (its RLIMIT_AS less
+                                      what it maps, or MemAvailable, the
+                                      smaller; the other half is left to
+                                      what the application holds and to
+                                      UCX), at most 2^32; UINT64_MAX: none.
+                                      Whatever the budgets, a PUT of 16 MiB
+                                      or more is admitted only while the
+                                      process can allocate it and 64 MiB
+                                      more, so an admitted PUT is not
+                                      refused by the allocator (NET-LIMIT,
+                                      with the numbers, otherwise) */
   uint32_t conn_puts_in_flight;  /**< PUTs being received on one connection;
                                       0: 256 */
   uint32_t total_puts_in_flight; /**< the same over every connection; 0: 4096 */
@@ -94,8 +108,12 @@ typedef struct hurray_net_limits {
   uint32_t max_connections_per_peer; /**< connections at once from one
                                       address; 0: 64 */
   int32_t stall_timeout_ms;      /**< a connection with transfers in flight
-                                      and no message or completion for this
-                                      long is disconnected; 0: 60000;
+                                      and no progress for this long (no
+                                      message, no completion, no bytes of a
+                                      PUT arriving) is disconnected and its
+                                      budget returned; 0: 10000 (a stalled
+                                      PUT holds its bytes 10 s at most, a
+                                      slow one that moves is not cut);
                                       negative: never */
   int32_t idle_timeout_ms;       /**< a connection with nothing in flight and
                                       no message for this long is
@@ -296,12 +314,34 @@ HURRAY_API hurray_status hurray_net_server_unregister(hurray_net_server *server,
 /** \brief Copy the server's counters into *out. */
 HURRAY_API void hurray_net_server_stats(const hurray_net_server *server,
                                         hurray_net_stats *out);
+/** \brief The limits `server` applies, every default resolved, into *out
+ *  (as a hurray_net_limits that would ask for exactly them): the byte
+ *  budgets it derived at create from what its process could allocate, the
+ *  timeouts, the counts. out->size must be sizeof(hurray_net_limits) (from
+ *  HURRAY_NET_LIMITS_INIT); HURRAY_E_INVALID_ARGUMENT otherwise. Since 1.1. */
+HURRAY_API hurray_status hurray_net_server_limits(const hurray_net_server *server,
+                                                  hurray_net_limits *out,
+                                                  hurray_error *err);
+
+/** \brief A descriptor for an event loop (poll, epoll, libuv's uv_poll_t):
+ *  readable (POLLIN) whenever hurray_net_server_poll(server, 0, ...) would
+ *  make progress: a connection or bootstrap bytes arriving, a message, a
+ *  completed transfer, a PUT landed and not taken, a timeout due (a
+ *  bootstrap's handshake, a stall or idle limit). Poll it, then call
+ *  hurray_net_server_poll(server, 0, ...) until it returns no buffer; each
+ *  call leaves the descriptor readable only when another would progress.
+ *  The descriptor is the server's (made at the first call, the same one
+ *  after; never close it, it goes with hurray_net_server_destroy); only
+ *  wait on it, never read it. -1 (and *err) on failure. Since 1.1. */
+HURRAY_API int hurray_net_server_fd(hurray_net_server *server, hurray_error *err);
 
 /* ---- client ------------------------------------------------------------ */
 
 /** \brief Connect to a server: its bootstrap (admission, the shared key's
  *  challenge-response both ways when the server has a key, the UCX worker
- *  addresses), then HELLOs. *out receives the client; free it with
+ *  addresses), then HELLOs. Unless UCX_NET_DEVICES is set, the client's UCX
+ *  uses only the network interface the server is reached through (so it
+ *  listens nowhere else). *out receives the client; free it with
  *  hurray_net_client_destroy. HURRAY_E_IO when the server cannot be reached,
  *  HURRAY_E_PROTOCOL when it refuses this client (the message names why:
  *  NET-ADMIT, NET-AUTH) or does not speak this protocol. */
@@ -407,6 +447,16 @@ HURRAY_API hurray_status hurray_net_client_put_test(hurray_net_client *client,
 HURRAY_API hurray_status hurray_net_client_put_wait(hurray_net_client *client,
                                                     uint64_t ticket,
                                                     hurray_error *err);
+/** \brief A descriptor for an event loop: readable (POLLIN) whenever a PUT
+ *  in flight has finished (hurray_net_client_put_test() would say done, and
+ *  hurray_net_client_put_wait() returns at once) or the network has news
+ *  that hurray_net_client_put_test() would take. After each call of this
+ *  client it is readable only when another would progress. The descriptor
+ *  is the client's (made at the first call; never close it, it goes with
+ *  hurray_net_client_destroy); only wait on it. -1 (and *err) on failure.
+ *  Since 1.1. */
+HURRAY_API int hurray_net_client_fd(hurray_net_client *client, hurray_error *err);
+
 /** \brief GET the buffer the server registered as desc->buffer_id into a
  *  new buffer on the client's device desc->device_tag / memory_class
  *  (BP-PUT-DEVICE applies to the client as receiver). *out receives the

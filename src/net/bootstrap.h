@@ -26,6 +26,11 @@ hurray_status bootstrap_connect(Worker &w, const char *host, uint16_t port, cons
 ucs_status_t ep_to_worker(Worker &w, const unsigned char *address, size_t length,
                           ucp_err_handler_cb_t cb, void *arg, ucp_ep_h *out) noexcept;
 
+// The local address this machine reaches host:port from (the route's source
+// address, found with a datagram socket that sends nothing), as text into
+// out (n bytes). False when host does not resolve or has no route.
+bool local_address_for(const char *host, uint16_t port, char *out, size_t n) noexcept;
+
 // getaddrinfo of host:port for a TCP stream (flags: AI_PASSIVE... for a
 // listener); *res is the caller's to free. HURRAY_E_IO "cannot resolve";
 // shared by both sides.

@@ -3,8 +3,10 @@
 
 #include "bootwire.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -45,6 +47,29 @@ hurray_status resolve_tcp(const char *host, uint16_t port, int flags, addrinfo *
     return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray-net: cannot resolve %s: %s", host,
                 gai_strerror(rc));
   return HURRAY_OK;
+}
+
+bool local_address_for(const char *host, uint16_t port, char *out, size_t n) noexcept {
+  addrinfo *res = nullptr;
+  if (resolve_tcp(host, port, 0, &res, nullptr) != HURRAY_OK) return false;
+  bool found = false;
+  for (addrinfo *a = res; a != nullptr && !found; a = a->ai_next) {
+    // A datagram socket's connect sends nothing: it only picks the route.
+    const int fd = ::socket(a->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) continue;
+    sockaddr_storage local{};
+    socklen_t len = sizeof local;
+    if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr *>(&local), &len) == 0) {
+      const void *addr = local.ss_family == AF_INET
+          ? static_cast<const void *>(&reinterpret_cast<const sockaddr_in *>(&local)->sin_addr)
+          : static_cast<const void *>(&reinterpret_cast<const sockaddr_in6 *>(&local)->sin6_addr);
+      found = inet_ntop(local.ss_family, addr, out, static_cast<socklen_t>(n)) != nullptr;
+    }
+    ::close(fd);
+  }
+  ::freeaddrinfo(res);
+  return found;
 }
 
 namespace {

@@ -104,9 +104,11 @@ hurray_status hurray_net_server::open_bootstrap(const char *address, uint16_t wa
 void hurray_net_server::close_bootstrap() {
   for (auto &b : boots) {
     if (b->ep != nullptr) close_ep(w, b->ep, false, 100);
+    unwatch(b->fd);
     ::close(b->fd);
   }
   boots.clear();
+  unwatch(listen_fd);
   if (listen_fd >= 0) ::close(listen_fd);
   listen_fd = -1;
 }
@@ -114,6 +116,7 @@ void hurray_net_server::close_bootstrap() {
 void hurray_net_server::drop_boot(Boot &b) {
   if (b.ep != nullptr) close_ep(w, b.ep, false, 100);
   b.ep = nullptr;
+  unwatch(b.fd);
   ::close(b.fd);
   b.fd = -1;
   forget(b.peer);
@@ -143,6 +146,7 @@ bool hurray_net_server::step(Boot &b) {
     c->peer = b.peer;  // its place in per_peer passes to the connection
     c->addr = b.addr;
     b.ep = nullptr;
+    unwatch(b.fd);
     ::close(b.fd);
     b.fd = -1;
     ++stats.connections;

@@ -9,6 +9,8 @@
 #include "client.h"
 #include "../core/struct_size.h"
 
+#include <arpa/inet.h>
+
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
@@ -149,7 +151,12 @@ HURRAY_API hurray_status hurray_net_client_connect(const hurray_net_client_confi
     c->ctx = config->context;
     c->timeout_ms = config->timeout_ms == 0 ? 60000 : config->timeout_ms;
     hurray_status st = make_policy(config->transport, &c->policy, err);
-    if (!st) st = c->w.init(err);
+    // UCX on the interface the server is reached through only (as a
+    // server's, on its bootstrap's), unless UCX_NET_DEVICES says otherwise:
+    // no UCX listener of the client beyond that interface.
+    char local[INET6_ADDRSTRLEN] = {};
+    const bool routed = local_address_for(config->address, config->port, local, sizeof local);
+    if (!st) st = c->w.init(err, routed ? local : nullptr);
     if (!st) st = set_handler(c, kHelloRep, am_handler<hurray_net_client, kHelloRep>, err);
     if (!st) st = set_handler(c, kPutRep, am_handler<hurray_net_client, kPutRep>, err);
     if (!st) st = set_handler(c, kPutAck, am_handler<hurray_net_client, kPutAck>, err);
@@ -239,6 +246,7 @@ HURRAY_API void hurray_net_client_destroy(hurray_net_client *c) {
         op->send = nullptr;
       }
     }
+    c->close_fd();
     c->w.fini();  // nothing reads a PUT's source after this
     for (auto &[id, op] : c->puts) release_source(*op);
     c->puts.clear();

@@ -77,4 +77,11 @@ struct hurray_net_client {
   }
   hurray_status wait_put(uint64_t ticket, bool block, int32_t *done, const char *who,
                          hurray_error *err);
+  // The readiness descriptor (client_fd.cpp; made at the first
+  // hurray_net_client_fd): an epoll set of UCX's event fd and `wake`, an
+  // eventfd readable while a PUT has finished and not been waited for.
+  int epfd = -1, wake = -1;
+  hurray_status make_fd(hurray_error *err);
+  void rearm() noexcept;
+  void close_fd() noexcept;
 };

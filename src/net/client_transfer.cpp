@@ -252,11 +252,22 @@ hurray_status put_wait(hurray_net_client *c, uint64_t ticket, const char *who, h
 }
 }  // namespace
 
+namespace {
+// Makes the client's readiness descriptor tell the truth when a call returns.
+struct Rearm {
+  hurray_net_client *c;
+  ~Rearm() {
+    if (c != nullptr) c->rearm();
+  }
+};
+}  // namespace
+
 extern "C" {
 
 HURRAY_API hurray_status hurray_net_client_put(hurray_net_client *c, const hurray_handoff *source,
                                                const hurray_net_transfer_desc *desc,
                                                hurray_error *err) {
+  const Rearm after{c};  // the readiness descriptor, once this call is done
   uint64_t ticket = 0;
   if (hurray_status st = put_handoff(c, source, desc, &ticket, "hurray_net_client_put", err))
     return st;
@@ -266,6 +277,7 @@ HURRAY_API hurray_status hurray_net_client_put(hurray_net_client *c, const hurra
 HURRAY_API hurray_status hurray_net_client_put_buffer(hurray_net_client *c, hurray_buffer *source,
                                                       const hurray_net_transfer_desc *desc,
                                                       hurray_error *err) {
+  const Rearm after{c};  // the readiness descriptor, once this call is done
   uint64_t ticket = 0;
   if (hurray_status st = put_buffer(c, source, desc, &ticket, "hurray_net_client_put_buffer", err))
     return st;
@@ -276,6 +288,7 @@ HURRAY_API hurray_status hurray_net_client_put_start(hurray_net_client *c,
                                                      const hurray_handoff *source,
                                                      const hurray_net_transfer_desc *desc,
                                                      uint64_t *ticket, hurray_error *err) {
+  const Rearm after{c};  // the readiness descriptor, once this call is done
   if (ticket != nullptr) *ticket = 0;
   return put_handoff(c, source, desc, ticket, "hurray_net_client_put_start", err);
 }
@@ -284,12 +297,14 @@ HURRAY_API hurray_status hurray_net_client_put_buffer_start(hurray_net_client *c
                                                             hurray_buffer *source,
                                                             const hurray_net_transfer_desc *desc,
                                                             uint64_t *ticket, hurray_error *err) {
+  const Rearm after{c};  // the readiness descriptor, once this call is done
   if (ticket != nullptr) *ticket = 0;
   return put_buffer(c, source, desc, ticket, "hurray_net_client_put_buffer_start", err);
 }
 
 HURRAY_API hurray_status hurray_net_client_put_test(hurray_net_client *c, uint64_t ticket,
                                                     int32_t *done, hurray_error *err) {
+  const Rearm after{c};  // the readiness descriptor, once this call is done
   if (done != nullptr) *done = 0;
   if (c == nullptr || done == nullptr)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
@@ -303,6 +318,7 @@ HURRAY_API hurray_status hurray_net_client_put_test(hurray_net_client *c, uint64
 
 HURRAY_API hurray_status hurray_net_client_put_wait(hurray_net_client *c, uint64_t ticket,
                                                     hurray_error *err) {
+  const Rearm after{c};  // the readiness descriptor, once this call is done
   if (c == nullptr)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_net_client_put_wait: client is required");
@@ -312,6 +328,7 @@ HURRAY_API hurray_status hurray_net_client_put_wait(hurray_net_client *c, uint64
 HURRAY_API hurray_status hurray_net_client_get(hurray_net_client *c,
                                                const hurray_net_transfer_desc *desc,
                                                hurray_buffer **out, hurray_error *err) {
+  const Rearm after{c};  // the readiness descriptor, once this call is done
   if (hurray_status st = check_desc_size(desc, "hurray_net_client_get", err)) return st;
   if (c == nullptr || out == nullptr || !desc_ok(desc))
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,

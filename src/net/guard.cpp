@@ -2,9 +2,15 @@
 // section 4): what a peer may cost the server, checked before anything is
 // allocated for it. Every refusal names the limit (NET-LIMIT) or the
 // admission rule (NET-ADMIT) it applies.
+#include "budget.h"
 #include "server.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
+#include <vector>
 
 using namespace hurray::net;
 
@@ -41,8 +47,12 @@ hurray_status hurray_net_server::reserve_put(Conn &c, uint64_t declared, uint64_
                                              hurray_error *err) {
   auto over = [&](const char *what, const char *field, unsigned long long limit) {
     return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE,
-                "%s: the PUT of %llu bytes is refused: %s (%s = %llu)", kLimitId,
-                static_cast<unsigned long long>(declared), what, field, limit);
+                "%s: the PUT of %llu bytes (costing %llu) is refused: %s (%s = %llu; in "
+                "flight: %llu bytes on this connection, %llu on the server)",
+                kLimitId, static_cast<unsigned long long>(declared),
+                static_cast<unsigned long long>(cost), what, field, limit,
+                static_cast<unsigned long long>(c.bytes),
+                static_cast<unsigned long long>(total_bytes));
   };
   if (declared > limits.max_put_bytes)
     return over("larger than this server takes", "max_put_bytes",
@@ -54,11 +64,28 @@ hurray_status hurray_net_server::reserve_put(Conn &c, uint64_t declared, uint64_
     return over("too many PUTs in flight on this server", "total_puts_in_flight",
                 limits.total_puts);
   if (cost > limits.conn_bytes || c.bytes > limits.conn_bytes - cost)
-    return over("too many bytes of this connection in flight", "conn_bytes_in_flight",
+    return over(c.bytes == 0 ? "more bytes than one connection may have in flight"
+                             : "too many bytes of this connection in flight",
+                "conn_bytes_in_flight",
                 static_cast<unsigned long long>(limits.conn_bytes));
   if (cost > limits.total_bytes || total_bytes > limits.total_bytes - cost)
     return over("too many bytes in flight on this server", "total_bytes_in_flight",
                 static_cast<unsigned long long>(limits.total_bytes));
+  // What the process can allocate now, for a large PUT: the budgets were
+  // derived at create, and the application may hold more since.
+  if (cost >= kCheckAbove) {
+    const Room room = room_now();
+    const uint64_t left = room.left();
+    if (left < kReserve || cost > left - kReserve) {
+      auto ull = [](uint64_t v) { return static_cast<unsigned long long>(v); };
+      return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE,
+                  "%s: the PUT of %llu bytes is refused: it costs %llu bytes and the process "
+                  "can allocate %llu more now (address-space limit %llu with %llu mapped, "
+                  "MemAvailable %llu; %llu kept in reserve)",
+                  kLimitId, ull(declared), ull(cost), ull(left), ull(room.as_limit),
+                  ull(room.as_used), ull(room.available), ull(kReserve));
+    }
+  }
   ++c.puts;
   ++total_puts;
   c.bytes += cost;
@@ -122,11 +149,61 @@ void hurray_net_server::queue_send(ucp_ep_h ep, Conn *c, Op op,
   sends.push_back({req, std::move(bytes), std::move(count)});
 }
 
+size_t hurray::net::resident_pages(const void *p, size_t n) {
+  if (p == nullptr || n == 0) return 0;
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t from = reinterpret_cast<uintptr_t>(p) / page;
+  const uintptr_t to = (reinterpret_cast<uintptr_t>(p) + n + page - 1) / page;
+  // /proc/self/pagemap: one word per page; bit 63 present, 62 swapped, 56
+  // mapped by this process alone. A page only read maps the shared zero
+  // page (present, not exclusive): written pages alone are bytes arrived.
+  const int fd = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  size_t written = 0;
+  uint64_t words[512];
+  for (uintptr_t at = from; at < to;) {
+    const size_t k = std::min<uintptr_t>(to - at, 512);
+    const ssize_t got = ::pread(fd, words, k * 8, static_cast<off_t>(at * 8));
+    if (got <= 0) break;
+    const size_t m = static_cast<size_t>(got) / 8;
+    for (size_t i = 0; i < m; ++i) {
+      const uint64_t w = words[i];
+      if ((w >> 62 & 1) != 0 || ((w >> 63 & 1) != 0 && (w >> 56 & 1) != 0)) ++written;
+    }
+    at += m;
+  }
+  ::close(fd);
+  return written;
+}
+
+// A PUT whose receive is under way shows no message or completion until its
+// last byte; its bytes arriving are its connection's progress. Looked at
+// every stall_ms / 4 on connections quiet that long: a PUT that moves is
+// never cut off, one that stopped is within 1.25 stall_ms of its last byte
+// (a destination the application's allocator gave already resident shows
+// progress once, at the first look).
+void hurray_net_server::sample_progress(Clock::time_point now) {
+  const auto every = std::chrono::milliseconds(std::max(limits.stall_ms / 4, 10));
+  for (auto &t : transfers) {
+    if (!t->put || t->request == nullptr || t->dst == nullptr || t->conn == nullptr ||
+        t->conn->dead)
+      continue;
+    if (now - t->conn->last < every || now < t->next_sample) continue;
+    t->next_sample = now + every;
+    const size_t r = resident_pages(t->dst, t->length);
+    if (r > t->resident) {
+      t->resident = r;
+      t->conn->last = now;
+    }
+  }
+}
+
 void hurray_net_server::enforce_timeouts() {
   if (limits.stall_ms < 0 && limits.idle_ms < 0) return;
   const auto now = Clock::now();
   if (now < next_timeouts) return;  // looked at every 10 ms at most
   next_timeouts = now + std::chrono::milliseconds(10);
+  if (limits.stall_ms >= 0) sample_progress(now);
   for (auto &[ep, cp] : conns) {
     Conn &c = *cp;
     if (c.dead) continue;

@@ -1,6 +1,7 @@
 // hurray_net_limits and the allowlist (net_limits.h).
 #include "net_limits.h"
 
+#include "budget.h"
 #include "ucx.h"
 #include "../core/struct_size.h"
 
@@ -13,7 +14,10 @@ namespace hurray::net {
 
 hurray_status resolve_limits(const hurray_net_limits *in, Limits *out, hurray_error *err) noexcept {
   *out = Limits{};
-  if (in == nullptr) return HURRAY_OK;
+  if (in == nullptr) {
+    derive_budgets(room_now(), nullptr, out);
+    return HURRAY_OK;
+  }
   hurray::detail::SizeRefusal small;
   if (hurray::detail::below_first_size<hurray_net_limits>("hurray_net_server_create", in->size,
                                                           &small))
@@ -38,6 +42,7 @@ hurray_status resolve_limits(const hurray_net_limits *in, Limits *out, hurray_er
   pickms(in->stall_timeout_ms, out->stall_ms);
   pickms(in->idle_timeout_ms, out->idle_ms);
   if (in->handshake_timeout_ms > 0) out->handshake_ms = in->handshake_timeout_ms;
+  derive_budgets(room_now(), in, out);  // the byte budgets left at 0: what the process can hold
   return HURRAY_OK;
 }
 

@@ -14,6 +14,8 @@
 
 namespace hurray::net {
 
+// The defaults; resolve_limits derives the three byte budgets left at 0 from
+// what the process can allocate (budget.h), these at most.
 struct Limits {
   uint64_t max_put_bytes = uint64_t{1} << 30;
   uint64_t conn_bytes = uint64_t{1} << 31;
@@ -24,7 +26,7 @@ struct Limits {
   uint32_t conn_unsent = 1024;
   uint32_t max_connections = 256;
   uint32_t max_per_peer = 64;
-  int32_t stall_ms = 60000;   // negative: never
+  int32_t stall_ms = 10000;   // without bytes arriving; negative: never
   int32_t idle_ms = 600000;   // negative: never
   int32_t handshake_ms = 10000;
 };

@@ -6,6 +6,7 @@
 // the connections of clients gone; the answers it sends, one at a time or
 // as PUT_ACKs of a window (N15); its port and statistics. Its state is in
 // server.h; admission, limits and timeouts in guard.cpp.
+#include "budget.h"
 #include "internal.h"
 #include "../core/struct_size.h"
 
@@ -185,6 +186,8 @@ HURRAY_API hurray_status hurray_net_server_create(const hurray_net_server_config
       hurray_net_server_destroy(s);
       return st;
     }
+    // The budgets again, now that UCX and the backends are mapped (N19).
+    derive_budgets(room_now(), config->limits, &s->limits);
     hurray_status st = set_handler(s, kHelloReq, am_handler<hurray_net_server, kHelloReq>, err);
     if (!st) st = set_handler(s, kPut, am_handler<hurray_net_server, kPut>, err);
     if (!st) st = set_handler(s, kGetReq, am_handler<hurray_net_server, kGetReq>, err);
@@ -266,6 +269,7 @@ HURRAY_API void hurray_net_server_destroy(hurray_net_server *s) {
     s->landed.clear();
     for (auto &[id, reg] : s->registry) hurray_handoff_release(&reg.held, nullptr);
     s->registry.clear();
+    s->close_fd();
     s->w.fini();
     hurray_policy_destroy(s->policy);
     delete s;
@@ -306,9 +310,13 @@ HURRAY_API hurray_status hurray_net_server_poll(hurray_net_server *s, int32_t ti
         s->landed.pop_front();
         --s->stats.live_buffers;
         s->stats.pending = s->landed.size();
+        s->rearm();
         return HURRAY_OK;
       }
-      if (timeout_ms == 0 || deadline.passed()) return HURRAY_OK;
+      if (timeout_ms == 0 || deadline.passed()) {
+        s->rearm();
+        return HURRAY_OK;
+      }
       // Messages queued: handle them now. Else sleep until UCX has news (the
       // event fd wakes for moving data too: no busy loop on a shared CPU).
       if (!s->incoming.empty()) continue;
@@ -317,6 +325,30 @@ HURRAY_API hurray_status hurray_net_server_poll(hurray_net_server *s, int32_t ti
   } catch (...) {
     return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
   }
+}
+
+HURRAY_API hurray_status hurray_net_server_limits(const hurray_net_server *s,
+                                                  hurray_net_limits *out, hurray_error *err) {
+  if (s == nullptr || out == nullptr || out->size != sizeof(hurray_net_limits))
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_net_server_limits: server and out (from HURRAY_NET_LIMITS_INIT) are "
+                "required");
+  const Limits &l = s->limits;
+  const hurray_net_limits init = HURRAY_NET_LIMITS_INIT;
+  *out = init;
+  out->max_put_bytes = l.max_put_bytes;
+  out->conn_bytes_in_flight = l.conn_bytes;
+  out->total_bytes_in_flight = l.total_bytes;
+  out->conn_puts_in_flight = l.conn_puts;
+  out->total_puts_in_flight = l.total_puts;
+  out->conn_gets_in_flight = l.conn_gets;
+  out->conn_unsent_answers = l.conn_unsent;
+  out->max_connections = l.max_connections;
+  out->max_connections_per_peer = l.max_per_peer;
+  out->stall_timeout_ms = l.stall_ms;
+  out->idle_timeout_ms = l.idle_ms;
+  out->handshake_timeout_ms = l.handshake_ms;
+  return HURRAY_OK;
 }
 
 HURRAY_API void hurray_net_server_stats(const hurray_net_server *s, hurray_net_stats *out) {

@@ -75,6 +75,11 @@ struct Transfer {
   uint64_t request_id = 0, buffer_id = 0;
   int32_t ordinal = 0;
   uint32_t in_flight = 0;                   // PUT: the client's window (PutHeader)
+  // PUT by rendezvous: where its bytes arrive, the most of its pages seen
+  // resident, when to look again (guard.cpp, sample_progress).
+  void *dst = nullptr;
+  size_t resident = 0;
+  Clock::time_point next_sample{};
   std::unique_ptr<unsigned char[]> header;  // GET: the reply header in flight
 };
 
@@ -101,6 +106,11 @@ struct Boot {
   unsigned char mac[kMacSize] = {};
   ucp_ep_h ep = nullptr;
 };
+
+// The pages of [p, p + n) written now (/proc/self/pagemap; guard.cpp): a
+// receive writes its destination as the bytes arrive, so more of them is
+// progress. 0 when the range cannot be asked about.
+size_t resident_pages(const void *p, size_t n);
 
 struct Registered {
   hurray_buffer *buffer;
@@ -148,6 +158,19 @@ struct hurray_net_server {
   uint64_t total_bytes = 0;
   uint32_t total_puts = 0;
 
+  // The readiness descriptor (server_fd.cpp; made at the first
+  // hurray_net_server_fd): an epoll set of UCX's event fd, the bootstrap's
+  // sockets, `wake` (an eventfd readable while a call would make progress
+  // at once) and `timer` (the next timeout due); -1 until asked for.
+  int epfd = -1, wake = -1, timer = -1;
+  std::map<int, uint32_t> watched;  // bootstrap sockets in epfd, their events
+  hurray_status make_fd(hurray_error *err);
+  void watch_sockets();
+  void unwatch(int fd);
+  // After a call: the descriptor readable iff a call would make progress now.
+  void rearm();
+  void close_fd();
+
   void process();
   void send_reply(ucp_ep_h ep, Op op, const Reply &r);
   void send_acks(Conn &c);
@@ -192,6 +215,8 @@ struct hurray_net_server {
   void queue_send(ucp_ep_h ep, Conn *c, Op op, std::unique_ptr<unsigned char[]> bytes, size_t n);
   // Connections stalled or idle past their limit are disconnected.
   void enforce_timeouts();
+  // Bytes of PUTs arriving count as progress of their connection.
+  void sample_progress(hurray::net::Clock::time_point now);
   hurray::net::Clock::time_point next_timeouts{};
   // c has gone over a limit: disconnected (closed by process()).
   void disconnect(Conn &c, ucs_status_t why, const char *what);

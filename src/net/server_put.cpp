@@ -181,6 +181,8 @@ void hurray_net_server::on_put(Incoming &in) {
     release_data(w.worker, in);
     return finish(tr, UCS_OK);
   }
+  tr.dst = dst;  // its pages filling are its progress (sample_progress)
+  tr.resident = resident_pages(dst, in.length);
   in.ucx_owned = false;  // recv_data takes the descriptor over
   ucs_status_ptr_t req = recv_data(w.worker, in.data, dst, in.length, tr.request_id);
   trace::mark('g', tr.request_id);

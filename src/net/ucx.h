@@ -77,7 +77,8 @@ struct Worker {
   size_t n_extra = 0;
 
   // Reads the UCX_* environment; features: active messages and wake-up.
-  // bind_address (a server's bootstrap address, or NULL): unless the user set
+  // bind_address (a server's bootstrap address, the address a client reaches
+  // its server from, or NULL): unless the user set
   // UCX_NET_DEVICES, UCX's network transports use only the interface that has
   // it (none for a wildcard address), so no UCX listener exists beyond it.
   hurray_status init(hurray_error *err, const char *bind_address = nullptr) noexcept;

@@ -10,6 +10,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -160,12 +161,17 @@ struct Child {
   std::string output;
   int status = -1;
 
-  explicit Child(const std::vector<std::string> &args) {
+  // as_limit: the child's RLIMIT_AS, set before it starts (0: inherited).
+  explicit Child(const std::vector<std::string> &args, uint64_t as_limit = 0) {
     int p[2];
     REQUIRE(pipe(p) == 0);
     pid = fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
+      if (as_limit != 0) {
+        const rlimit lim{as_limit, as_limit};
+        if (setrlimit(RLIMIT_AS, &lim) != 0) _exit(126);
+      }
       dup2(p[1], 1);
       dup2(p[1], 2);
       close(p[0]);

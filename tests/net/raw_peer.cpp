@@ -8,8 +8,13 @@
 //   badalign   PUT of 64-byte alignment (refused by an RDMA-policy server)
 //   huge       PUT declaring 2^40 bytes, rendezvous, the bytes mapped but
 //              never touched (refused by the server's max_put_bytes)
-//   stall      PUT of 64 MiB, rendezvous, then sleeps 60 s without driving
-//              UCX: the bytes never come (the server's stall timeout)
+//   stall      PUT of 64 MiB (or BYTES), rendezvous, then sleeps 60 s
+//              without driving UCX: the bytes never come (the server's stall
+//              timeout)
+//   slow       PUT of 64 KiB (UCX's connections up), then a PUT of 64 MiB
+//              (or BYTES), rendezvous, whose bytes trickle: UCX is driven
+//              2 ms in every 100 ms (for 60 s at most); prints the second's
+//              answer as below
 //   getflood   20000 GETs of id 1, then sleeps 60 s without driving UCX:
 //              the answers are never taken (prints "sent K")
 // Prints "reply status=NAME rule=ID message=..." and exits 0 when the server
@@ -126,12 +131,14 @@ void on_error(void *arg, ucp_ep_h, ucs_status_t) { static_cast<Peer *>(arg)->fai
 
 int main(int argc, char **argv) {
   const bool windowed = argc == 6 && std::string(argv[1]) == "window";
-  if (argc != 4 && !windowed) {
+  const bool sized = argc == 5 && (std::string(argv[1]) == "stall" || std::string(argv[1]) == "slow");
+  if (argc != 4 && !windowed && !sized) {
     std::fprintf(stderr,
-                 "usage: %s event|truncated|nodevice|badheader|badalign|huge|stall|getflood "
+                 "usage: %s event|truncated|nodevice|badheader|badalign|huge|stall|slow|getflood "
                  "HOST PORT\n"
+                 "       %s stall|slow HOST PORT BYTES\n"
                  "       %s window HOST PORT N HINT\n",
-                 argv[0], argv[0]);
+                 argv[0], argv[0], argv[0]);
     return 2;
   }
   const std::string mode = argv[1];
@@ -171,7 +178,7 @@ int main(int argc, char **argv) {
     peer.w.fini();
     return rc;
   }
-  if (mode == "getflood" || mode == "stall") {
+  if (mode == "getflood" || mode == "stall" || mode == "slow") {
     // Connected first, both ways: a HELLO answered (the wire-up needs this
     // process to drive UCX).
     unsigned char hello[kPrefixSize];
@@ -229,8 +236,10 @@ int main(int argc, char **argv) {
     header_len = 10;
   } else if (mode == "badalign") {
     h.alignment = 64;
-  } else if (mode == "huge" || mode == "stall") {
-    h.byte_size = mode == "huge" ? uint64_t{1} << 40 : uint64_t{64} << 20;
+  } else if (mode == "huge" || mode == "stall" || mode == "slow") {
+    h.byte_size = mode == "huge" ? uint64_t{1} << 40
+                  : sized        ? std::strtoull(argv[4], nullptr, 10)
+                                 : uint64_t{64} << 20;
     data_len = 0;
     mapped = mmap(nullptr, h.byte_size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                   -1, 0);
@@ -264,9 +273,45 @@ int main(int argc, char **argv) {
     sleep(60);  // the test kills it first
     return 0;
   }
-  const Deadline d = Deadline::in(30000);
+  const Deadline d = Deadline::in(mode == "slow" ? 60000 : 30000);
   ucs_status_t st = UCS_OK;
-  if (mapped != nullptr) {
+  if (mode == "slow") {
+    // A 64 KiB PUT first, driven at full speed, so that UCX's connections
+    // are up; then the bytes move only while this process drives UCX: 2 ms
+    // in every 100.
+    {
+      PutHeader warm = ph;
+      warm.request_id = 6;
+      warm.buffer_id = 98;
+      hurray_buffer_handle wh = h;
+      wh.byte_size = 65536;
+      hurray_handle_encode(&wh, warm.handle, sizeof warm.handle, nullptr);
+      unsigned char wheader[kPutSize];
+      encode(warm, wheader);
+      std::vector<unsigned char> wdata(65536, 0x5a);
+      st = peer.w.wait_request(am_send(ep, kPut, wheader, kPutSize, wdata.data(), wdata.size(),
+                                       flags),
+                               d);
+      while (st == UCS_OK && peer.replies.empty() && !peer.failed && !d.passed())
+        peer.w.wait(50);
+      peer.replies.clear();
+    }
+    void *r = am_send(ep, kPut, header, header_len, bytes, length, flags);
+    if (UCS_PTR_IS_ERR(r)) {
+      st = UCS_PTR_STATUS(r);
+    } else {
+      while (peer.replies.empty() && !peer.failed && !d.passed()) {
+        const Deadline burst = Deadline::in(2);
+        while (!burst.passed()) ucp_worker_progress(peer.w.worker);
+        usleep(100000);
+      }
+      if (r != nullptr) {
+        if (ucp_request_check_status(r) == UCS_INPROGRESS) ucp_request_cancel(peer.w.worker, r);
+        while (ucp_request_check_status(r) == UCS_INPROGRESS) ucp_worker_progress(peer.w.worker);
+        ucp_request_free(r);
+      }
+    }
+  } else if (mapped != nullptr) {
     // huge: the answer is what counts; the send (whose bytes the server
     // never asks for) is cancelled once it came.
     void *r = am_send(ep, kPut, header, header_len, bytes, length, flags);

@@ -1490,6 +1490,19 @@ extern "C" {
     pub fn hurray_net_server_stats(server: *const hurray_net_server, out: *mut hurray_net_stats);
 }
 extern "C" {
+    pub fn hurray_net_server_limits(
+        server: *const hurray_net_server,
+        out: *mut hurray_net_limits,
+        err: *mut hurray_error,
+    ) -> hurray_status;
+}
+extern "C" {
+    pub fn hurray_net_server_fd(
+        server: *mut hurray_net_server,
+        err: *mut hurray_error,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
     pub fn hurray_net_client_connect(
         config: *const hurray_net_client_config,
         out: *mut *mut hurray_net_client,
@@ -1574,6 +1587,12 @@ extern "C" {
         ticket: u64,
         err: *mut hurray_error,
     ) -> hurray_status;
+}
+extern "C" {
+    pub fn hurray_net_client_fd(
+        client: *mut hurray_net_client,
+        err: *mut hurray_error,
+    ) -> ::std::os::raw::c_int;
 }
 extern "C" {
     pub fn hurray_net_client_get(

@@ -69,8 +69,9 @@ typedef hurray_status (*hurray_net_alloc_fn)(void *user, uint64_t buffer_id,
                                              hurray_error *err);
 
 /** \brief The resources a server grants its peers (docs/spec/network.md,
- *  section 4, N19). Start from HURRAY_NET_LIMITS_INIT: every 0
- *  is the default named beside it (hurray_net_server_limits() tells them). A peer over a limit is refused (its PUT or GET answered
+ *  section 4, N19). Start from HURRAY_NET_LIMITS_INIT: every 0 is the
+ *  default named beside it (hurray_net_server_limits() tells them). A peer
+ *  over a limit is refused (its PUT or GET answered
  *  with HURRAY_E_OUT_OF_MEMORY and a message naming the limit, or its
  *  connection rejected) or disconnected; the server's other peers are not
  *  affected. */

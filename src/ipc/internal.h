@@ -107,7 +107,8 @@ hurray_status io_fail(hurray_error *err, const char *what, int e);
 // import), kept after its release so that the same memory sent again is not
 // imported again (the common case: a producer cycling through a pool of
 // buffers). At most kCacheEntries mappings and kCacheBytes per channel,
-// least recently released first out (freed through the backend); emptied
+// least recently released first out (freed through the backend), looked up
+// oldest first (a pool cycled in order hits at once); emptied
 // when the channel closes. The key is the file's identity: a mapped file
 // stays alive, so its inode number cannot be reused meanwhile. A file in the
 // cache passed the backend's checks when it was imported (sealed against

@@ -153,8 +153,9 @@ hurray_status import_host(hurray_ipc_channel *ch, Imported *r, const Backend &be
     r->key = CachedMap{sb.st_dev, sb.st_ino, ih->kind, ih->offset, ih->byte_size, writable, be,
                        hurray_backend_allocation{}};
     std::lock_guard<std::mutex> lock(ch->mu);
-    for (auto it = ch->maps.end(); it != ch->maps.begin();) {
-      --it;
+    // oldest first: a producer cycling through a pool sends again what was
+    // released longest ago, found at once (any match maps the same memory)
+    for (auto it = ch->maps.begin(); it != ch->maps.end(); ++it) {
       if (it->dev == sb.st_dev && it->ino == sb.st_ino && it->kind == ih->kind &&
           it->offset == ih->offset && it->byte_size == ih->byte_size &&
           it->writable == writable &&

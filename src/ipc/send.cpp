@@ -17,6 +17,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "../backends/cpu/cpu.h"
 #include "../core/internal.h"
 #include "../handoff/handoff.h"
 #include "../runtime/backends.h"
@@ -113,7 +114,8 @@ hurray_status send_msg(hurray_ipc_channel *ch, const uint8_t *bytes, size_t n, c
 namespace {
 
 // Build the memory part of a HANDOFF for `buffer`. *fd is the descriptor to
-// pass, -1 if none; *own_fd says whether it is ours to close once sent.
+// pass, -1 if none; *own_fd says whether it is ours to close once sent (a
+// CPU allocation's memfd is lent, not dup'ed: the buffer outlives the send).
 hurray_status describe_memory(hurray_buffer *buffer, const hurray_buffer_handle &h,
                               WireHandle *mem, int *fd, bool *own_fd, hurray_error *err) {
   *fd = -1;
@@ -126,8 +128,17 @@ hurray_status describe_memory(hurray_buffer *buffer, const hurray_buffer_handle 
   Backend be;
   hurray_backend_allocation a;
   hurray_backend_ipc_handle ih;
+  bool lent = false;  // ih.fd is the allocation's own (the CPU backend's memfd): not closed
   if (buffer_allocation(buffer, &be, &a)) {
-    HURRAY_RETURN_NOT_OK(dispatch::ipc_export_memory(be, &a, &ih, err));  // ih.fd is ours
+    if (be.table->ipc_export_memory == &cpu_ipc_export_memory) {
+      // no dup and close per send: the buffer (held by the caller, then by
+      // the export) keeps the memfd open, and sendmsg takes its own reference
+      std::memset(&ih, 0, sizeof ih);
+      HURRAY_RETURN_NOT_OK(cpu_ipc_describe_memory(&a, &ih, err));
+      lent = true;
+    } else {
+      HURRAY_RETURN_NOT_OK(dispatch::ipc_export_memory(be, &a, &ih, err));  // ih.fd is ours
+    }
   } else if (h.device_tag == HURRAY_DEVICE_CPU) {
     return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
                 "hurray_ipc_send: this CPU buffer cannot be shared with another process; "
@@ -138,7 +149,7 @@ hurray_status describe_memory(hurray_buffer *buffer, const hurray_buffer_handle 
   }
   if (ih.byte_size < h.byte_size) {
     const unsigned long long got = ih.byte_size;
-    dispatch::close_returned(ih.fd);
+    if (!lent) dispatch::close_returned(ih.fd);
     return dispatch::refuse(be, "ipc_export_memory", HURRAY_E_BACKEND, err,
                             "exported %llu bytes for a %llu-byte buffer", got,
                             static_cast<unsigned long long>(h.byte_size));
@@ -149,7 +160,7 @@ hurray_status describe_memory(hurray_buffer *buffer, const hurray_buffer_handle 
     const uint64_t at = buffer_view_offset(buffer);
     const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
     if (at % page) {
-      dispatch::close_returned(ih.fd);
+      if (!lent) dispatch::close_returned(ih.fd);
       return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
                   "hurray_ipc_send: a CPU view at offset %llu is not page-aligned (%llu); a "
                   "memfd is mapped by pages",
@@ -164,7 +175,7 @@ hurray_status describe_memory(hurray_buffer *buffer, const hurray_buffer_handle 
   mem->offset = ih.offset;
   std::memcpy(mem->bytes, ih.bytes, sizeof mem->bytes);
   *fd = ih.fd;
-  *own_fd = ih.fd >= 0;
+  *own_fd = ih.fd >= 0 && !lent;
   return HURRAY_OK;
 }
 

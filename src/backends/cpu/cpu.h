@@ -45,6 +45,11 @@ void cpu_pack(const CpuAllocation &c, hurray_backend_allocation *a) noexcept;
 
 // The IPC entries (ipc.cpp): a shareable allocation's memfd, and mapping a
 // memfd another process exported (BP-IPC-SEAL, its size, its kind).
+// The memfd handle of a shareable allocation with out->fd the allocation's
+// own descriptor, lent: no dup; the caller must not close it and must hold
+// the allocation until it stops using out->fd (ipc_export_memory dups it).
+hurray_status cpu_ipc_describe_memory(const hurray_backend_allocation *a,
+                                      hurray_backend_ipc_handle *out, hurray_error *err);
 hurray_status cpu_ipc_export_memory(void *state, const hurray_backend_allocation *a,
                                     hurray_backend_ipc_handle *out, hurray_error *err);
 hurray_status cpu_ipc_import_memory(void *state, int32_t device,

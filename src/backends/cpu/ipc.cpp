@@ -1,7 +1,8 @@
 // The CPU backend's IPC entries (docs/spec/ipc.md): exporting a shareable
 // allocation as its memfd (kind 'CMFD', a close-on-exec duplicate the caller
-// owns), and importing the memfd another process sent. An import checks
-// what came before anything is mapped: the kind, a page-aligned offset, a
+// owns; cpu_ipc_describe_memory lends the allocation's own descriptor
+// instead, to a caller that holds the allocation while it sends it), and
+// importing the memfd another process sent. An import checks what came before anything is mapped: the kind, a page-aligned offset, a
 // regular file at least offset + byte_size long, sealed against shrinking
 // (BP-IPC-SEAL: else its producer could make this process die of SIGBUS).
 // It maps writable only a descriptor opened read-write (a read-only handoff
@@ -42,23 +43,30 @@ hurray_status check_sealed(int fd, hurray_error *err) {
 
 }  // namespace
 
-hurray_status cpu_ipc_export_memory(void *, const hurray_backend_allocation *a,
-                                    hurray_backend_ipc_handle *out, hurray_error *err) {
+hurray_status cpu_ipc_describe_memory(const hurray_backend_allocation *a,
+                                      hurray_backend_ipc_handle *out, hurray_error *err) {
   const CpuAllocation c = cpu_unpack(*a);
   if (c.fd < 0 || c.map_len == 0)
     return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
                 "cpu: ipc_export_memory: this CPU buffer cannot be shared with another "
                 "process; allocate it with hurray_buffer_alloc() and HURRAY_ALLOC_SHAREABLE");
-  const int fd = fcntl(c.fd, F_DUPFD_CLOEXEC, 0);
-  if (fd < 0)
-    return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE,
-                "cpu: ipc_export_memory: dup of fd %d failed: %s", c.fd, std::strerror(errno));
   out->kind = kCpuMemfdKind;
-  out->fd = fd;
+  out->fd = c.fd;  // the allocation's own: valid while it lives, never closed by the caller
   out->byte_size = c.map_len;  // the memfd is sized to whole pages
   out->offset = 0;
   std::memset(out->bytes, 0, sizeof out->bytes);
   for (int i = 0; i < 4; ++i) out->bytes[i] = static_cast<uint8_t>(a->alignment >> (8 * i));
+  return HURRAY_OK;
+}
+
+hurray_status cpu_ipc_export_memory(void *, const hurray_backend_allocation *a,
+                                    hurray_backend_ipc_handle *out, hurray_error *err) {
+  HURRAY_RETURN_NOT_OK(cpu_ipc_describe_memory(a, out, err));
+  const int own = out->fd;
+  out->fd = fcntl(own, F_DUPFD_CLOEXEC, 0);  // the caller's to close
+  if (out->fd < 0)
+    return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE,
+                "cpu: ipc_export_memory: dup of fd %d failed: %s", own, std::strerror(errno));
   return HURRAY_OK;
 }
 

@@ -17,7 +17,6 @@
 #include <cstring>
 #include <mutex>
 
-#include "../backends/cpu/cpu.h"
 #include "../core/internal.h"
 #include "../handoff/handoff.h"
 #include "../runtime/backends.h"
@@ -130,15 +129,10 @@ hurray_status describe_memory(hurray_buffer *buffer, const hurray_buffer_handle 
   hurray_backend_ipc_handle ih;
   bool lent = false;  // ih.fd is the allocation's own (the CPU backend's memfd): not closed
   if (buffer_allocation(buffer, &be, &a)) {
-    if (be.table->ipc_export_memory == &cpu_ipc_export_memory) {
-      // no dup and close per send: the buffer (held by the caller, then by
-      // the export) keeps the memfd open, and sendmsg takes its own reference
-      std::memset(&ih, 0, sizeof ih);
-      HURRAY_RETURN_NOT_OK(cpu_ipc_describe_memory(&a, &ih, err));
-      lent = true;
-    } else {
-      HURRAY_RETURN_NOT_OK(dispatch::ipc_export_memory(be, &a, &ih, err));  // ih.fd is ours
-    }
+    // no dup and close per send where the backend lends its descriptor: the
+    // buffer (held by the caller, then by the export) keeps it open, and
+    // sendmsg takes its own reference; else ih.fd is ours to close
+    HURRAY_RETURN_NOT_OK(dispatch::ipc_lend_memory(be, &a, &ih, &lent, err));
   } else if (h.device_tag == HURRAY_DEVICE_CPU) {
     return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
                 "hurray_ipc_send: this CPU buffer cannot be shared with another process; "

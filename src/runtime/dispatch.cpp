@@ -8,6 +8,7 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "../backends/cpu/cpu.h"
 #include "../core/internal.h"
 
 namespace hurray::detail::dispatch {
@@ -99,6 +100,16 @@ hurray_status release_after_wait(const Backend &b, int32_t device, void *stream,
   }
   done(user);
   return HURRAY_OK;
+}
+
+hurray_status ipc_lend_memory(const Backend &b, const hurray_backend_allocation *a,
+                              hurray_backend_ipc_handle *out, bool *lent,
+                              hurray_error *err) noexcept {
+  *lent = b.table->ipc_export_memory == &cpu_ipc_export_memory;
+  if (!*lent) return ipc_export_memory(b, a, out, err);
+  std::memset(out, 0, sizeof *out);
+  out->fd = -1;
+  return cpu_ipc_describe_memory(a, out, err);
 }
 
 }  // namespace hurray::detail::dispatch

@@ -133,6 +133,15 @@ inline hurray_status ipc_export_memory(const Backend &b, const hurray_backend_al
   return check_exported(b, "ipc_export_memory", out, err);
 }
 
+// ipc_export_memory for a send that holds the allocation until sendmsg has
+// returned: the built-in CPU backend lends the allocation's own memfd
+// (*lent true: out->fd is not the caller's, never close it; sendmsg takes
+// its own reference) instead of a descriptor dup'ed and closed per send;
+// any other backend exports as ipc_export_memory (*lent false).
+hurray_status ipc_lend_memory(const Backend &b, const hurray_backend_allocation *a,
+                              hurray_backend_ipc_handle *out, bool *lent,
+                              hurray_error *err) noexcept;
+
 // Memory the plugin did not allocate (a wrapped buffer): the plugin exports
 // the allocation that holds it (ipc_export_pointer). On success out->fd (if
 // >= 0) is the caller's to pass on and close.

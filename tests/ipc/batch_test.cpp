@@ -18,6 +18,7 @@
 
 #include "../common/ipc_local_pair.h"
 #include "peer_process.h"
+#include "../common/open_fds.h"
 
 #ifndef HURRAY_IPC_BATCH_PEER
 #error "HURRAY_IPC_BATCH_PEER (path of hurray_ipc_batch_peer) is not defined"
@@ -28,14 +29,7 @@
 
 namespace {
 
-int open_fds() {
-  int n = 0;
-  DIR *d = opendir("/proc/self/fd");
-  REQUIRE(d);
-  while (dirent *e = readdir(d)) n += e->d_name[0] != '.';
-  closedir(d);
-  return n - 1;
-}
+using hurray_test::open_fds;
 
 hurray_buffer *shareable(int fill) {
   hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;

@@ -16,6 +16,7 @@
 #include <catch2/catch.hpp>
 
 #include "peer_process.h"
+#include "../common/open_fds.h"
 
 #ifndef HURRAY_IPC_RAW_PEER
 #error "HURRAY_IPC_RAW_PEER (path of hurray_ipc_raw_peer) is not defined"
@@ -26,14 +27,7 @@
 
 namespace {
 
-int count_fds() {
-  int n = 0;
-  DIR *d = opendir("/proc/self/fd");
-  REQUIRE(d);
-  while (dirent *e = readdir(d)) n += e->d_name[0] != '.';
-  closedir(d);
-  return n - 1;
-}
+using hurray_test::open_fds;
 
 hurray_ipc_stats stats_of(hurray_ipc_channel *ch) {
   hurray_ipc_stats s;
@@ -49,21 +43,21 @@ TEST_CASE("budget: four hostile channels cannot hold more descriptors than the p
   REQUIRE(hurray_ipc_set_fd_budget(1, nullptr, nullptr) == HURRAY_E_INVALID_ARGUMENT);
   REQUIRE(hurray_ipc_set_fd_budget(100, &before_budget, nullptr) == HURRAY_OK);
   CHECK(before_budget >= 64);  // the default: half of RLIMIT_NOFILE, at least 64
-  const int before = count_fds();
+  const int before = open_fds();
   {
     std::vector<std::unique_ptr<hurray_test::PeerProcess>> peers;
     for (int i = 0; i < 4; ++i)
       peers.push_back(std::make_unique<hurray_test::PeerProcess>(
           HURRAY_IPC_RAW_PEER, std::vector<std::string>{"flood", "{fd}", "60"}, nullptr));
     // each peer: its socket here, the pipe of its stdout
-    const int base = count_fds();
+    const int base = open_fds();
     int most = 0, refused = 0, budget_named = 0;
     for (int round = 0; round < 25; ++round) {  // bounded: 25 x 4 x 20 ms when idle
       for (auto &p : peers) {
         if (!p->ch) continue;
         hurray_error err{};
         const hurray_status st = hurray_ipc_progress(p->ch, 20, nullptr, &err);
-        const int held = count_fds() - base;
+        const int held = open_fds() - base;
         most = held > most ? held : most;
         if (st == HURRAY_E_PROTOCOL) {
           ++refused;
@@ -85,7 +79,7 @@ TEST_CASE("budget: four hostile channels cannot hold more descriptors than the p
       CHECK(p->wait_exit() == 0);
     }
   }
-  CHECK(count_fds() == before);  // every descriptor that came is closed
+  CHECK(open_fds() == before);  // every descriptor that came is closed
   // a correct consumer is served (it holds no queued handoff of ours)
   {
     hurray_test::PeerProcess c(HURRAY_IPC_PEER, {"consume", "{fd}", "1"}, nullptr);

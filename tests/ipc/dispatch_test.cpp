@@ -16,17 +16,11 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include "../common/open_fds.h"
 
 namespace {
 
-int open_fds() {
-  int n = 0;
-  DIR *d = opendir("/proc/self/fd");
-  REQUIRE(d);
-  while (dirent *e = readdir(d)) n += e->d_name[0] != '.';
-  closedir(d);
-  return n - 1;  // the directory's own descriptor
-}
+using hurray_test::open_fds;
 
 }  // namespace
 

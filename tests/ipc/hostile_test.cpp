@@ -23,6 +23,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include "../common/open_fds.h"
 
 #ifndef HURRAY_IPC_RAW_PEER
 #error "HURRAY_IPC_RAW_PEER (path of hurray_ipc_raw_peer) is not defined"
@@ -33,14 +34,7 @@
 
 namespace {
 
-int open_fds() {
-  int n = 0;
-  DIR *d = opendir("/proc/self/fd");
-  REQUIRE(d);
-  while (dirent *e = readdir(d)) n += e->d_name[0] != '.';
-  closedir(d);
-  return n - 1;
-}
+using hurray_test::open_fds;
 
 long rss_kib() {
   std::ifstream f("/proc/self/status");

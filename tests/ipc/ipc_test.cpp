@@ -27,6 +27,7 @@
 #include "../../src/ipc/wire.h"
 #include "../common/ipc_local_pair.h"
 #include "peer_process.h"
+#include "../common/open_fds.h"
 
 #ifndef HURRAY_IPC_PEER
 #error "HURRAY_IPC_PEER (path of hurray_ipc_test_peer) is not defined"
@@ -34,16 +35,9 @@
 
 namespace {
 
-namespace wire = hurray::ipc;
+using hurray_test::open_fds;
 
-int count_fds() {
-  int n = 0;
-  DIR *d = opendir("/proc/self/fd");
-  REQUIRE(d);
-  while (dirent *e = readdir(d)) n += e->d_name[0] != '.';
-  closedir(d);
-  return n - 1;  // the directory's own descriptor
-}
+namespace wire = hurray::ipc;
 
 // Descriptors of this process that are libhurray memfds (one per live
 // shareable CPU allocation).
@@ -380,7 +374,7 @@ TEST_CASE("a producer that dies leaves the consumer's mappings valid and its rel
 }
 
 TEST_CASE("no descriptor leaks over thousands of handoffs") {
-  const int before = count_fds();
+  const int before = open_fds();
   constexpr int kCount = 3000;
   {
     Peer peer("consume", kCount);
@@ -401,7 +395,7 @@ TEST_CASE("no descriptor leaks over thousands of handoffs") {
     CHECK(released == kCount);
     CHECK(peer.wait_exit() == 0);  // the consumer counted its own descriptors too
   }
-  CHECK(count_fds() == before);
+  CHECK(open_fds() == before);
   CHECK(count_memfds() == 0);
 }
 

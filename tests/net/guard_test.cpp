@@ -13,9 +13,13 @@
 #include <set>
 #include <sstream>
 
+#include "../common/open_fds.h"
+
 using namespace nettest;
 
 namespace {
+
+using hurray_test::open_fds;
 
 // This process's resident memory and open descriptors.
 uint64_t rss_bytes() {
@@ -23,14 +27,6 @@ uint64_t rss_bytes() {
   uint64_t size = 0, resident = 0;
   f >> size >> resident;
   return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-}
-int open_fds() {
-  int n = 0;
-  if (DIR *d = opendir("/proc/self/fd")) {
-    while (readdir(d) != nullptr) ++n;
-    closedir(d);
-  }
-  return n - 3;  // ".", ".." and the directory's own descriptor
 }
 
 // Whether a socket of this machine listens on 127.0.0.1:port (/proc/net/tcp).

@@ -19,19 +19,13 @@
 #include "cuda_ipc_driver.h"
 #include "cuda_wire_cases.h"
 #include "peer_process.h"
+#include "../../common/open_fds.h"
 
 #define FAKE(text) "cuda (stand-in: fake driver): " text
 
 namespace {
 
-int open_fds() {
-  int n = 0;
-  DIR *d = opendir("/proc/self/fd");
-  REQUIRE(d);
-  while (dirent *e = readdir(d)) n += e->d_name[0] != '.';
-  closedir(d);
-  return n - 1;
-}
+using hurray_test::open_fds;
 
 // libhurray's CUDA plugin loaded and probed (its descriptors are not the
 // test's): a CUDA buffer made and freed.

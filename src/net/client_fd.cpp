@@ -4,6 +4,7 @@
 // flight has finished (hurray_net_client_put_test would say done) or UCX
 // has events not yet progressed.
 #include "client.h"
+#include "readiness.h"
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -18,14 +19,7 @@ hurray_status hurray_net_client::make_fd(hurray_error *err) {
   if (epfd >= 0) return HURRAY_OK;
   epfd = epoll_create1(EPOLL_CLOEXEC);
   wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  bool ok = epfd >= 0 && wake >= 0;
-  for (const int fd : {w.efd, wake}) {
-    epoll_event e{};
-    e.events = EPOLLIN;
-    e.data.fd = fd;
-    ok = ok && epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &e) == 0;
-  }
-  if (!ok) {
+  if (epfd < 0 || wake < 0 || !epoll_add_all(epfd, {w.efd, wake})) {
     const int e = errno;
     close_fd();
     return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray_net_client_fd: %s", std::strerror(e));
@@ -43,16 +37,11 @@ void hurray_net_client::close_fd() noexcept {
 
 void hurray_net_client::rearm() noexcept {
   if (epfd < 0 || w.worker == nullptr) return;
-  uint64_t v = 0;
-  while (::read(wake, &v, sizeof v) > 0) {
-  }
+  drain_fd(wake);
   bool now = !incoming.empty() || failed;
   for (auto &[id, op] : puts) now = now || finished(*op);
   if (!now) now = ucp_worker_arm(w.worker) == UCS_ERR_BUSY;  // else its fd wakes on news
-  if (now) {
-    v = 1;
-    if (::write(wake, &v, sizeof v) < 0) log_debug("readiness: eventfd write failed");
-  }
+  if (now && !signal_fd(wake)) log_debug("readiness: eventfd write failed");
 }
 
 extern "C" HURRAY_API int hurray_net_client_fd(hurray_net_client *c, hurray_error *err) {

@@ -6,6 +6,7 @@
 // yet progressed) and a timerfd for the next timeout (a bootstrap's
 // handshake, a connection's stall or idle time).
 #include "internal.h"
+#include "readiness.h"
 
 #include <poll.h>
 #include <sys/epoll.h>
@@ -25,14 +26,7 @@ hurray_status hurray_net_server::make_fd(hurray_error *err) {
   epfd = epoll_create1(EPOLL_CLOEXEC);
   wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-  bool ok = epfd >= 0 && wake >= 0 && timer >= 0;
-  for (const int fd : {w.efd, wake, timer}) {
-    epoll_event e{};
-    e.events = EPOLLIN;
-    e.data.fd = fd;
-    ok = ok && epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &e) == 0;
-  }
-  if (!ok) {
+  if (epfd < 0 || wake < 0 || timer < 0 || !epoll_add_all(epfd, {w.efd, wake, timer})) {
     const int e = errno;
     close_fd();
     return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "hurray_net_server_fd: %s", std::strerror(e));
@@ -75,11 +69,8 @@ void hurray_net_server::unwatch(int fd) {
 void hurray_net_server::rearm() {
   if (epfd < 0) return;
   watch_sockets();
-  uint64_t v = 0;
-  while (::read(wake, &v, sizeof v) > 0) {
-  }
-  while (::read(timer, &v, sizeof v) > 0) {
-  }
+  drain_fd(wake);
+  drain_fd(timer);
   bool now = !landed.empty() || !incoming.empty();
   // A bootstrap socket ready is looked at by the next call, not 2 ms later
   // (process() looks at the bootstrap every 2 ms otherwise).
@@ -92,8 +83,7 @@ void hurray_net_server::rearm() {
   }
   if (!now) now = ucp_worker_arm(w.worker) == UCS_ERR_BUSY;  // else its fd wakes on news
   if (now) {
-    v = 1;
-    if (::write(wake, &v, sizeof v) < 0) log_debug("readiness: eventfd write failed");
+    if (!signal_fd(wake)) log_debug("readiness: eventfd write failed");
     return;
   }
   // The next timeout: a bootstrap's handshake, a connection's stall (looked

@@ -4,7 +4,9 @@
 #   tests/install/run.sh DEBDIR
 # 1. dpkg -i every .deb of DEBDIR (none of them may be installed before);
 # 2. with an empty environment (env -i, PATH only), against /usr alone:
-#    the README's C quick start built with `pkg-config hurray` and run; a CMake
+#    the README's C quick start built with `pkg-config hurray` and run; the
+#    installed C++ headers (hurray*.hpp) each compiled alone, with and without
+#    exceptions, and the C++ quick start built and run; a CMake
 #    consumer with find_package(hurray 1.0 COMPONENTS net); examples/net's
 #    server and client built with `pkg-config hurray-net`, the client PUTting
 #    to the server on loopback; examples/backend-private built against the
@@ -62,6 +64,22 @@ clean sh -c 'cc -std=c99 -Wall -Wextra -Werror "$1/quickstart.c" -o "$1/quicksta
   $(pkg-config --cflags --libs hurray)' sh "$work"
 clean "$work/quickstart" | tee "$work/quickstart.out"
 grep -q '^valid ' "$work/quickstart.out"
+
+begin "C++ headers from /usr/include: each compiles alone, the C++ quick start runs"
+# tests/header/header_<t>.cpp includes /usr/include/<header> (pkg-config <pc>)
+for spec in hpp:hurray.hpp:hurray dlpack_hpp:hurray_dlpack.hpp:hurray \
+  net_hpp:hurray_net.hpp:hurray-net; do
+  IFS=: read -r t header pc <<<"$spec"
+  test -f "/usr/include/$header"
+  for extra in "" -fno-exceptions; do
+    clean sh -c 'c++ -std=c++17 -Wall -Wextra -Werror -pedantic $3 -fsyntax-only "$1" \
+      $(pkg-config --cflags "$2")' sh "$root/tests/header/header_$t.cpp" "$pc" "$extra"
+  done
+done
+clean sh -c 'c++ -std=c++17 -Wall -Wextra -Werror "$1" -o "$2" $(pkg-config --cflags --libs hurray)' \
+  sh "$root/examples/quickstart.cpp" "$work/quickstart-cxx"
+clean "$work/quickstart-cxx" | tee "$work/quickstart-cxx.out"
+grep -q 'the consumer sees "hello"' "$work/quickstart-cxx.out"
 
 begin "CMake consumer with find_package(hurray 1.0 COMPONENTS net)"
 clean cmake -S "$root/tests/install/cmake" -B "$work/cmake" >"$work/cmake.log" ||

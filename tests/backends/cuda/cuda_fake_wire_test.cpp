@@ -21,8 +21,6 @@
 #include "peer_process.h"
 #include "../../common/open_fds.h"
 
-#define FAKE(text) "cuda (stand-in: fake driver): " text
-
 namespace {
 
 using hurray_test::open_fds;
@@ -52,13 +50,13 @@ TEST_CASE(FAKE("a wire peer's bad VMM HANDOFFs refused (BP-IPC-DEVMEM), the chan
     WARN("not run with HURRAY_CUDA_IPC_REAL=1: the wire peer fills the fake driver's VMM memfd");
     return;
   }
-  setenv("HURRAY_BACKEND_PATH", HURRAY_CUDA_PLUGIN_DIR, 1);
+  setenv("HURRAY_BACKEND_PATH", HURRAY_GPU_IPC_PLUGIN_DIR, 1);
   setenv("HURRAY_BACKENDS", "cpu,cuda", 1);
-  setenv("HURRAY_CUDA_LIBRARY", HURRAY_FAKE_CUDA, 1);
+  setenv("HURRAY_CUDA_LIBRARY", HURRAY_GPU_IPC_FAKE, 1);
   cuda_ipc_test::Driver cu;
   const char *why = nullptr;
   INFO("the fake driver: " << (why ? why : ""));
-  REQUIRE(cu.open(HURRAY_FAKE_CUDA, &why));
+  REQUIRE(cu.open(HURRAY_GPU_IPC_FAKE, &why));
   load_cuda_plugin();
   const std::vector<int> before = cu.counts();
   const int fds = open_fds();

@@ -52,8 +52,12 @@ constexpr const char *kShareableVmm = GPU_IPC_PICK(nullptr, "vmm");
 // and another backend's VMM kind.
 constexpr uint32_t kMemoryKind = GPU_IPC_PICK(fourcc('C', 'U', 'M', '1'), fourcc('H', 'P', 'M', '1'));
 constexpr uint32_t kVmmKind = GPU_IPC_PICK(fourcc('C', 'U', 'V', '1'), fourcc('H', 'I', 'V', '1'));
+// Another backend's VMM kind (a HANDOFF of it goes to the wrong plugin).
+constexpr uint32_t kOtherVmmKind =
+    GPU_IPC_PICK(fourcc('H', 'P', 'V', '1'), fourcc('C', 'U', 'V', '1'));
 constexpr const char *kVmmImport =
     GPU_IPC_PICK("cuMemImportFromShareableHandle", "hipMemImportFromShareableHandle");
+constexpr const char *kVmmMap = GPU_IPC_PICK("cuMemMap", "hipMemMap");
 constexpr const char *kName = GPU_IPC_PICK("cuda", "hip");
 
 // The runtime's types where CUDA and HIP spell them apart.
@@ -64,6 +68,8 @@ using Prop = GPU_IPC_PICK(CUmemAllocationProp, hipMemAllocationProp);
 using Access = GPU_IPC_PICK(CUmemAccessDesc, hipMemAccessDesc);
 using IpcHandle = GPU_IPC_PICK(CUipcMemHandle, hipIpcMemHandle_t);
 constexpr Result kOk = GPU_IPC_PICK(CUDA_SUCCESS, hipSuccess);
+constexpr auto kFdType =
+    GPU_IPC_PICK(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, hipMemHandleTypePosixFileDescriptor);
 
 // The environment of a plugin that makes SHAREABLE memory by VMM.
 inline void shareable_by_vmm() {
@@ -187,6 +193,32 @@ struct Driver {
     return get != nullptr && get(h, dev(base)) == kOk;
   }
 
+  // Device 0's physical memory, exportable as a POSIX file descriptor.
+  static Prop vmm_prop() {
+    Prop prop{};
+    prop.type = GPU_IPC_PICK(CU_MEM_ALLOCATION_TYPE_PINNED, hipMemAllocationTypePinned);
+    prop.location.type = GPU_IPC_PICK(CU_MEM_LOCATION_TYPE_DEVICE, hipMemLocationTypeDevice);
+    prop.GPU_IPC_PICK(requestedHandleTypes, requestedHandleType) = kFdType;
+    return prop;
+  }
+  // A new VMM allocation of `size` bytes (cuMemCreate, hipMemCreate)
+  // exported as a POSIX file descriptor, or -1; the allocation lives while
+  // the descriptor does.
+  int vmm_descriptor(size_t size) const {
+    auto create = sym<Result (*)(VmmHandle *, size_t, const Prop *, unsigned long long)>(
+        GPU_IPC_PICK("cuMemCreate", "hipMemCreate"));
+    auto export_fd = sym<Result (*)(void *, VmmHandle, decltype(kFdType), unsigned long long)>(
+        GPU_IPC_PICK("cuMemExportToShareableHandle", "hipMemExportToShareableHandle"));
+    auto release = sym<Result (*)(VmmHandle)>(GPU_IPC_PICK("cuMemRelease", "hipMemRelease"));
+    const Prop prop = vmm_prop();
+    VmmHandle h{};
+    int fd = -1;
+    if (!create || !export_fd || !release || create(&h, size, &prop, 0) != kOk) return -1;
+    if (export_fd(&fd, h, kFdType, 0) != kOk) fd = -1;
+    (void)release(h);
+    return fd;
+  }
+
   // A VMM allocation of the granularity's size, exportable as a POSIX file
   // descriptor, mapped read-write (cuMemCreate ... cuMemSetAccess, the hip
   // twins); false if a call fails.
@@ -204,11 +236,7 @@ struct Driver {
     auto access = sym<Result (*)(Ptr, size_t, const Access *, size_t)>(
         GPU_IPC_PICK("cuMemSetAccess", "hipMemSetAccess"));
     if (!granularity || !create || !reserve || !map || !access) return false;
-    Prop prop{};
-    prop.type = GPU_IPC_PICK(CU_MEM_ALLOCATION_TYPE_PINNED, hipMemAllocationTypePinned);
-    prop.location.type = GPU_IPC_PICK(CU_MEM_LOCATION_TYPE_DEVICE, hipMemLocationTypeDevice);
-    prop.GPU_IPC_PICK(requestedHandleTypes, requestedHandleType) = GPU_IPC_PICK(
-        CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, hipMemHandleTypePosixFileDescriptor);
+    const Prop prop = vmm_prop();
     Access a{};
     a.location.type = prop.location.type;
     a.flags = GPU_IPC_PICK(CU_MEM_ACCESS_FLAGS_PROT_READWRITE, hipMemAccessFlagsProtReadWrite);

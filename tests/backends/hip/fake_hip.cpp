@@ -15,6 +15,7 @@
 //                                version (default: the header's)
 //   HURRAY_FAKE_HIP_GRANULARITY  hipMemGetAllocationGranularity answers this
 //                                many bytes (default: the fake's 2 MiB)
+//   HURRAY_FAKE_HIP_NO_ACCESS    hipMemSetAccess fails (hipErrorNotSupported)
 // What the plugin resolves and the tests do not use is hipErrorNotSupported.
 #include <cuda.h>
 #include <hip/hip_runtime_api.h>
@@ -273,6 +274,7 @@ FAKE_API hipError_t hipMemUnmap(void *p, size_t size) { return to_hip(cuMemUnmap
 FAKE_API hipError_t hipMemSetAccess(void *p, size_t size, const hipMemAccessDesc *desc,
                                     size_t count) {
   if (desc == nullptr || count != 1) return hipErrorInvalidValue;
+  if (std::getenv("HURRAY_FAKE_HIP_NO_ACCESS") != nullptr) return hipErrorNotSupported;
   CUmemAccessDesc c{};
   c.location.type = cu_location(desc->location.type);
   c.location.id = desc->location.id;

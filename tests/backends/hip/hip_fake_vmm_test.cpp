@@ -5,7 +5,9 @@
 // header's (hipMemAllocationProp is laid out differently) or a granularity
 // that is no power of two means no VMM at all: SHAREABLE memory is then
 // hipMalloc memory that crosses as an IPC memory handle, and a VMM
-// descriptor that arrives is refused. The cases the CUDA plugin shares are
+// descriptor that arrives is refused; a mapping the runtime does not open to
+// the device is undone (unmapped, its range freed, the memory released). The
+// cases the CUDA plugin shares are
 // cuda_fake_ipc_*_test.cpp, built again for HIP.
 #include <fcntl.h>
 #include <hip/hip_version.h>
@@ -17,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "../../src/backends/kit/ipc.h"
 #include "cuda_ipc_driver.h"
@@ -98,4 +101,28 @@ TEST_CASE(FAKE("no VMM with a runtime of another major version or an odd granula
     CHECK(std::string(err.message).find("cannot import VMM memory") != std::string::npos);
     close(h.fd);
   }
+}
+
+TEST_CASE(FAKE("a VMM mapping that cannot be opened to the device is undone"), "[fake]") {
+  Plugin pl("vmm", nullptr, nullptr);
+  Driver rt;
+  const char *why = nullptr;
+  INFO("the runtime for the test: " << (why ? why : ""));
+  REQUIRE(rt.open(HURRAY_GPU_IPC_FAKE, &why));
+  const std::vector<int> before = rt.counts();
+  gpu_test::ScopedEnv no_access("HURRAY_FAKE_HIP_NO_ACCESS", "1");
+  hurray_error err{};
+  hurray_backend_allocation mem{};
+  CHECK(pl.p.b->alloc(pl.p.state, 0, HURRAY_MEMORY_STANDARD, 1 << 20, 4096,
+                      HURRAY_ALLOC_SHAREABLE, &mem, &err) == HURRAY_E_UNSUPPORTED);
+  CHECK(std::string(err.message).find("hipMemSetAccess") != std::string::npos);
+  const std::vector<int> after = rt.counts();
+  CHECK(after[kCreates] - before[kCreates] == 1);
+  CHECK(after[kMaps] - before[kMaps] == 1);
+  CHECK(after[kUnmaps] - before[kUnmaps] == 1);  // the map undone
+  CHECK(after[kVmmLive] == before[kVmmLive]);    // and the memory released
+  CHECK(after[kBad] == before[kBad]);
+  int live[4] = {};
+  rt.live_fn(live);
+  CHECK(live[3] == 0);  // no range left reserved
 }

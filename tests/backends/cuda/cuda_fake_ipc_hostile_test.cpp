@@ -1,6 +1,6 @@
 // What a hostile or broken producer can hand the CUDA (or, built with
-// HURRAY_IPC_TEST_HIP, the HIP) plugin's ipc_import_memory (the memory part of a HANDOFF, as src/ipc/receive.cpp
-// passes it), over the fake driver: an offset or size outside the exported
+// HURRAY_IPC_TEST_HIP, the HIP) plugin's ipc_import_memory (the memory part
+// of a HANDOFF, as src/ipc/receive.cpp passes it), over the fake driver: an offset or size outside the exported
 // allocation (VMM descriptor and IPC memory handle), a descriptor of the
 // wrong kind, a handle kind with a descriptor it does not take, one without
 // the descriptor it needs. Each is refused with nothing left opened, mapped

@@ -1,8 +1,8 @@
 // A hostile producer of CUDA VMM memory in a process of its own that speaks
 // the IPC wire format itself (cuda_fake_wire_peer.cpp), against this
 // process as an ordinary consumer (hurray_ipc_receive, the CUDA plugin over
-// the fake driver; built again for HIP, HURRAY_IPC_TEST_HIP): each bad HANDOFF of cuda_wire_cases.h is refused with
-// HURRAY_E_INVALID_ARGUMENT naming BP-IPC-DEVMEM, given back, its descriptor
+// the fake driver; built again for HIP, HURRAY_IPC_TEST_HIP): each bad
+// HANDOFF of cuda_wire_cases.h is refused with HURRAY_E_INVALID_ARGUMENT naming BP-IPC-DEVMEM, given back, its descriptor
 // closed and nothing of it left imported or mapped; the channel stays open
 // and the correct HANDOFF after them arrives, reads and is released. Fake
 // driver only (the peer maps the fake's VMM memfd to fill it).

@@ -28,7 +28,8 @@
 
 // The tests' names: "cuda (stand-in: fake driver): ...", "hip (stand-in:
 // fake runtime): ...".
-#define FAKE(text) GPU_IPC_PICK("cuda (stand-in: fake driver): ", "hip (stand-in: fake runtime): ") text
+#define FAKE(text) \
+  GPU_IPC_PICK("cuda (stand-in: fake driver): ", "hip (stand-in: fake runtime): ") text
 
 namespace cuda_ipc_test {
 
@@ -50,8 +51,10 @@ constexpr const char *kShareableEnv =
 constexpr const char *kShareableVmm = GPU_IPC_PICK(nullptr, "vmm");
 // The plugin's handle kinds (gpu-stream/names.h, the plugin's runtime.h),
 // and another backend's VMM kind.
-constexpr uint32_t kMemoryKind = GPU_IPC_PICK(fourcc('C', 'U', 'M', '1'), fourcc('H', 'P', 'M', '1'));
-constexpr uint32_t kVmmKind = GPU_IPC_PICK(fourcc('C', 'U', 'V', '1'), fourcc('H', 'I', 'V', '1'));
+constexpr uint32_t kMemoryKind =
+    GPU_IPC_PICK(fourcc('C', 'U', 'M', '1'), fourcc('H', 'P', 'M', '1'));
+constexpr uint32_t kVmmKind =
+    GPU_IPC_PICK(fourcc('C', 'U', 'V', '1'), fourcc('H', 'I', 'V', '1'));
 // Another backend's VMM kind (a HANDOFF of it goes to the wrong plugin).
 constexpr uint32_t kOtherVmmKind =
     GPU_IPC_PICK(fourcc('H', 'P', 'V', '1'), fourcc('C', 'U', 'V', '1'));

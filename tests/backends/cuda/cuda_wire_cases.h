@@ -1,8 +1,8 @@
 // The HANDOFFs the raw wire peer (cuda_fake_wire_peer.cpp) sends, in order,
 // and what the consumer (cuda_fake_wire_test.cpp) must answer to each: VMM
 // memory of the plugin's kind (CUDA 'CUV1', HIP 'HIV1': cuda_ipc_driver.h)
-// a hostile producer breaks one way each, then a correct one. Every bad one is refused HURRAY_E_INVALID_ARGUMENT naming
-// BP-IPC-DEVMEM (docs/spec/ipc.md), given back with RELEASE, its descriptor
+// a hostile producer breaks one way each, then a correct one. Every bad one
+// is refused HURRAY_E_INVALID_ARGUMENT naming BP-IPC-DEVMEM (docs/spec/ipc.md), given back with RELEASE, its descriptor
 // closed; the channel stays open.
 #pragma once
 

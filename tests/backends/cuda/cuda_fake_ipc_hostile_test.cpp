@@ -1,13 +1,12 @@
-// What a hostile or broken producer can hand the CUDA plugin's
-// ipc_import_memory (the memory part of a HANDOFF, as src/ipc/receive.cpp
-// passes it), over the fake driver: an offset or size outside the exported
+// What a hostile or broken producer can hand the CUDA (or, built with
+// HURRAY_IPC_TEST_HIP, the HIP) plugin's ipc_import_memory (the memory part
+// of a HANDOFF, as src/ipc/receive.cpp passes it), over the fake driver: an offset or size outside the exported
 // allocation (VMM descriptor and IPC memory handle), a descriptor of the
 // wrong kind, a handle kind with a descriptor it does not take, one without
 // the descriptor it needs. Each is refused with nothing left opened, mapped
 // or imported; and a handle of another process opened twice here is opened
 // once. The plugin is used through its table; the producer of the IPC
 // memory handle is a process of its own (cuda_fake_ipc_peer.cpp, "export").
-#include <cuda.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <hurray_backend.h>
@@ -21,21 +20,19 @@
 #include <vector>
 
 #include "../../src/backends/kit/ipc.h"
+#include "cuda_ipc_driver.h"
 #include "plugin_test_util.h"
-
-#define FAKE(text) "cuda (stand-in: fake driver): " text
 
 namespace {
 
-enum { kOpens, kCloses, kCreates, kImports, kMaps, kUnmaps, kVmmLive, kBad };
-constexpr uint32_t kMemoryKind = hurray::kit::fourcc('C', 'U', 'M', '1');
-constexpr uint32_t kVmmKind = hurray::kit::fourcc('C', 'U', 'V', '1');
+using namespace cuda_ipc_test;
 
+// The plugin over the fake, SHAREABLE memory by VMM.
 struct Plugin {
-  gpu_test::ScopedEnv env{"HURRAY_CUDA_LIBRARY", HURRAY_FAKE_CUDA};
-  gpu_test::ScopedEnv legacy{"HURRAY_CUDA_SHAREABLE", nullptr};
-  gpu_test::Probed p{HURRAY_CUDA_PLUGIN, "no fake driver"};
-  void *lib = dlopen(HURRAY_FAKE_CUDA, RTLD_NOW | RTLD_LOCAL);
+  gpu_test::ScopedEnv env{kLibraryEnv, HURRAY_GPU_IPC_FAKE};
+  gpu_test::ScopedEnv vmm{kShareableEnv, kShareableVmm};
+  gpu_test::Probed p{HURRAY_GPU_IPC_PLUGIN, "no fake runtime"};
+  void *lib = dlopen(HURRAY_GPU_IPC_FAKE, RTLD_NOW | RTLD_LOCAL);
 
   std::vector<int> counts() {
     std::vector<int> c(8);
@@ -54,7 +51,7 @@ struct Plugin {
 // A process of its own that allocates 1 MiB and writes its IPC memory handle.
 struct Exporter {
   pid_t pid = -1;
-  CUipcMemHandle handle{};
+  IpcHandle handle{};
   Exporter() {
     int fds[2];
     REQUIRE(pipe(fds) == 0);
@@ -62,7 +59,7 @@ struct Exporter {
     REQUIRE(pid >= 0);
     if (pid == 0) {
       dup2(fds[1], 1);
-      execl(HURRAY_CUDA_IPC_PEER, HURRAY_CUDA_IPC_PEER, "-1", "export", nullptr);
+      execl(HURRAY_GPU_IPC_PEER, HURRAY_GPU_IPC_PEER, "-1", "export", nullptr);
       _exit(127);
     }
     close(fds[1]);
@@ -81,7 +78,7 @@ struct Exporter {
   }
 };
 
-hurray_backend_ipc_handle legacy(const CUipcMemHandle &h, uint64_t size, uint64_t offset) {
+hurray_backend_ipc_handle legacy(const IpcHandle &h, uint64_t size, uint64_t offset) {
   hurray_backend_ipc_handle out;
   hurray::kit::pack_ipc(kMemoryKind, &h, sizeof h, size, offset, &out);
   return out;
@@ -160,10 +157,10 @@ TEST_CASE(FAKE("a VMM descriptor: refused outside its allocation, or of the wron
   }
   SECTION("a descriptor of the wrong kind: another memfd, a pipe, none") {
     hurray_backend_ipc_handle x = h;
-    x.fd = memfd_create("not-cuda", MFD_CLOEXEC);
+    x.fd = memfd_create("not-vmm", MFD_CLOEXEC);
     REQUIRE(ftruncate(x.fd, 4 << 20) == 0);
     CHECK(pl.import(x, &bad, &err) != HURRAY_OK);
-    CHECK(std::string(err.message).find("cuMemImportFromShareableHandle") != std::string::npos);
+    CHECK(std::string(err.message).find(kVmmImport) != std::string::npos);
     close(x.fd);
     int p[2];
     REQUIRE(pipe(p) == 0);
@@ -209,13 +206,12 @@ TEST_CASE(FAKE("a VMM descriptor: refused outside its allocation, or of the wron
 TEST_CASE(FAKE("ipc_export_pointer: a range past its allocation, unknown memory, host classes"),
           "[fake]") {
   Plugin pl;
-  auto alloc = reinterpret_cast<CUresult (*)(CUdeviceptr *, size_t)>(dlsym(pl.lib, "cuMemAlloc_v2"));
-  auto mem_free = reinterpret_cast<CUresult (*)(CUdeviceptr)>(dlsym(pl.lib, "cuMemFree_v2"));
-  REQUIRE(alloc != nullptr);
-  REQUIRE(mem_free != nullptr);
-  CUdeviceptr p = 0;
-  REQUIRE(alloc(&p, 65536) == CUDA_SUCCESS);
-  auto *m = reinterpret_cast<unsigned char *>(p);
+  Driver rt;
+  const char *why = nullptr;
+  INFO("the runtime for the test: " << (why ? why : ""));
+  REQUIRE(rt.open(HURRAY_GPU_IPC_FAKE, &why));
+  auto *m = static_cast<unsigned char *>(rt.mem_alloc(65536));
+  REQUIRE(m != nullptr);
   hurray_error err{};
   hurray_backend_ipc_handle h{};
   auto exp = [&](uint8_t mc, const void *data, uint64_t n) {
@@ -236,5 +232,5 @@ TEST_CASE(FAKE("ipc_export_pointer: a range past its allocation, unknown memory,
   // host-visible classes are not exported by IPC memory handles
   CHECK(exp(HURRAY_MEMORY_HOST_PINNED, m, 4096) == HURRAY_E_UNSUPPORTED);
   CHECK(exp(HURRAY_MEMORY_STANDARD, m, 0) == HURRAY_E_INVALID_ARGUMENT);
-  CHECK(mem_free(p) == CUDA_SUCCESS);
+  CHECK(rt.mem_free(m));
 }

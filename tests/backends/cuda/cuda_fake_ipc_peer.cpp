@@ -1,8 +1,10 @@
-// The consumer process of the CUDA IPC tests over the fake driver
-// (cuda_fake_ipc_test.cpp, cuda_fake_ipc_process_test.cpp); the environment
-// points libhurray at the CUDA plugin and the plugin at the fake driver.
+// The consumer process of the IPC tests over the fake runtime
+// (cuda_fake_ipc_process_test.cpp, cuda_fake_ipc_hostile_test.cpp); the
+// environment points libhurray at the plugin and the plugin at the fake.
+// Built for CUDA (hurray_cuda_ipc_peer) and for HIP (hurray_hip_ipc_peer,
+// HURRAY_IPC_TEST_HIP: hipMalloc, hipIpcGetMemHandle, ROCM buffers).
 //
-//   hurray_cuda_ipc_peer FD check N OPENS MAPS  receive N CUDA buffers; buffer k must
+//   hurray_cuda_ipc_peer FD check N OPENS MAPS  receive N buffers; buffer k must
 //        hold bytes 0x10 + k (argument order); write 0xEE into the first byte of each;
 //        the fake must have opened OPENS IPC memory handles (the plugin opens each
 //        allocation once) and mapped MAPS VMM descriptors; release them all;
@@ -14,7 +16,6 @@
 // With HURRAY_CUDA_IPC_REAL=1 on a GPU (cuda-check.sh) the same, with the
 // counts unchecked (a real driver has none). Exit status 0 when everything
 // held; otherwise a message on stderr.
-#include <cuda.h>
 #include <dlfcn.h>
 #include <hurray_ipc.h>
 #include <signal.h>
@@ -38,16 +39,15 @@ using cuda_ipc_test::kUnmaps;
 using cuda_ipc_test::kVmmLive;
 
 int die(const char *what, const hurray_error *err = nullptr) {
-  std::fprintf(stderr, "cuda ipc peer: %s%s%s\n", what, err ? ": " : "", err ? err->message : "");
+  std::fprintf(stderr, "%s ipc peer: %s%s%s\n", cuda_ipc_test::kName, what, err ? ": " : "",
+               err ? err->message : "");
   return 1;
 }
 
 int export_one(const cuda_ipc_test::Driver &cu) {
-  auto get = cu.sym<CUresult (*)(CUipcMemHandle *, CUdeviceptr)>("cuIpcGetMemHandle");
-  CUdeviceptr p = 0;
-  CUipcMemHandle h;
-  if (!get || cu.mem_alloc(&p, size_t{1} << 20) != CUDA_SUCCESS || get(&h, p) != CUDA_SUCCESS)
-    return die("cuMemAlloc / cuIpcGetMemHandle");
+  void *p = cu.mem_alloc(size_t{1} << 20);
+  cuda_ipc_test::IpcHandle h;
+  if (p == nullptr || !cu.ipc_handle(p, &h)) return die("cuMemAlloc / cuIpcGetMemHandle");
   if (write(1, &h, sizeof h) != static_cast<ssize_t>(sizeof h)) return die("write");
   for (;;) pause();
 }
@@ -59,10 +59,10 @@ int main(int argc, char **argv) {
   const std::string mode = argv[2];
   cuda_ipc_test::Driver cu;
   const char *why = nullptr;
-  if (!cu.open(std::getenv("HURRAY_CUDA_LIBRARY"), &why)) return die(why);
+  if (!cu.open(std::getenv(cuda_ipc_test::kLibraryEnv), &why)) return die(why);
   if (mode == "export") return export_one(cu);
   hurray_error err{};
-  const uint8_t tags[] = {HURRAY_DEVICE_CUDA};
+  const uint8_t tags[] = {cuda_ipc_test::kTag};
   hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
   o.device_count = 1;
   o.device_tags = tags;
@@ -82,14 +82,15 @@ int main(int argc, char **argv) {
   for (int k = 0; k < n; ++k) {
     hurray_handoff &h = got[static_cast<size_t>(k)];
     if (hurray_ipc_receive(ch, 30000, &h, nullptr, &err) != HURRAY_OK) return die("receive", &err);
-    if (h.handle[12] != HURRAY_DEVICE_CUDA) return die("not a CUDA buffer");
+    if (h.handle[12] != cuda_ipc_test::kTag) return die("not a buffer of the plugin's device");
     uint64_t size = 0;
     std::memcpy(&size, h.handle, sizeof size);
     const std::vector<unsigned char> p = cu.read(h.data, size);
     if (p.size() != size) return die("cuMemcpyDtoH");
     for (uint64_t i = 0; i < size; ++i)
       if (p[i] != 0x10 + k) {
-        std::fprintf(stderr, "cuda ipc peer: buffer %d byte %llu is 0x%02x\n", k,
+        std::fprintf(stderr, "%s ipc peer: buffer %d byte %llu is 0x%02x\n", cuda_ipc_test::kName,
+                     k,
                      static_cast<unsigned long long>(i), p[i]);
         return 1;
       }
@@ -97,13 +98,13 @@ int main(int argc, char **argv) {
   }
   std::vector<int> after = cu.counts();
   if (cu.fake() && after[kOpens] - before[kOpens] != opens) {
-    std::fprintf(stderr, "cuda ipc peer: %d IPC handles opened for %d buffers, not %d\n",
-                 after[kOpens] - before[kOpens], n, opens);
+    std::fprintf(stderr, "%s ipc peer: %d IPC handles opened for %d buffers, not %d\n",
+                 cuda_ipc_test::kName, after[kOpens] - before[kOpens], n, opens);
     return 1;
   }
   if (cu.fake() && after[kMaps] - before[kMaps] != maps) {
-    std::fprintf(stderr, "cuda ipc peer: %d VMM descriptors mapped for %d buffers, not %d\n",
-                 after[kMaps] - before[kMaps], n, maps);
+    std::fprintf(stderr, "%s ipc peer: %d VMM descriptors mapped for %d buffers, not %d\n",
+                 cuda_ipc_test::kName, after[kMaps] - before[kMaps], n, maps);
     return 1;
   }
   for (auto &h : got)
@@ -111,13 +112,14 @@ int main(int argc, char **argv) {
   after = cu.counts();
   int live[4] = {};
   if (cu.live_fn) cu.live_fn(live);
-  if (cu.fake() && (after[kCloses] != after[kOpens] || after[kUnmaps] != after[kMaps] || after[kVmmLive] != 0 ||
-      after[kBad] != 0 || live[1] != 0 || live[2] != 0 || live[3] != 0)) {
+  if (cu.fake() && (after[kCloses] != after[kOpens] || after[kUnmaps] != after[kMaps] ||
+                    after[kVmmLive] != 0 || after[kBad] != 0 || live[1] != 0 || live[2] != 0 ||
+                    live[3] != 0)) {
     std::fprintf(stderr,
-                 "cuda ipc peer: after the releases: %d opens %d closes, %d maps %d unmaps, %d "
+                 "%s ipc peer: after the releases: %d opens %d closes, %d maps %d unmaps, %d "
                  "VMM allocations alive, %d bad calls, %d/%d/%d ranges\n",
-                 after[kOpens], after[kCloses], after[kMaps], after[kUnmaps], after[kVmmLive],
-                 after[kBad], live[1], live[2], live[3]);
+                 cuda_ipc_test::kName, after[kOpens], after[kCloses], after[kMaps],
+                 after[kUnmaps], after[kVmmLive], after[kBad], live[1], live[2], live[3]);
     return 1;
   }
   hurray_ipc_close(ch);

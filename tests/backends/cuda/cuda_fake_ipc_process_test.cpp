@@ -1,12 +1,13 @@
-// CUDA memory across processes through libhurray's public API, over the
-// fake CUDA driver (fake_cuda_memory.cpp), with a consumer process of its
-// own (cuda_fake_ipc_peer.cpp): pieces of one allocation the caller made
-// (hurray_buffer_wrap, and a view of one) opened once by the consumer;
-// VMM memory made by hurray_buffer_alloc(SHAREABLE) and the caller's own
-// VMM memory crossing as file descriptors; a consumer that dies holding
-// imported VMM memory. On a GPU the same tests run with HURRAY_CUDA_IPC_REAL=1
-// (the fake's counts unchecked): tests/gpu/cuda-check.sh, part "ipc-wrapped-vmm".
-#include <cuda.h>
+// GPU memory across processes through libhurray's public API, over the
+// fake runtime (fake_cuda_memory.cpp; HIP: fake_hip.cpp over it), with a
+// consumer process of its own (cuda_fake_ipc_peer.cpp): pieces of one
+// allocation the caller made (hurray_buffer_wrap, and a view of one) opened
+// once by the consumer; VMM memory made by hurray_buffer_alloc(SHAREABLE)
+// and the caller's own VMM memory crossing as file descriptors; a consumer
+// that dies holding imported VMM memory. Built for the CUDA plugin and again
+// for the HIP plugin (HURRAY_IPC_TEST_HIP, cuda_ipc_driver.h). On a GPU the
+// same tests run with HURRAY_CUDA_IPC_REAL=1 (the fake's counts unchecked):
+// tests/gpu/cuda-check.sh, part "ipc-wrapped-vmm".
 #include <dlfcn.h>
 #include <hurray.h>
 #include <hurray_ipc.h>
@@ -21,40 +22,32 @@
 #include "cuda_ipc_driver.h"
 #include "peer_process.h"
 
-#define FAKE(text) "cuda (stand-in: fake driver): " text
-
 namespace {
-
-// libhurray finds the CUDA plugin, and the plugin the fake driver, in this
-// process and in the peer (which inherits the environment).
-// With HURRAY_CUDA_IPC_REAL=1 (cuda-check.sh), the machine's driver.
-const bool g_env = [] {
-  setenv("HURRAY_BACKEND_PATH", HURRAY_CUDA_PLUGIN_DIR, 1);
-  setenv("HURRAY_BACKENDS", "cpu,cuda", 1);
-  if (!cuda_ipc_test::real_device()) setenv("HURRAY_CUDA_LIBRARY", HURRAY_FAKE_CUDA, 1);
-  return true;
-}();
 
 using namespace cuda_ipc_test;
 
-// The driver the test uses itself (the plugin's: one dlopen of one path).
+// libhurray finds the plugin, and the plugin the fake runtime, in this
+// process and in the peer (which inherits the environment); SHAREABLE memory
+// is VMM memory. With HURRAY_CUDA_IPC_REAL=1 (cuda-check.sh), the machine's.
+const bool g_env = [] {
+  setenv("HURRAY_BACKEND_PATH", HURRAY_GPU_IPC_PLUGIN_DIR, 1);
+  setenv("HURRAY_BACKENDS", kBackends, 1);
+  if (!real_device()) setenv(kLibraryEnv, HURRAY_GPU_IPC_FAKE, 1);
+  shareable_by_vmm();
+  return true;
+}();
+
+// The runtime the test uses itself (the plugin's: one dlopen of one path).
 struct Cu : Driver {
   Cu() {
     const char *why = nullptr;
-    INFO("the CUDA driver for the test: " << (why ? why : ""));
-    REQUIRE(open(HURRAY_FAKE_CUDA, &why));
-  }
-  template <class F>
-  F fn(const char *name) const {
-    auto f = sym<F>(name);
-    INFO(name);
-    REQUIRE(f != nullptr);
-    return f;
+    INFO("the runtime for the test: " << (why ? why : ""));
+    REQUIRE(open(HURRAY_GPU_IPC_FAKE, &why));
   }
 };
 
-hurray_ipc_options cuda_options() {
-  static const uint8_t tags[] = {HURRAY_DEVICE_CUDA};
+hurray_ipc_options gpu_options() {
+  static const uint8_t tags[] = {kTag};
   hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
   o.device_count = 1;
   o.device_tags = tags;
@@ -65,7 +58,7 @@ hurray_buffer *wrap(void *data, uint64_t size) {
   hurray_buffer_desc d = HURRAY_BUFFER_DESC_INIT;
   d.handle.byte_size = size;
   d.handle.alignment = 4096;
-  d.handle.device_tag = HURRAY_DEVICE_CUDA;
+  d.handle.device_tag = kTag;
   d.handle.memory_class = HURRAY_MEMORY_STANDARD;
   d.data = data;
   hurray_buffer *b = nullptr;
@@ -76,13 +69,13 @@ hurray_buffer *wrap(void *data, uint64_t size) {
   return b;
 }
 
-// SHAREABLE STANDARD memory of CUDA device 0 (VMM memory where it can be).
+// SHAREABLE STANDARD memory of device 0 (VMM memory where it can be).
 hurray_buffer *shareable(uint64_t size) {
   hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
   d.flags = HURRAY_ALLOC_SHAREABLE;
   d.byte_size = size;
   d.alignment = 4096;
-  d.device_tag = HURRAY_DEVICE_CUDA;
+  d.device_tag = kTag;
   d.memory_class = HURRAY_MEMORY_STANDARD;
   hurray_buffer *b = nullptr;
   hurray_error err{};
@@ -119,8 +112,8 @@ hurray_ipc_stats stats_of(hurray_ipc_channel *ch) {
 // which must open `opens` IPC memory handles and map `maps` VMM descriptors:
 // it exits 0 and every buffer comes back released.
 void check_peer(const std::vector<hurray_buffer *> &bufs, int opens, int maps) {
-  const hurray_ipc_options o = cuda_options();
-  hurray_test::PeerProcess peer(HURRAY_CUDA_IPC_PEER,
+  const hurray_ipc_options o = gpu_options();
+  hurray_test::PeerProcess peer(HURRAY_GPU_IPC_PEER,
                                 {"{fd}", "check", std::to_string(bufs.size()),
                                  std::to_string(opens), std::to_string(maps)},
                                 &o);
@@ -137,9 +130,8 @@ void check_peer(const std::vector<hurray_buffer *> &bufs, int opens, int maps) {
 TEST_CASE(FAKE("pieces of one allocation the caller made cross as one opened handle"),
           "[process]") {
   Cu cu;
-  CUdeviceptr p = 0;
-  REQUIRE(cu.mem_alloc(&p, size_t{1} << 20) == CUDA_SUCCESS);
-  auto *m = reinterpret_cast<unsigned char *>(p);
+  auto *m = static_cast<unsigned char *>(cu.mem_alloc(size_t{1} << 20));
+  REQUIRE(m != nullptr);
   const uint64_t at[] = {0, 64 << 10, 512 << 10};
   std::vector<hurray_buffer *> bufs;
   for (int k = 0; k < 3; ++k) {
@@ -150,13 +142,13 @@ TEST_CASE(FAKE("pieces of one allocation the caller made cross as one opened han
   hurray_buffer *whole = wrap(m + 768 * 1024, 3 * 4096);
   bufs.push_back(view(whole, 4096, 4096));  // a view of a wrapped buffer
   const std::vector<int> before = cu.counts();
-  check_peer(bufs, 1, 0);  // four buffers of one allocation: one cuIpcOpenMemHandle
+  check_peer(bufs, 1, 0);  // four buffers of one allocation: one IPC handle opened
   for (int k = 0; k < 3; ++k) CHECK(cu.at(m + at[k]) == 0xEE);  // the consumer's writes
   CHECK(cu.at(m + 768 * 1024 + 4096) == 0xEE);
   CHECK(cu.counts()[kBad] == before[kBad]);
   for (hurray_buffer *b : bufs) hurray_buffer_unref(b);
   hurray_buffer_unref(whole);
-  CHECK(cu.mem_free(p) == CUDA_SUCCESS);
+  CHECK(cu.mem_free(m));
 }
 
 TEST_CASE(FAKE("hurray_buffer_alloc(SHAREABLE) makes VMM memory, which crosses as descriptors"),
@@ -164,7 +156,7 @@ TEST_CASE(FAKE("hurray_buffer_alloc(SHAREABLE) makes VMM memory, which crosses a
   Cu cu;
   const std::vector<int> before = cu.counts();
   hurray_buffer *b = shareable(3 << 20);
-  if (cu.fake()) CHECK(cu.counts()[kCreates] == before[kCreates] + 1);  // cuMemCreate
+  if (cu.fake()) CHECK(cu.counts()[kCreates] == before[kCreates] + 1);  // cuMemCreate, hipMemCreate
   auto *m = static_cast<unsigned char *>(hurray_buffer_data(b));
   REQUIRE(cu.fill(m, 0x10, 1 << 20));
   REQUIRE(cu.fill(m + (1 << 20), 0x11, 1 << 20));
@@ -182,48 +174,19 @@ TEST_CASE(FAKE("hurray_buffer_alloc(SHAREABLE) makes VMM memory, which crosses a
   CHECK(after[kBad] == before[kBad]);
 }
 
-TEST_CASE(FAKE("VMM memory the caller made (cuMemCreate, wrapped) crosses as a descriptor"),
+TEST_CASE(FAKE("VMM memory the caller made (its VMM calls, wrapped) crosses as a descriptor"),
           "[process]") {
   Cu cu;
   const std::vector<int> before = cu.counts();
-  auto create = cu.fn<CUresult (*)(CUmemGenericAllocationHandle *, size_t,
-                                     const CUmemAllocationProp *, unsigned long long)>("cuMemCreate");
-  auto reserve = cu.fn<CUresult (*)(CUdeviceptr *, size_t, size_t, CUdeviceptr,
-                                      unsigned long long)>("cuMemAddressReserve");
-  auto map = cu.fn<CUresult (*)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
-                                  unsigned long long)>("cuMemMap");
-  auto access = cu.fn<CUresult (*)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t)>(
-      "cuMemSetAccess");
-  auto unmap = cu.fn<CUresult (*)(CUdeviceptr, size_t)>("cuMemUnmap");
-  auto release = cu.fn<CUresult (*)(CUmemGenericAllocationHandle)>("cuMemRelease");
-  auto address_free = cu.fn<CUresult (*)(CUdeviceptr, size_t)>("cuMemAddressFree");
-  auto granularity = cu.fn<CUresult (*)(size_t *, const CUmemAllocationProp *,
-                                        CUmemAllocationGranularity_flags)>(
-      "cuMemGetAllocationGranularity");
-  CUmemAllocationProp prop{};
-  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-  size_t size = 0;
-  REQUIRE(granularity(&size, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) == CUDA_SUCCESS);
-  CUmemGenericAllocationHandle h = 0;
-  CUdeviceptr p = 0;
-  REQUIRE(create(&h, size, &prop, 0) == CUDA_SUCCESS);
-  REQUIRE(reserve(&p, size, 0, 0, 0) == CUDA_SUCCESS);
-  REQUIRE(map(p, size, 0, h, 0) == CUDA_SUCCESS);
-  CUmemAccessDesc a{};
-  a.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  a.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  REQUIRE(access(p, size, &a, 1) == CUDA_SUCCESS);
-  auto *m = reinterpret_cast<unsigned char *>(p);
+  VmmMemory vmm;
+  REQUIRE(cu.vmm_make(&vmm));
+  auto *m = static_cast<unsigned char *>(host(vmm.base));
   std::memset(m + 8192, 0x10, 4096);
   hurray_buffer *b = wrap(m + 8192, 4096);
   check_peer({b}, 0, 1);
   CHECK(m[8192] == 0xEE);
   hurray_buffer_unref(b);
-  CHECK(unmap(p, size) == CUDA_SUCCESS);
-  CHECK(release(h) == CUDA_SUCCESS);
-  CHECK(address_free(p, size) == CUDA_SUCCESS);
+  CHECK(cu.vmm_free(vmm));
   const std::vector<int> after = cu.counts();
   CHECK(after[kVmmLive] == before[kVmmLive]);
   CHECK(after[kBad] == before[kBad]);
@@ -236,8 +199,8 @@ TEST_CASE(FAKE("a consumer that dies holding imported VMM memory: the producer g
   hurray_buffer *b = shareable(1 << 20);
   REQUIRE(cu.fill(hurray_buffer_data(b), 0x10, 1 << 20));
   {
-    const hurray_ipc_options o = cuda_options();
-    hurray_test::PeerProcess peer(HURRAY_CUDA_IPC_PEER, {"{fd}", "die"}, &o);
+    const hurray_ipc_options o = gpu_options();
+    hurray_test::PeerProcess peer(HURRAY_GPU_IPC_PEER, {"{fd}", "die"}, &o);
     send(peer.ch, b);
     CHECK(peer.signal_byte() == 'D');
     CHECK(peer.wait_exit() == 128 + SIGKILL);

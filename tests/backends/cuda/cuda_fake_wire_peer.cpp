@@ -1,18 +1,18 @@
-// A hostile producer of CUDA VMM memory for cuda_fake_wire_test.cpp: it
+// A hostile producer of CUDA (built with HURRAY_IPC_TEST_HIP: HIP) VMM
+// memory for cuda_fake_wire_test.cpp: it
 // speaks the IPC wire format itself (src/ipc/wire.h, no libhurray channel),
 // passes descriptors with SCM_RIGHTS, and sends the HANDOFFs of
 // cuda_wire_cases.h in order, each after the RELEASE of the one before
 // (10 s at most each): the bad ones, then a correct one.
 //
 //   hurray_cuda_wire_peer FD     on an inherited socket: HELLO (version 1,
-//        CUDA STANDARD) both ways; a 2 MiB VMM allocation of the driver that
-//        HURRAY_CUDA_LIBRARY names (the fake: cuMemCreate and
-//        cuMemExportToShareableHandle give a memfd, mapped here to fill it);
+//        the plugin's device, STANDARD) both ways; a 2 MiB VMM allocation of
+//        the runtime that HURRAY_CUDA_LIBRARY (HIP: HURRAY_HIP_LIBRARY) names
+//        (the fake: its export gives a memfd, mapped here to fill it);
 //        every HANDOFF of the list, each given back; after the last, the
 //        consumer's 0xEE in its first byte; then wait for the consumer to
 //        hang up.
 // Exit status 0 when all of that held; 1 otherwise (a message on stderr).
-#include <cuda.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -37,13 +37,9 @@ using cuda_wire_test::kBadCount;
 
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 
-constexpr uint32_t fourcc(char a, char b, char c, char d) {
-  return static_cast<uint32_t>(a) | static_cast<uint32_t>(b) << 8 |
-         static_cast<uint32_t>(c) << 16 | static_cast<uint32_t>(d) << 24;
-}
-
 int die(const char *what) {
-  std::fprintf(stderr, "cuda wire peer: %s (%s)\n", what, std::strerror(errno));
+  std::fprintf(stderr, "%s wire peer: %s (%s)\n", cuda_ipc_test::kName, what,
+               std::strerror(errno));
   return 1;
 }
 
@@ -78,39 +74,22 @@ ssize_t recv_msg(int sock, wire::Message *m) {
   return wire::parse(buf, static_cast<size_t>(r), 0, m, nullptr) == HURRAY_OK ? r : -1;
 }
 
-// The driver's 2 MiB VMM allocation, exported: its descriptor, or -1.
+// The runtime's 2 MiB VMM allocation, exported: its descriptor, or -1.
 int vmm_descriptor() {
-  const char *path = std::getenv("HURRAY_CUDA_LIBRARY");
-  void *lib = path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : nullptr;
-  if (lib == nullptr) return -1;
-  auto create = reinterpret_cast<CUresult (*)(CUmemGenericAllocationHandle *, size_t,
-                                              const CUmemAllocationProp *, unsigned long long)>(
-      dlsym(lib, "cuMemCreate"));
-  auto export_fd = reinterpret_cast<CUresult (*)(void *, CUmemGenericAllocationHandle,
-                                                 CUmemAllocationHandleType, unsigned long long)>(
-      dlsym(lib, "cuMemExportToShareableHandle"));
-  if (!create || !export_fd) return -1;
-  CUmemAllocationProp prop{};
-  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  prop.location.id = 0;
-  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-  CUmemGenericAllocationHandle h = 0;
-  int fd = -1;
-  if (create(&h, 2 * kMiB, &prop, 0) != CUDA_SUCCESS ||
-      export_fd(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) != CUDA_SUCCESS)
-    return -1;
-  return fd;
+  cuda_ipc_test::Driver rt;
+  const char *why = nullptr;
+  const char *path = std::getenv(cuda_ipc_test::kLibraryEnv);
+  return path != nullptr && rt.open(path, &why) ? rt.vmm_descriptor(2 * kMiB) : -1;
 }
 
 wire::Message handoff(uint64_t id, uint64_t size, uint64_t offset, uint64_t vmm_size) {
   wire::Message m{};
   m.type = wire::Type::Handoff;
   m.id = id;
-  const hurray_buffer_handle h = {size, 4096, HURRAY_DEVICE_CUDA, HURRAY_SYNC_PRODUCER_SYNCED,
+  const hurray_buffer_handle h = {size, 4096, cuda_ipc_test::kTag, HURRAY_SYNC_PRODUCER_SYNCED,
                                   HURRAY_MEMORY_STANDARD, 0};
   hurray_handle_encode(&h, m.handle, sizeof m.handle, nullptr);
-  m.memory.kind = fourcc('C', 'U', 'V', '1');
+  m.memory.kind = cuda_ipc_test::kVmmKind;
   m.memory.has_fd = 1;
   m.memory.byte_size = size;
   m.memory.offset = offset;
@@ -161,8 +140,8 @@ wire::Message bad_case(const std::string &name, uint64_t id, int vmm, int *fd, i
     *fd = -1;
     m.memory.has_fd = 0;
   }
-  if (name == "kind-cum1") m.memory.kind = fourcc('C', 'U', 'M', '1');
-  if (name == "kind-other") m.memory.kind = fourcc('H', 'P', 'V', '1');
+  if (name == "kind-cum1") m.memory.kind = cuda_ipc_test::kMemoryKind;
+  if (name == "kind-other") m.memory.kind = cuda_ipc_test::kOtherVmmKind;
   return m;
 }
 
@@ -181,12 +160,12 @@ int main(int argc, char **argv) {
   hello.type = wire::Type::Hello;
   hello.protocol_version = 1;
   hello.device_count = 1;
-  hello.devices[0] = {HURRAY_DEVICE_CUDA, 1u << HURRAY_MEMORY_STANDARD};
+  hello.devices[0] = {cuda_ipc_test::kTag, 1u << HURRAY_MEMORY_STANDARD};
   wire::Message peer{};
   if (!send_msg(sock, hello, -1)) return die("send HELLO");
   if (recv_msg(sock, &peer) <= 0 || peer.type != wire::Type::Hello) return die("no HELLO");
   const int vmm = vmm_descriptor();
-  if (vmm < 0) return die("no VMM descriptor from the driver (HURRAY_CUDA_LIBRARY)");
+  if (vmm < 0) return die("no VMM descriptor from the runtime");
   void *p = mmap(nullptr, 2 * kMiB, PROT_READ | PROT_WRITE, MAP_SHARED, vmm, 0);
   if (p == MAP_FAILED) return die("mmap of the fake's VMM memfd");
   auto *bytes = static_cast<unsigned char *>(p);
@@ -199,7 +178,8 @@ int main(int argc, char **argv) {
     if (own >= 0) close(own);
     if (!sent) return die(kBad[k].name);
     if (!released(sock, id)) {
-      std::fprintf(stderr, "cuda wire peer: %s was not given back\n", kBad[k].name);
+      std::fprintf(stderr, "%s wire peer: %s was not given back\n", cuda_ipc_test::kName,
+                   kBad[k].name);
       return 1;
     }
   }
@@ -208,7 +188,8 @@ int main(int argc, char **argv) {
   if (!send_msg(sock, good, vmm)) return die("send the correct HANDOFF");
   if (!released(sock, id)) return die("the correct HANDOFF was not released");
   if (bytes[cuda_wire_test::kGoodOffset] != 0xEE) {
-    std::fprintf(stderr, "cuda wire peer: the consumer's write did not arrive\n");
+    std::fprintf(stderr, "%s wire peer: the consumer's write did not arrive\n",
+                 cuda_ipc_test::kName);
     return 1;
   }
   if (write(1, "K", 1) != 1) return die("write");

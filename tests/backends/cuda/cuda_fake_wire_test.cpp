@@ -1,8 +1,8 @@
 // A hostile producer of CUDA VMM memory in a process of its own that speaks
 // the IPC wire format itself (cuda_fake_wire_peer.cpp), against this
 // process as an ordinary consumer (hurray_ipc_receive, the CUDA plugin over
-// the fake driver): each bad HANDOFF of cuda_wire_cases.h is refused with
-// HURRAY_E_INVALID_ARGUMENT naming BP-IPC-DEVMEM, given back, its descriptor
+// the fake driver; built again for HIP, HURRAY_IPC_TEST_HIP): each bad
+// HANDOFF of cuda_wire_cases.h is refused with HURRAY_E_INVALID_ARGUMENT naming BP-IPC-DEVMEM, given back, its descriptor
 // closed and nothing of it left imported or mapped; the channel stays open
 // and the correct HANDOFF after them arrives, reads and is released. Fake
 // driver only (the peer maps the fake's VMM memfd to fill it).
@@ -21,19 +21,17 @@
 #include "peer_process.h"
 #include "../../common/open_fds.h"
 
-#define FAKE(text) "cuda (stand-in: fake driver): " text
-
 namespace {
 
 using hurray_test::open_fds;
 
-// libhurray's CUDA plugin loaded and probed (its descriptors are not the
-// test's): a CUDA buffer made and freed.
-void load_cuda_plugin() {
+// libhurray's plugin loaded and probed (its descriptors are not the
+// test's): a buffer of its device made and freed.
+void load_plugin() {
   hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
   d.byte_size = 4096;
   d.alignment = 4096;
-  d.device_tag = HURRAY_DEVICE_CUDA;
+  d.device_tag = cuda_ipc_test::kTag;
   d.memory_class = HURRAY_MEMORY_STANDARD;
   hurray_buffer *b = nullptr;
   hurray_error err{};
@@ -49,25 +47,25 @@ TEST_CASE(FAKE("a wire peer's bad VMM HANDOFFs refused (BP-IPC-DEVMEM), the chan
           "[wire]") {
   using namespace cuda_wire_test;
   if (cuda_ipc_test::real_device()) {
-    WARN("not run with HURRAY_CUDA_IPC_REAL=1: the wire peer fills the fake driver's VMM memfd");
+    WARN("not run on a device: the wire peer fills the fake driver's VMM memfd");
     return;
   }
-  setenv("HURRAY_BACKEND_PATH", HURRAY_CUDA_PLUGIN_DIR, 1);
-  setenv("HURRAY_BACKENDS", "cpu,cuda", 1);
-  setenv("HURRAY_CUDA_LIBRARY", HURRAY_FAKE_CUDA, 1);
+  setenv("HURRAY_BACKEND_PATH", HURRAY_GPU_IPC_PLUGIN_DIR, 1);
+  setenv("HURRAY_BACKENDS", cuda_ipc_test::kBackends, 1);
+  setenv(cuda_ipc_test::kLibraryEnv, HURRAY_GPU_IPC_FAKE, 1);
   cuda_ipc_test::Driver cu;
   const char *why = nullptr;
-  INFO("the fake driver: " << (why ? why : ""));
-  REQUIRE(cu.open(HURRAY_FAKE_CUDA, &why));
-  load_cuda_plugin();
+  INFO("the fake runtime: " << (why ? why : ""));
+  REQUIRE(cu.open(HURRAY_GPU_IPC_FAKE, &why));
+  load_plugin();
   const std::vector<int> before = cu.counts();
   const int fds = open_fds();
   {
-    static const uint8_t tags[] = {HURRAY_DEVICE_CUDA};
+    static const uint8_t tags[] = {cuda_ipc_test::kTag};
     hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
     o.device_count = 1;
     o.device_tags = tags;
-    hurray_test::PeerProcess peer(HURRAY_CUDA_WIRE_PEER, {"{fd}"}, &o);
+    hurray_test::PeerProcess peer(HURRAY_GPU_IPC_WIRE_PEER, {"{fd}"}, &o);
     for (int k = 0; k < kBadCount; ++k) {
       hurray_handoff h{};
       hurray_error err{};

@@ -89,7 +89,7 @@ TEST_CASE("batch: send_many and release_many carry 200 buffers both ways") {
   hurray_ipc_peer_info info;
   info.size = sizeof info;
   REQUIRE(hurray_ipc_peer(a, &info, nullptr) == HURRAY_OK);
-  CHECK(info.protocol_version == 4);
+  CHECK(info.protocol_version == 5);
   Buffers bufs(200);
   std::vector<uint64_t> ids(200);
   size_t sent = 0;

@@ -18,32 +18,15 @@
 #include "../../src/ipc/wire.h"
 #include "../common/ipc_local_pair.h"
 #include "../common/open_fds.h"
+#include "batch_common.h"
 #include "peer_process.h"
-
-#ifndef HURRAY_IPC_BATCH_PEER
-#error "HURRAY_IPC_BATCH_PEER (path of hurray_ipc_batch_peer) is not defined"
-#endif
 
 namespace {
 
 using hurray_test::open_fds;
 
-hurray_buffer *shareable() {
-  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
-  d.flags = HURRAY_ALLOC_SHAREABLE;
-  d.byte_size = 4096;
-  d.alignment = HURRAY_IPC_ALIGNMENT;
-  hurray_buffer *b = nullptr;
-  REQUIRE(hurray_buffer_alloc(nullptr, &d, &b, nullptr) == HURRAY_OK);
-  return b;
-}
-
-hurray_ipc_stats stats(hurray_ipc_channel *ch) {
-  hurray_ipc_stats s;
-  s.size = sizeof s;
-  REQUIRE(hurray_ipc_get_stats(ch, &s, nullptr) == HURRAY_OK);
-  return s;
-}
+hurray_buffer *shareable() { return batch_common::shareable(0); }
+using batch_common::stats;
 
 // The byte buffer i holds in round r.
 unsigned char pattern(size_t i, int r) { return static_cast<unsigned char>(i * 7 + r * 13 + 1); }
@@ -152,11 +135,7 @@ TEST_CASE("slots: a producer in another process hands memory over without its de
 }
 
 TEST_CASE("slots: a producer that breaks a slot rule is refused with BP-IPC-SLOT and nothing is kept") {
-  struct Case {
-    const char *mode;
-    const char *says;
-  };
-  const Case cases[] = {
+  batch_common::all_refused({
       {"slot-range", "BP-IPC-SLOT: slot 64 of the 64 this side announced"},
       {"slot-empty", "BP-IPC-SLOT: a HANDOFF uses slot 3, which holds nothing"},
       {"slot-install-nofd", "BP-IPC-SLOT: memory installs slot 0 without a descriptor"},
@@ -166,31 +145,7 @@ TEST_CASE("slots: a producer that breaks a slot rule is refused with BP-IPC-SLOT
       {"slot-many-empty", "BP-IPC-SLOT: a HANDOFF uses slot 1, which holds nothing"},
       {"slot-unannounced", "BP-IPC-SLOT: a HANDOFF installs slot 0, but this side announced "
                            "no slots (the peer's protocol version 4)"},
-  };
-  const int before = open_fds();
-  for (const Case &k : cases) {
-    INFO(k.mode);
-    {
-      hurray_test::PeerProcess p(HURRAY_IPC_BATCH_PEER, {k.mode, "{fd}"}, nullptr);
-      hurray_buffer *first = shareable();  // the peer starts once it has one
-      REQUIRE(hurray_ipc_send(p.ch, first, nullptr, nullptr, nullptr) == HURRAY_OK);
-      hurray_buffer_unref(first);
-      hurray_error err{};
-      hurray_status st = HURRAY_OK;
-      for (int i = 0; i < 100 && st == HURRAY_OK; ++i)
-        st = hurray_ipc_progress(p.ch, 100, nullptr, &err);
-      INFO(err.message);
-      CHECK(st == HURRAY_E_PROTOCOL);
-      CHECK(std::strstr(err.message, k.says) != nullptr);
-      const hurray_ipc_stats s = stats(p.ch);
-      CHECK(s.closed == 1);
-      CHECK(s.messages_rejected == 1);
-      hurray_ipc_close(p.ch);
-      p.ch = nullptr;
-      CHECK(p.wait_exit() == 0);
-    }
-    CHECK(open_fds() == before);  // what came, and the slots, are closed
-  }
+  });
 }
 
 TEST_CASE("slots: a channel beyond the descriptor budget's half announces none and still works") {

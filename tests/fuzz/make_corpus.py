@@ -490,7 +490,8 @@ def fuzz_ipc_message_seeds():
     add("ok-handoff-slot-use", ipc_handoff(memory=ipc_slot_handle(2, 255)), fds=0)
     add("ok-handoff-slot-use-read-only", ipc_handoff(flags=1, memory=ipc_slot_handle(2, 0)))
     add("bad-handoff-slot-op-3", ipc_handoff(memory=ipc_slot_handle(3, 0, has_fd=0)))
-    add("bad-handoff-slot-without-op", ipc_handoff(memory=ipc_slot_handle(0, 7)), fds=1)
+    add("bad-handoff-slot-without-op", ipc_handoff(memory=ipc_slot_handle(0, 7, has_fd=1)),
+        fds=1)
     add("bad-handoff-slot-install-no-fd", ipc_handoff(memory=ipc_slot_handle(1, 0, has_fd=0)))
     add("bad-handoff-slot-use-with-fd", ipc_handoff(memory=ipc_slot_handle(2, 0, has_fd=1)),
         fds=1)

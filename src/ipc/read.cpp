@@ -164,12 +164,18 @@ hurray_status queue_many(hurray_ipc_channel *ch, const uint8_t *bytes, size_t le
   const size_t k = wire::split_many(bytes, len, entries.data());
   std::vector<Pending> ps(k);
   size_t used = 0;
+  // where the entry's body starts, less a HANDOFF header: its offsets as in
+  // a HANDOFF message, moved to the entry (the error's byte_offset)
+  size_t at = wire::kManyFixed + wire::kEntryHeader;
   for (size_t i = 0; i < k; ++i) {
     ps[i].m = entries[i];
     for (uint8_t j = 0; j < entries[i].fd_count; ++j) ps[i].fds[j] = fds.fd[used + j];
     ps[i].nfds = entries[i].fd_count;
     hurray_status st = admit(ch, ps[i], err, i, used);
-    if (st == HURRAY_OK) st = check_slot(ch, ps[i].m, 0, err);
+    if (st == HURRAY_OK) st = check_slot(ch, ps[i].m, at, err);
+    at += wire::kEntryHeader +
+          (entries[i].view_offset ? wire::kHandoffViewBody : wire::kHandoffBody) +
+          (entries[i].id_kind ? wire::kIdentitySize : 0);
     if (st != HURRAY_OK) {
       for (Pending &p : ps) p.nfds = 0;  // still the caller's to close
       return st;

@@ -144,6 +144,23 @@ TEST_CASE("slots: a producer that breaks a slot rule is refused with BP-IPC-SLOT
   });
 }
 
+TEST_CASE("slots: a refusal points at the slot field, in a HANDOFF_MANY at its entry's") {
+  // slot-many-empty: entry 2 of a HANDOFF_MANY (entries of 216 bytes) uses
+  // slot 1: its memory handle's slot field is at 16 + 4 + 2 * (8 + 216) + 8
+  // + 46 (the field's offset in a HANDOFF body, 62, less the header's 16)
+  hurray_test::PeerProcess p(HURRAY_IPC_BATCH_PEER, {"slot-many-empty", "{fd}"}, nullptr);
+  batch_common::Buffers bufs(2);
+  REQUIRE(hurray_ipc_send_many(p.ch, bufs.b.data(), 2, nullptr, nullptr, nullptr, nullptr) ==
+          HURRAY_OK);
+  hurray_error err{};
+  CHECK(batch_common::progress_until_refused(p.ch, &err) == HURRAY_E_PROTOCOL);
+  INFO(err.message);
+  CHECK(err.byte_offset == 16 + 4 + 2 * (8 + 216) + 8 + 46);
+  hurray_ipc_close(p.ch);
+  p.ch = nullptr;
+  CHECK(p.wait_exit() == 0);
+}
+
 TEST_CASE("slots: a channel beyond the descriptor budget's half announces none and still works") {
   // 100 descriptors: 64 slots would pass its half (50)
   REQUIRE(hurray_ipc_set_fd_budget(100, nullptr, nullptr) == HURRAY_OK);

@@ -14,6 +14,9 @@
 //                 producer progress until the release came: one at a time
 //   hurray 64     hurray_ipc_send_many of 64, the consumer receives all 64,
 //                 hurray_ipc_release_many, the producer hears the 64 releases
+//   (both with the consumer's descriptor slots, protocol version 5: after
+//   the first round no descriptor crosses; and both again without slots, the
+//   consumer's descriptor budget set too low for them, as before version 5)
 //   SCM_RIGHTS 1  plain sockets, no libhurray: a 232-byte message with the
 //                 buffer's memfd; the consumer mmaps it, reads the two bytes,
 //                 munmaps, closes, sends a 24-byte ack; the producer reads it
@@ -75,7 +78,9 @@ struct Pool {
 
 // ---- libhurray ----
 
-void hurray_consumer(int fd, bool batch) {
+void hurray_consumer(int fd, bool batch, bool slots) {
+  // 64 descriptors: 64 slots would pass half of it, so none are announced
+  if (!slots && hurray_ipc_set_fd_budget(64, nullptr, nullptr) != HURRAY_OK) _exit(1);
   hurray_ipc_channel *c = nullptr;
   if (hurray_ipc_channel_from_fd(fd, nullptr, &c, nullptr) != HURRAY_OK) _exit(1);
   std::vector<hurray_handoff> h(2 * kBatch);
@@ -102,13 +107,13 @@ struct HurrayRun {
   static void on_release(void *u, uint64_t, hurray_ipc_release_reason) {
     ++static_cast<HurrayRun *>(u)->released;
   }
-  explicit HurrayRun(bool batch) {
+  HurrayRun(bool batch, bool slots) {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) std::abort();
     pid = fork();
     if (pid == 0) {
       close(sv[0]);
-      hurray_consumer(sv[1], batch);
+      hurray_consumer(sv[1], batch, slots);
     }
     close(sv[1]);
     if (hurray_ipc_channel_from_fd(sv[0], nullptr, &ch, nullptr) != HURRAY_OK) std::abort();
@@ -126,8 +131,8 @@ struct HurrayRun {
 };
 
 // Handoffs per second for `seconds`.
-double hurray_rate(Pool &pool, bool batch, double seconds) {
-  HurrayRun r(batch);
+double hurray_rate(Pool &pool, bool batch, bool slots, double seconds) {
+  HurrayRun r(batch, slots);
   uint64_t done = 0;
   size_t next = 0;
   const double start = now_s();
@@ -261,20 +266,23 @@ int main(int argc, char **argv) {
     return 2;
   }
   Pool pool;
-  std::vector<double> h1, h64, r1, r64, py;
+  std::vector<double> h1, h64, n1, n64, r1, r64, py;
   if (argc > 3 && std::string(argv[3]) == "batched-only") {  // for a profiler
-    std::printf("%.0f handoffs/s\n", hurray_rate(pool, true, seconds));
+    std::printf("%.0f handoffs/s\n", hurray_rate(pool, true, true, seconds));
     return 0;
   }
   for (int i = 0; i < tries; ++i) {  // interleaved, so that a busy moment hits all alike
-    h1.push_back(hurray_rate(pool, false, seconds));
-    h64.push_back(hurray_rate(pool, true, seconds));
+    h1.push_back(hurray_rate(pool, false, true, seconds));
+    h64.push_back(hurray_rate(pool, true, true, seconds));
+    n1.push_back(hurray_rate(pool, false, false, seconds));
+    n64.push_back(hurray_rate(pool, true, false, seconds));
     r1.push_back(raw_rate(pool, 1, seconds));
     r64.push_back(raw_rate(pool, kBatch, seconds));
     py.push_back(python_rate(seconds));
   }
   const double a = median(h1), b = median(h64), c = median(r1), d = median(r64);
-  if (a <= 0 || b <= 0 || c <= 0 || d <= 0) {
+  const double a0 = median(n1), b0 = median(n64);
+  if (a <= 0 || b <= 0 || c <= 0 || d <= 0 || a0 <= 0 || b0 <= 0) {
     std::fprintf(stderr, "a variant failed\n");
     return 1;
   }
@@ -284,8 +292,10 @@ int main(int argc, char **argv) {
   const auto row = [a](const char *what, double r) {
     std::printf("| %s | %.0f | %.2f | %.2fx |\n", what, r, 1e6 / r, r / a);
   };
-  row("libhurray, one at a time (send, receive, release)", a);
-  row("libhurray, batches of 64 (send_many, receive, release_many)", b);
+  row("libhurray, one at a time (send, receive, release), slots", a);
+  row("libhurray, batches of 64 (send_many, receive, release_many), slots", b);
+  row("libhurray, one at a time, no slots (a descriptor per handoff)", a0);
+  row("libhurray, batches of 64, no slots (a descriptor per handoff)", b0);
   row("plain SCM_RIGHTS, one memfd per message, mmap + munmap + ack", c);
   row("plain SCM_RIGHTS, 64 memfds per message, one ack (floor)", d);
   const double e = median(py);
@@ -293,7 +303,9 @@ int main(int argc, char **argv) {
     row("Python multiprocessing send_handle, one memfd at a time, mapped", e);
   else
     std::printf("| Python multiprocessing send_handle | not run (no python3) | - | - |\n");
-  std::printf("\nbatched/one at a time: %.1fx; batched/plain SCM_RIGHTS one by one: %.1fx\n",
-              b / a, b / c);
+  std::printf("\nbatched/one at a time, both with slots: %.1fx; batched with slots/one at a "
+              "time without: %.1fx; both without slots: %.1fx; batched/plain SCM_RIGHTS one by "
+              "one: %.1fx\n",
+              b / a, b / a0, b0 / a0, b / c);
   return 0;
 }

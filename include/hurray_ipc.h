@@ -61,8 +61,11 @@ extern "C" {
  *  control), sent only to a peer that announced 3 or more. Version 4 (1.1)
  *  adds HANDOFF_MANY and RELEASE_MANY (hurray_ipc_send_many(),
  *  hurray_ipc_release_many()), sent only to a peer that announced 4 or
- *  more; an older peer gets one HANDOFF or RELEASE at a time. */
-#define HURRAY_IPC_PROTOCOL_VERSION 4u
+ *  more; an older peer gets one HANDOFF or RELEASE at a time. Version 5
+ *  (1.1) adds descriptor slots: a consumer keeps the memfds of up to 64 of
+ *  the producer's memories (counted in the descriptor budget), and a
+ *  handoff of memory it holds crosses without a descriptor. */
+#define HURRAY_IPC_PROTOCOL_VERSION 5u
 /** At most this many handoffs travel in one HANDOFF_MANY message (their
  *  descriptors, up to 2 each, in one SCM_RIGHTS message: 128, under the
  *  kernel's 253), and at most this many IDs in one RELEASE_MANY (since 1.1).

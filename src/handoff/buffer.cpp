@@ -61,6 +61,7 @@ hurray_status new_buffer(hurray_context *ctx, hurray_buffer **out, hurray_error 
   b->free_fn = nullptr;
   b->free_user = nullptr;
   b->backend_owned = false;
+  b->memory_serial = 0;
   b->qparam_guarded = false;
   b->flags = 0;
   *out = b;
@@ -144,6 +145,8 @@ hurray_status alloc_buffer(hurray_context *c, const hurray_buffer_handle &h, int
   b->ordinal = ordinal;
   b->flags = b->alloc.flags & HURRAY_HANDOFF_OPAQUE_DATA;
   b->backend_owned = true;
+  static std::atomic<uint64_t> serials{0};
+  b->memory_serial = serials.fetch_add(1, std::memory_order_relaxed) + 1;
   b->backend = be;
   b->created_at = caller;
   *out = b;

@@ -18,6 +18,11 @@ namespace hurray::detail {
 bool buffer_allocation(const hurray_buffer *b, Backend *be,
                        hurray_backend_allocation *a) noexcept;
 
+// The serial of the memory behind a buffer made by hurray_buffer_alloc (a
+// view: its parent's): unique in this process, never reused; 0 for memory
+// the caller wrapped (src/handoff/ipc.cpp).
+uint64_t buffer_memory_serial(const hurray_buffer *b) noexcept;
+
 // Export the memory of a buffer the caller wrapped (or a view of one): the
 // backend of its device finds the allocation that holds it
 // (ipc_export_pointer). *be is that backend. On success out->fd (if >= 0)

@@ -47,6 +47,9 @@ struct hurray_buffer {
   bool backend_owned = false;
   hurray::detail::Backend backend{};
   hurray_backend_allocation alloc{};
+  // of backend-owned memory: a number no other allocation of this process
+  // ever gets (records are reused, addresses too); 0 for wrapped memory
+  uint64_t memory_serial = 0;
   // guard: BP-ZC-QPARAM checksum taken at wrap
   bool qparam_guarded = false;
   uint64_t qparam_sum = 0;

@@ -14,6 +14,10 @@ bool buffer_allocation(const hurray_buffer *b, Backend *be,
   *a = b->alloc;
   return true;
 }
+uint64_t buffer_memory_serial(const hurray_buffer *b) noexcept {
+  if (b) b = handoff::buffer_root(b);
+  return b && b->backend_owned ? b->memory_serial : 0;
+}
 }  // namespace hurray::detail
 
 namespace hurray::detail {

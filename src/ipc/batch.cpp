@@ -69,13 +69,18 @@ hurray_status send_prepared(hurray_ipc_channel *ch, Prepared *p, size_t n, size_
     }
     int fds[wire::kMaxBatchFds];
     size_t nfds = 0;
+    SlotUndo undo[wire::kMaxBatch];
     for (size_t i = 0; i < k; ++i) {
+      // memory the peer holds goes without its descriptor
+      assign_slot(ch, &p[*done + i], &undo[i]);
       entries[i] = p[*done + i].m;
       entries[i].id = ch->next_id + i;
       for (int j = 0; j < p[*done + i].nfds; ++j) fds[nfds++] = p[*done + i].fds[j];
     }
     const size_t len = wire::encode_many(entries.data(), k, buf.data(), buf.size());
     const hurray_status st = send_msg(ch, buf.data(), len, fds, nfds, d, err);
+    if (st != HURRAY_OK)  // not sent: the table as it was (in reverse)
+      for (size_t i = k; i-- > 0;) unassign_slot(ch, &p[*done + i], undo[i]);
     if (st == HURRAY_OK) {
       for (size_t i = 0; i < k; ++i) {
         Prepared &q = p[*done + i];

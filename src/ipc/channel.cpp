@@ -46,7 +46,8 @@ hurray_status io_fail(hurray_error *err, const char *what, int e) {
 }
 
 void close_fds(Pending &p) {
-  for (uint8_t i = 0; i < p.nfds; ++i) close(p.fds[i]);
+  for (uint8_t i = 0; i < p.nfds; ++i)
+    if (p.fds[i] >= 0) close(p.fds[i]);
   p.nfds = 0;
 }
 
@@ -67,6 +68,7 @@ void channel_unref(hurray_ipc_channel *ch) {
     if (ch->ready >= 0) close(ch->ready);
     for (Pending &p : ch->inbox) close_fds(p);
     fd_budget_give(ch->queued_fds);
+    drop_slots(ch);
     ch->drop_maps();
     delete ch->rbatch;
     delete ch;
@@ -118,6 +120,9 @@ void shut(hurray_ipc_channel *ch, hurray_ipc_release_reason reason, const char *
     fd_budget_give(ch->queued_fds);
     ch->queued_fds = 0;
   }
+  // nothing left to receive: the slots' descriptors go now (else with the
+  // last handoff taken, or the last reference)
+  if (ch->inbox.empty()) drop_slots(ch);
   update_ready(ch);
   d.fn = ch->fn;
   d.user = ch->user;
@@ -219,6 +224,10 @@ hurray_status handshake(hurray_ipc_channel *ch, int32_t ms, int64_t start, bool 
         // (at least one HANDOFF's descriptors, as WINDOW must say)
         w.window_fds = ch->opts.max_queued_fds < wire::kMaxFds ? static_cast<uint32_t>(wire::kMaxFds)
                                                                : ch->opts.max_queued_fds;
+        if (ch->peer.protocol_version >= wire::kSlotProtocol) {  // and its slots
+          w.window_slots_form = true;
+          w.window_slots = announce_slots(ch);
+        }
         const size_t k = wire::encode(w, buf, sizeof buf);
         st = send_msg(ch, buf, k, nullptr, 0, d, err);
       }

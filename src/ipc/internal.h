@@ -134,6 +134,11 @@ struct Pending {
   Message m;
   int fds[kMaxFds];
   uint8_t nfds;
+  // a HANDOFF with a slot (protocol version 5), resolved when it is taken
+  // (slots.cpp): `cached` a mapping taken from the cache (hit), else
+  // fds[0] a copy of the slot's descriptor and `cached` its key (keyed)
+  bool hit, keyed;
+  CachedMap cached;
 };
 
 void close_fds(Pending &p);  // closes p's descriptors
@@ -215,6 +220,28 @@ struct hurray_ipc_channel {
   hurray::ipc::Batch *rbatch = nullptr;
   std::deque<hurray::ipc::CachedMap> maps;  // the consumer's mapping cache (oldest first)
   size_t map_bytes = 0;
+  // descriptor slots (protocol version 5, slots.cpp). As a consumer: the
+  // slots this side announced in its WINDOW (taken from the process's
+  // descriptor budget), what the peer's messages put in them as they are
+  // read (`slot_mode`: 0 empty, 1 read-only, 2 writable; BP-IPC-SLOT) and,
+  // as they are received, the descriptors (`slot_fds`).
+  uint32_t slots = 0;
+  std::vector<uint8_t> slot_mode;
+  struct SlotFd {
+    int fd;
+    dev_t dev;
+    ino_t ino;
+  };
+  std::vector<SlotFd> slot_fds;
+  // As a producer: the peer's slots (its WINDOW) and what this side put in
+  // them: a memory object's serial and access, least recently used out.
+  struct PeerSlot {
+    uint64_t serial;  // 0: empty
+    bool read_only;
+    uint64_t used;
+  };
+  std::vector<PeerSlot> peer_slots;
+  uint64_t slot_clock = 0;
 
   void drop_maps() {  // under mu, or when the last reference goes
     for (hurray::ipc::CachedMap &c : maps) hurray::detail::dispatch::free(c.backend, &c.alloc);
@@ -261,10 +288,41 @@ struct Prepared {
   bool own_fd = false;  // fds[0] is ours to close
   int event_fd = -1;    // ours to close
   hurray_handoff local{};
+  uint64_t serial = 0;  // the memory object's (slots: 0 none)
 };
 hurray_status prepare(hurray_ipc_channel *ch, hurray_buffer *buffer,
                       const hurray_export_desc *desc, Prepared *p, hurray_error *err);
 void discard(Prepared &p, bool sent);
+
+// ---- descriptor slots (slots.cpp, protocol version 5) ----
+
+// The slots this side announces in its WINDOW to a peer of version 5 (under
+// mu): kSlots when they fit the process's descriptor budget (see slots.cpp),
+// else 0; sets up the consumer's table.
+uint32_t announce_slots(hurray_ipc_channel *ch);
+// The consumer's table is gone: its descriptors closed, the budget given
+// back (under mu, or with the last reference).
+void drop_slots(hurray_ipc_channel *ch);
+// BP-IPC-SLOT for a HANDOFF (or entry) as it is read, in order (under mu):
+// a slot this side announced, an installed one for a use, with the access
+// it was installed with; records installs.
+hurray_status check_slot(hurray_ipc_channel *ch, const Message &m, size_t at, hurray_error *err);
+// A taken HANDOFF with a slot (under mu): an install puts its descriptor in
+// the slot; then a cached mapping of the slot's memory (p->hit) or a copy
+// of its descriptor (p->fds[0], p->keyed). HURRAY_E_IO when no copy can be
+// made.
+hurray_status resolve_slot(hurray_ipc_channel *ch, Pending *p, hurray_error *err);
+// The producer's choice for a prepared CPU handoff (under mu, just before
+// it is sent): use the slot that holds its memory with its access, or
+// install it in a free or the least recently used slot; p->m's slot fields
+// and p->nfds follow. `undo` records the table entry it changed (restore it
+// with unassign_slot when the message was not sent).
+struct SlotUndo {
+  int slot = -1;
+  hurray_ipc_channel::PeerSlot was{};
+};
+void assign_slot(hurray_ipc_channel *ch, Prepared *p, SlotUndo *undo);
+void unassign_slot(hurray_ipc_channel *ch, Prepared *p, const SlotUndo &undo);
 
 // ---- releasing in batches (batch.cpp, receive.cpp) ----
 

@@ -129,6 +129,11 @@ hurray_status check_order(const hurray_ipc_channel *ch, const Message &m, hurray
   if (m.type == Type::Window) {
     if (!window) return refuse("WINDOW from a peer that does not send it", v);
     if (ch->got_window) return refuse("WINDOW again", v);
+    // the 16-byte form (slots) from a peer of version 5 or later, only
+    if (m.window_slots_form != (v >= wire::kSlotProtocol))
+      return refuse(v >= wire::kSlotProtocol ? "an 8-byte WINDOW (version 5 sends 16 bytes)"
+                                             : "a 16-byte WINDOW (slots) before version 5",
+                    v);
     return HURRAY_OK;
   }
   if (window && !ch->got_window) return refuse("the message after DEVICES is not WINDOW", v);
@@ -159,11 +164,19 @@ hurray_status queue_many(hurray_ipc_channel *ch, const uint8_t *bytes, size_t le
   const size_t k = wire::split_many(bytes, len, entries.data());
   std::vector<Pending> ps(k);
   size_t used = 0;
+  // where the entry's body starts, less a HANDOFF header: its offsets as in
+  // a HANDOFF message, moved to the entry (the error's byte_offset)
+  size_t at = wire::kManyFixed + wire::kEntryHeader;
   for (size_t i = 0; i < k; ++i) {
     ps[i].m = entries[i];
     for (uint8_t j = 0; j < entries[i].fd_count; ++j) ps[i].fds[j] = fds.fd[used + j];
     ps[i].nfds = entries[i].fd_count;
-    if (const hurray_status st = admit(ch, ps[i], err, i, used)) {
+    hurray_status st = admit(ch, ps[i], err, i, used);
+    if (st == HURRAY_OK) st = check_slot(ch, ps[i].m, at, err);
+    at += wire::kEntryHeader +
+          (entries[i].view_offset ? wire::kHandoffViewBody : wire::kHandoffBody) +
+          (entries[i].id_kind ? wire::kIdentitySize : 0);
+    if (st != HURRAY_OK) {
       for (Pending &p : ps) p.nfds = 0;  // still the caller's to close
       return st;
     }
@@ -269,6 +282,7 @@ Read handle_batch(hurray_ipc_channel *ch, Batch &b, Deferred &d, uint32_t *handl
       p.nfds = static_cast<uint8_t>(fds.n);
       fds.n = 0;
       st = admit(ch, p, err);
+      if (st == HURRAY_OK) st = check_slot(ch, p.m, 0, err);
       if (st == HURRAY_OK && !fd_budget_take(p.nfds)) st = over_budget(p.nfds, err);
     }
     if (st == HURRAY_OK && p.m.type == Type::HandoffMany) {
@@ -302,6 +316,10 @@ Read handle_batch(hurray_ipc_channel *ch, Batch &b, Deferred &d, uint32_t *handl
         ch->window_handoffs = p.m.window_handoffs;
         ch->window_fds = p.m.window_fds;
         ch->got_window = true;
+        // the peer's slots (version 5), for this side's memfds; none for
+        // fresh copies (HURRAY_IPC_COPY_PER_SEND), which are never sent again
+        if (p.m.window_slots && !(ch->opts.flags & HURRAY_IPC_COPY_PER_SEND))
+          ch->peer_slots.assign(p.m.window_slots, hurray_ipc_channel::PeerSlot{0, false, 0});
         break;
       case Type::Release:
         on_release(ch, p.m.id, d);

@@ -143,12 +143,26 @@ void release_imported_event(void *user, void *event) {
 // backend maps writable what was opened read-write: a writable handoff needs
 // such a descriptor, and a READ_ONLY one is imported through a read-only
 // reopen of it (BP-IPC-RO, on this side too).
+// A HANDOFF that named a slot (protocol version 5) was resolved when taken:
+// a cached mapping, or a copy of the slot's descriptor whose key is known
+// (no fstat).
 hurray_status import_host(hurray_ipc_channel *ch, Imported *r, const Backend &be,
-                          const hurray_buffer_handle &h, const Message &m,
+                          const hurray_buffer_handle &h, const Pending &p,
                           hurray_backend_ipc_handle *ih, hurray_error *err) {
+  const Message &m = p.m;
   const bool writable = !(m.flags & HURRAY_HANDOFF_READ_ONLY);
+  if (p.hit || p.keyed) {
+    r->cacheable = true;
+    r->key = p.cached;
+    r->key.backend = be;
+    r->key.alloc = hurray_backend_allocation{};
+    if (p.hit) {
+      r->alloc = p.cached.alloc;
+      return HURRAY_OK;
+    }
+  }
   struct stat sb;
-  if (ih->fd >= 0 && fstat(ih->fd, &sb) == 0) {
+  if (!p.keyed && ih->fd >= 0 && fstat(ih->fd, &sb) == 0) {
     r->cacheable = true;
     r->key = CachedMap{sb.st_dev, sb.st_ino, ih->kind, ih->offset, ih->byte_size, writable, be,
                        hurray_backend_allocation{}};
@@ -234,7 +248,7 @@ hurray_status import(hurray_ipc_channel *ch, Pending &p, hurray_handoff *out, hu
     ih.offset = m.memory.offset;
     std::memcpy(ih.bytes, m.memory.bytes, sizeof ih.bytes);
     if (h.device_tag == HURRAY_DEVICE_CPU)
-      st = import_host(ch, r, be, h, m, &ih, err);
+      st = import_host(ch, r, be, h, p, &ih, err);
     else
       st = dispatch::ipc_import_memory(be, m.device_ordinal, &ih, h.memory_class, &r->alloc, err);
     if (st == HURRAY_OK) {
@@ -256,6 +270,9 @@ hurray_status import(hurray_ipc_channel *ch, Pending &p, hurray_handoff *out, hu
     }
   }
   close_fds(p);
+  // a cached mapping taken for a slot that no import used (a malformed
+  // handoff, or one of 0 bytes)
+  if (p.hit && !r->backend_owned) dispatch::free(p.cached.backend, &p.cached.alloc);
   if (st == HURRAY_OK) {
     hurray_buffer_desc bd = HURRAY_BUFFER_DESC_INIT;
     bd.handle = h;
@@ -322,6 +339,16 @@ int take(hurray_ipc_channel *ch, Pending *p, Deferred &d, hurray_status *st, hur
     close_fds(*p);
     ++ch->stats.messages_rejected;
     shut(ch, HURRAY_IPC_PEER_GONE, "the peer sent a handle that breaks the IPC rules", true, d);
+    return -1;
+  }
+  // a slot (protocol version 5): filled, or read from, in the order sent
+  *st = resolve_slot(ch, p, err);
+  if (ch->closed && ch->inbox.empty()) drop_slots(ch);  // the last one taken
+  if (*st != HURRAY_OK) {
+    close_fds(*p);
+    if (p->hit) dispatch::free(p->cached.backend, &p->cached.alloc);
+    if (*st == HURRAY_E_PROTOCOL) ++ch->stats.messages_rejected;
+    shut(ch, HURRAY_IPC_PEER_GONE, "a slot could not be resolved", true, d);
     return -1;
   }
   ++ch->stats.received;

@@ -236,6 +236,8 @@ hurray_status prepare(hurray_ipc_channel *ch, hurray_buffer *buffer,
   hurray_handoff &local = p->local;
   HURRAY_RETURN_NOT_OK(describe_memory(buffer, h, &m.memory, &fds[0], &own_fd, err));
   nfds = fds[0] >= 0 ? 1 : 0;
+  // the memory object, for the peer's slots (not a fresh copy: never again)
+  if (h.device_tag == HURRAY_DEVICE_CPU && !copy) p->serial = buffer_memory_serial(buffer);
   // a view of device memory: the backend exported its parent's, the offset rides beside
   if (h.device_tag != HURRAY_DEVICE_CPU && h.byte_size) m.view_offset = buffer_view_offset(buffer);
   if (m.view_offset && ch->peer.protocol_version < wire::kViewProtocol) {
@@ -365,12 +367,15 @@ hurray_status send_one(hurray_ipc_channel *ch, hurray_buffer *buffer,
         continue;
       }
       m.id = ch->next_id++;
+      SlotUndo undo;
+      assign_slot(ch, &prep, &undo);  // memory the peer holds goes without its descriptor
       uint8_t buf[wire::kMaxMessage];
       const size_t n = wire::encode(m, buf, sizeof buf);
-      st = send_msg(ch, buf, n, fds, static_cast<size_t>(nfds), d, err, blocked);
+      st = send_msg(ch, buf, n, fds, static_cast<size_t>(prep.nfds), d, err, blocked);
+      if (st != HURRAY_OK) unassign_slot(ch, &prep, undo);
       if (st == HURRAY_OK) {
-        ch->out.emplace(m.id, hurray_ipc_channel::Out{local, static_cast<uint8_t>(nfds)});
-        ch->out_fds += static_cast<size_t>(nfds);
+        ch->out.emplace(m.id, hurray_ipc_channel::Out{local, static_cast<uint8_t>(prep.nfds)});
+        ch->out_fds += static_cast<size_t>(prep.nfds);
         ++ch->stats.sent;
         ++ch->stats.outstanding;
       }

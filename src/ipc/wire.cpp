@@ -55,12 +55,27 @@ __attribute__((format(printf, 3, 4))) hurray_status bad(hurray_error *err, size_
 hurray_status parse_handle(const uint8_t *p, size_t at, const char *what, WireHandle *h,
                            hurray_error *err) {
   h->kind = get32(p);
-  h->has_fd = get32(p + 4);
+  h->has_fd = p[4];
+  h->slot_op = p[5];
+  h->slot = get16(p + 6);
   h->byte_size = get64(p + 8);
   h->offset = get64(p + 16);
   std::memcpy(h->bytes, p + 24, sizeof h->bytes);
   if (h->has_fd > 1)
     return bad(err, at + 4, "%s.has_fd is %u (0 or 1)", what, h->has_fd);
+  // the slot of a memory handle (protocol version 5): BP-IPC-SLOT
+  if (h->slot_op > kSlotUse)
+    return bad(err, at + 5, "BP-IPC-SLOT: %s slot operation %u (0 none, 1 install, 2 use)", what,
+               h->slot_op);
+  if (h->slot_op == kSlotNone && h->slot)
+    return bad(err, at + 6, "BP-IPC-SLOT: %s names slot %u without a slot operation", what,
+               h->slot);
+  if (h->slot_op == kSlotInstall && !h->has_fd)
+    return bad(err, at + 4, "BP-IPC-SLOT: %s installs slot %u without a descriptor", what,
+               h->slot);
+  if (h->slot_op == kSlotUse && h->has_fd)
+    return bad(err, at + 4, "BP-IPC-SLOT: %s uses slot %u but a descriptor is attached", what,
+               h->slot);
   if (h->kind == kKindNone && !zero(p + 4, kIpcHandleSize - 4))
     return bad(err, at + 4, "%s has kind 0 (none) but non-zero fields", what);
   return HURRAY_OK;
@@ -207,6 +222,11 @@ hurray_status parse_handoff(const uint8_t *b, uint32_t length, uint8_t fds, bool
     return bad(err, 144, "HANDOFF carries an event but its sync mode is not EVENT");
   if (event && out->event.kind == kKindNone)
     return bad(err, 144, "HANDOFF of sync mode EVENT carries no event");
+  if (out->event.slot_op != kSlotNone)
+    return bad(err, 149, "BP-IPC-SLOT: an event handle in a slot (only memory has slots)");
+  if (out->memory.slot_op != kSlotNone && (out->memory.kind != kKindMemfd || event))
+    return bad(err, 61, "BP-IPC-SLOT: a slot for memory of kind 0x%08X%s (a memfd's only)",
+               out->memory.kind, event ? " with an event" : "");
   if (check_fds && fds != handoff_fds(*out))
     return bad(err, 12, "HANDOFF announces %u descriptors, its handles %u", fds,
                handoff_fds(*out));
@@ -311,7 +331,9 @@ hurray_status parse_release_many(const uint8_t *b, uint32_t length, uint8_t fds,
 
 void encode_handle(const WireHandle &h, uint8_t *p) {
   put32(p, h.kind);
-  put32(p + 4, h.has_fd);
+  p[4] = static_cast<uint8_t>(h.has_fd);
+  p[5] = h.slot_op;
+  put16(p + 6, h.slot);
   put64(p + 8, h.byte_size);
   put64(p + 16, h.offset);
   std::memcpy(p + 24, h.bytes, sizeof h.bytes);
@@ -385,10 +407,19 @@ hurray_status parse(const uint8_t *p, size_t n, size_t nfds, Message *out,
       return parse_devices(b, length, fds, out, err);
     case static_cast<uint16_t>(Type::Window):
       out->type = Type::Window;
-      if (length != kWindowBody)
-        return bad(err, 8, "WINDOW body of %u bytes (expected %zu)", length, kWindowBody);
+      if (length != kWindowBody && length != kWindowSlotBody)
+        return bad(err, 8, "WINDOW body of %u bytes (expected %zu; %zu from version 5)", length,
+                   kWindowBody, kWindowSlotBody);
       out->window_handoffs = get32(b);
       out->window_fds = get32(b + 4);
+      if (length == kWindowSlotBody) {
+        out->window_slots_form = true;
+        out->window_slots = get32(b + 8);
+        if (out->window_slots > kMaxSlots)
+          return bad(err, 24, "BP-IPC-SLOT: WINDOW of %u slots (at most %u)", out->window_slots,
+                     kMaxSlots);
+        if (get32(b + 12)) return bad(err, 28, "WINDOW reserved bytes are not zero");
+      }
       if (out->window_handoffs == 0) return bad(err, 16, "WINDOW of 0 handoffs");
       if (out->window_fds < kMaxFds)
         return bad(err, 20, "WINDOW of %u descriptors (at least %zu: one handoff's)",
@@ -440,7 +471,7 @@ size_t encode(const Message &m, uint8_t *out, size_t cap) noexcept {
       body = kDevicesFixed + kDeviceIdEntry * m.id_count;
       break;
     case Type::Window:
-      body = kWindowBody;
+      body = m.window_slots_form ? kWindowSlotBody : kWindowBody;
       break;
     case Type::ReleaseMany:
       if (m.count == 0 || m.count > kMaxBatch) return 0;
@@ -498,6 +529,7 @@ size_t encode(const Message &m, uint8_t *out, size_t cap) noexcept {
     case Type::Window:
       put32(b, m.window_handoffs);
       put32(b + 4, m.window_fds);
+      if (m.window_slots_form) put32(b + 8, m.window_slots);
       break;
     case Type::ReleaseMany:
       put32(b, m.count);

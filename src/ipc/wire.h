@@ -73,6 +73,17 @@ constexpr size_t kReleaseManyFixed = 8;  // RELEASE_MANY: count u32, reserved u3
 constexpr size_t kMaxBatchMessage =
     kHeaderSize + kManyFixed + kMaxBatch * (kEntryHeader + kMaxHandoff - kHeaderSize);
 
+// protocol version 5 (1.1): descriptor slots (docs/spec/ipc.md "Slots").
+// A side's WINDOW to a peer of version 5 or later is 16 bytes and adds how
+// many descriptors (slots, 0..kMaxSlots) it keeps for the peer; the peer (a
+// producer) manages that table: the memory handle's descriptor field of a
+// HANDOFF (or an entry) says "no slot", "install in slot s" (the descriptor
+// attached) or "use slot s" (none attached) (BP-IPC-SLOT).
+constexpr uint32_t kSlotProtocol = 5;
+constexpr size_t kWindowSlotBody = 16;
+constexpr uint32_t kMaxSlots = 256;
+enum SlotOp : uint8_t { kSlotNone = 0, kSlotInstall = 1, kSlotUse = 2 };
+
 enum class Type : uint16_t {
   Hello = 1,
   Handoff = 2,
@@ -102,7 +113,11 @@ struct DeviceId {
 // has_fd saying whether a descriptor rides along (SCM_RIGHTS).
 struct WireHandle {
   uint32_t kind;
-  uint32_t has_fd;  // 0 or 1
+  uint32_t has_fd;  // 0 or 1 (the field's low byte)
+  // the memory handle of a HANDOFF to a peer that announced slots (byte 1
+  // and bytes 2..3 of the field): kSlotNone (slot 0), or install / use `slot`
+  uint8_t slot_op;
+  uint16_t slot;
   uint64_t byte_size;
   uint64_t offset;
   uint8_t bytes[64];
@@ -138,6 +153,9 @@ struct Message {
   // WINDOW: handoffs (>= 1) and their descriptors (>= 2) the sender takes
   // unreleased at most
   uint32_t window_handoffs, window_fds;
+  // the 16-byte form (protocol version 5): the slots the sender keeps
+  bool window_slots_form;
+  uint32_t window_slots;
   // HANDOFF_MANY: its entries (split_many gives them); RELEASE_MANY: its IDs
   // (distinct, none 0)
   uint16_t count;

@@ -288,6 +288,20 @@ def ipc_window(handoffs=128, fds=128):
     return ipc_header(WINDOW, 8) + struct.pack("<II", handoffs, fds)
 
 
+CMFD = 0x44464D43  # the CPU backend's memfd kind, 'CMFD' in memory order
+
+
+def ipc_slot_handle(op, slot, has_fd=None, kind=CMFD, size=8192):
+    """A memory handle naming a slot (protocol version 5): has_fd (1 for an
+    install, 0 for a use unless given), the slot operation and the slot."""
+    has_fd = (1 if op == 1 else 0) if has_fd is None else has_fd
+    return (struct.pack("<IBBHQQ", kind, has_fd, op, slot, size, 0) + bytes(64))
+
+
+def ipc_window_slots(slots, handoffs=128, fds=128, reserved=0):
+    return ipc_header(WINDOW, 16) + struct.pack("<IIII", handoffs, fds, slots, reserved)
+
+
 def ipc_handoff_many(handoffs, count=None, fds=None, entry_reserved=0):
     """HANDOFF_MANY (protocol version 4): count, reserved, then per entry its
     HANDOFF body's length, reserved, and the body (of an ipc_handoff)."""
@@ -464,6 +478,37 @@ def fuzz_ipc_message_seeds():
     add("bad-release-many-duplicate", ipc_release_many([5, 6, 5]))
     add("bad-release-many-fd", ipc_release_many([1]), fds=1)
     add("bad-release-many-reserved", ipc_header(RELEASE_MANY, 16) + struct.pack("<IIQ", 1, 1, 1))
+    # protocol version 5 (issue 35): descriptor slots. WINDOW's 16-byte form
+    # adds the sender's slots; a memfd handle's descriptor field is has_fd
+    # (byte 0), slot operation (byte 1: 1 install, 2 use) and slot (u16)
+    add("ok-window-slots-64", ipc_window_slots(64))
+    add("ok-window-slots-0", ipc_window_slots(0))
+    add("ok-window-slots-256", ipc_window_slots(256))
+    add("bad-window-slots-257", ipc_window_slots(257))
+    add("bad-window-slots-reserved", ipc_window_slots(64, reserved=1))
+    add("ok-handoff-slot-install", ipc_handoff(memory=ipc_slot_handle(1, 5)), fds=1)
+    add("ok-handoff-slot-use", ipc_handoff(memory=ipc_slot_handle(2, 255)), fds=0)
+    add("ok-handoff-slot-use-read-only", ipc_handoff(flags=1, memory=ipc_slot_handle(2, 0)))
+    add("bad-handoff-slot-op-3", ipc_handoff(memory=ipc_slot_handle(3, 0, has_fd=0)))
+    add("bad-handoff-slot-without-op", ipc_handoff(memory=ipc_slot_handle(0, 7, has_fd=1)),
+        fds=1)
+    add("bad-handoff-slot-install-no-fd", ipc_handoff(memory=ipc_slot_handle(1, 0, has_fd=0)))
+    add("bad-handoff-slot-use-with-fd", ipc_handoff(memory=ipc_slot_handle(2, 0, has_fd=1)),
+        fds=1)
+    add("bad-handoff-slot-not-memfd", ipc_handoff(memory=ipc_slot_handle(1, 0, kind=1)), fds=1)
+    add("bad-handoff-slot-event", ipc_handoff(
+        h=handle(size=8192, align=4096, sync=EVENT), sync_value=1, memory=ipc_slot_handle(2, 0),
+        event=ipc_wire_handle(3, 0, 0, 0, b"e")))
+    add("bad-handoff-slot-on-event-handle", ipc_handoff(
+        h=handle(size=8192, align=4096, tag=CUDA, sync=EVENT), sync_value=1,
+        memory=ipc_wire_handle(2, 0, 8192), event=ipc_slot_handle(2, 0, kind=3)))
+    slotted = [ipc_handoff(id_=1, memory=ipc_slot_handle(1, 0)),
+               ipc_handoff(id_=2, memory=ipc_slot_handle(2, 0)),
+               ipc_handoff(id_=3, flags=1, memory=ipc_slot_handle(1, 1)),
+               ipc_handoff(id_=4)]
+    add("ok-handoff-many-slots", ipc_handoff_many(slotted), fds=3)
+    add("bad-handoff-many-slot-use-with-fd", ipc_handoff_many(
+        [slotted[0], ipc_handoff(id_=2, memory=ipc_slot_handle(2, 0, has_fd=1))]), fds=2)
     return seeds
 
 

@@ -24,6 +24,19 @@
 //                   message; prints 'H<HANDOFFs>/M<HANDOFF_MANYs>'
 //   then waits for the victim to hang up (10 s at most).
 //
+//   Slots (protocol version 5; the peer's HELLO says 5 and its WINDOW is the
+//   16-byte form with no slots of its own): after the victim's first
+//   HANDOFF (not released), it sends (see slots()):
+//     slot-good      install slot 0 (bytes 0xA5), use it twice; then a
+//                    HANDOFF_MANY: use 0, install slot 1 (bytes 0x5A), use 1
+//     slot-range     an install of slot 64 (the victim announced 64)
+//     slot-empty     a use of slot 3, never installed
+//     slot-install-nofd  an install without a descriptor
+//     slot-use-fd    a use with a descriptor attached
+//     slot-mode      a writable install of slot 0, then a read-only use of it
+//     slot-many-empty a HANDOFF_MANY: install 0, use 0, use 1 (never installed)
+//     slot-unannounced (HELLO of version 4, 8-byte WINDOW) an install of slot 0
+//
 // Exit status: 0 as described; 1 anything else (a message on stderr).
 #include <fcntl.h>
 #include <poll.h>
@@ -31,6 +44,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -159,11 +173,74 @@ bool send_many(int fd, uint64_t first, size_t count, int mfd, int nfds, Edit edi
   return send_bytes(fd, buf.data(), n, std::vector<int>(k, mfd));
 }
 
+// A HANDOFF of memfd memory naming a slot: `op` (install with a
+// descriptor, use without) unless `has_fd` says otherwise.
+wire::Message slot_handoff(uint64_t id, uint8_t op, uint16_t slot, bool read_only = false) {
+  wire::Message m = handoff(id, true);
+  m.memory.slot_op = op;
+  m.memory.slot = slot;
+  m.memory.has_fd = op == wire::kSlotUse ? 0 : 1;
+  if (read_only) m.flags = HURRAY_HANDOFF_READ_ONLY;
+  return m;
+}
+
+bool send_handoff(int fd, const wire::Message &m, int mfd) {
+  uint8_t buf[wire::kMaxMessage];
+  const size_t n = wire::encode(m, buf, sizeof buf);
+  return n && send_bytes(fd, buf, n, std::vector<int>(m.memory.has_fd, mfd));
+}
+
+// The slot modes (see the top), after the handshake.
+int slots(const std::string &mode, int fd) {
+  const int a = sealed_memfd(), b = sealed_memfd();
+  if (a < 0 || b < 0) return die("memfd");
+  std::vector<uint8_t> bytes(4096, 0xA5);
+  if (pwrite(a, bytes.data(), 4096, 0) != 4096) return die("pwrite");
+  std::fill(bytes.begin(), bytes.end(), 0x5A);
+  if (pwrite(b, bytes.data(), 4096, 0) != 4096) return die("pwrite");
+  bool ok = true;
+  using wire::kSlotInstall, wire::kSlotUse;
+  if (mode == "slot-good") {
+    ok = send_handoff(fd, slot_handoff(1, kSlotInstall, 0), a) &&
+         send_handoff(fd, slot_handoff(2, kSlotUse, 0), a) &&
+         send_handoff(fd, slot_handoff(3, kSlotUse, 0), a);
+    const wire::Message e[3] = {slot_handoff(4, kSlotUse, 0), slot_handoff(5, kSlotInstall, 1),
+                                slot_handoff(6, kSlotUse, 1)};
+    std::vector<uint8_t> buf(wire::kMaxBatchMessage);
+    const size_t n = wire::encode_many(e, 3, buf.data(), buf.size());
+    ok = ok && n && send_bytes(fd, buf.data(), n, {b});
+  } else if (mode == "slot-range" || mode == "slot-unannounced") {
+    ok = send_handoff(fd, slot_handoff(1, kSlotInstall, mode == "slot-range" ? 64 : 0), a);
+  } else if (mode == "slot-empty") {
+    ok = send_handoff(fd, slot_handoff(1, kSlotUse, 3), a);
+  } else if (mode == "slot-install-nofd" || mode == "slot-use-fd") {
+    wire::Message m = slot_handoff(1, mode == "slot-use-fd" ? kSlotUse : kSlotInstall, 0);
+    m.memory.has_fd = mode == "slot-use-fd" ? 1 : 0;  // (encode writes what it is given)
+    ok = send_handoff(fd, m, a);
+  } else if (mode == "slot-mode") {
+    ok = send_handoff(fd, slot_handoff(1, kSlotInstall, 0), a) &&
+         send_handoff(fd, slot_handoff(2, kSlotUse, 0, true), a);
+  } else if (mode == "slot-many-empty") {
+    const wire::Message e[3] = {slot_handoff(1, kSlotInstall, 0), slot_handoff(2, kSlotUse, 0),
+                                slot_handoff(3, kSlotUse, 1)};
+    std::vector<uint8_t> buf(wire::kMaxBatchMessage);
+    const size_t n = wire::encode_many(e, 3, buf.data(), buf.size());
+    ok = n && send_bytes(fd, buf.data(), n, {a});
+  } else {
+    return die("unknown slot mode");
+  }
+  close(a);
+  close(b);
+  if (!ok && !hung_up()) return die("send");
+  return wait_eof(fd);
+}
+
 int run(const std::string &mode, int fd, long n) {
   const bool v3 = mode.rfind("v3-", 0) == 0;
+  const bool v5 = mode.rfind("slot-", 0) == 0 && mode != "slot-unannounced";
   wire::Message h{};
   h.type = wire::Type::Hello;
-  h.protocol_version = v3 ? 3 : 4;
+  h.protocol_version = v3 ? 3 : v5 ? 5 : 4;
   h.device_count = 1;
   h.devices[0] = {HURRAY_DEVICE_CPU, 1u << HURRAY_MEMORY_STANDARD};
   if (!send_msg(fd, h)) return die("send HELLO");
@@ -175,6 +252,7 @@ int run(const std::string &mode, int fd, long n) {
   dev.type = wire::Type::Devices;
   win.type = wire::Type::Window;
   win.window_handoffs = win.window_fds = 128;
+  win.window_slots_form = v5;  // (version 5: and no slots of its own)
   if (!send_msg(fd, dev) || !send_msg(fd, win)) return die("send DEVICES, WINDOW");
 
   long handoffs = 0, singles = 0, manys = 0;
@@ -209,6 +287,7 @@ int run(const std::string &mode, int fd, long n) {
       }
     }
   }
+  if (mode.rfind("slot-", 0) == 0) return slots(mode, fd);
   if (mode == "good" || mode == "v3-count") {
     const std::string s = "H" + std::to_string(singles) + "/M" + std::to_string(manys);
     if (write(1, s.data(), s.size()) != static_cast<ssize_t>(s.size())) return die("write");

@@ -17,12 +17,9 @@
 #include <catch2/catch.hpp>
 
 #include "../common/ipc_local_pair.h"
-#include "peer_process.h"
 #include "../common/open_fds.h"
-
-#ifndef HURRAY_IPC_BATCH_PEER
-#error "HURRAY_IPC_BATCH_PEER (path of hurray_ipc_batch_peer) is not defined"
-#endif
+#include "batch_common.h"
+#include "peer_process.h"
 #ifndef HURRAY_IPC_PEER
 #error "HURRAY_IPC_PEER (path of hurray_ipc_test_peer) is not defined"
 #endif
@@ -31,35 +28,11 @@ namespace {
 
 using hurray_test::open_fds;
 
-hurray_buffer *shareable(int fill) {
-  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
-  d.flags = HURRAY_ALLOC_SHAREABLE;
-  d.byte_size = 4096;
-  d.alignment = HURRAY_IPC_ALIGNMENT;
-  hurray_buffer *b = nullptr;
-  REQUIRE(hurray_buffer_alloc(nullptr, &d, &b, nullptr) == HURRAY_OK);
-  std::memset(hurray_buffer_data(b), fill, 4096);
-  return b;
-}
-
-hurray_ipc_stats stats(hurray_ipc_channel *ch) {
-  hurray_ipc_stats s;
-  s.size = sizeof s;
-  REQUIRE(hurray_ipc_get_stats(ch, &s, nullptr) == HURRAY_OK);
-  return s;
-}
+using batch_common::Buffers;
+using batch_common::shareable;
+using batch_common::stats;
 
 bool has(const hurray_error &e, const char *what) { return std::strstr(e.message, what); }
-
-struct Buffers {
-  std::vector<hurray_buffer *> b;
-  explicit Buffers(size_t n) {
-    for (size_t i = 0; i < n; ++i) b.push_back(shareable(static_cast<int>(i & 0xFF)));
-  }
-  ~Buffers() {
-    for (hurray_buffer *x : b) hurray_buffer_unref(x);
-  }
-};
 
 // Progress until every sent buffer is back, or 10 s.
 void until_back(hurray_ipc_channel *ch) {
@@ -89,7 +62,7 @@ TEST_CASE("batch: send_many and release_many carry 200 buffers both ways") {
   hurray_ipc_peer_info info;
   info.size = sizeof info;
   REQUIRE(hurray_ipc_peer(a, &info, nullptr) == HURRAY_OK);
-  CHECK(info.protocol_version == 4);
+  CHECK(info.protocol_version == 5);
   Buffers bufs(200);
   std::vector<uint64_t> ids(200);
   size_t sent = 0;
@@ -211,11 +184,7 @@ TEST_CASE("batch: a peer of version 4 gets HANDOFF_MANY, one of version 3 one HA
 }
 
 TEST_CASE("batch: a bad HANDOFF_MANY or RELEASE_MANY is refused with its rule, no descriptor kept") {
-  struct Case {
-    const char *mode;
-    const char *says;
-  };
-  const Case cases[] = {
+  batch_common::all_refused({
       {"fds-short", "HANDOFF_MANY announces 2 descriptors, its entries' handles 3"},
       {"truncated", "HANDOFF_MANY entry 2: truncated"},
       {"dup", "HANDOFF_MANY entry 1: id 1 again"},
@@ -224,32 +193,7 @@ TEST_CASE("batch: a bad HANDOFF_MANY or RELEASE_MANY is refused with its rule, n
       {"release-unknown", "BP-REL-ONCE: RELEASE_MANY id 1 (999999)"},
       {"release-dup", "again (id 0; BP-REL-ONCE)"},
       {"v3-many", "BP-IPC-HELLO: HANDOFF_MANY from a peer that does not send it"},
-  };
-  const int before = open_fds();
-  for (const Case &k : cases) {
-    INFO(k.mode);
-    {
-      hurray_test::PeerProcess p(HURRAY_IPC_BATCH_PEER, {k.mode, "{fd}"}, nullptr);
-      Buffers bufs(2);
-      REQUIRE(hurray_ipc_send_many(p.ch, bufs.b.data(), 2, nullptr, nullptr, nullptr, nullptr) ==
-              HURRAY_OK);
-      hurray_error err{};
-      hurray_status st = HURRAY_OK;
-      for (int i = 0; i < 100 && st == HURRAY_OK; ++i)
-        st = hurray_ipc_progress(p.ch, 100, nullptr, &err);
-      INFO(err.message);
-      CHECK(st == HURRAY_E_PROTOCOL);
-      CHECK(has(err, k.says));
-      const hurray_ipc_stats s = stats(p.ch);
-      CHECK(s.closed == 1);
-      CHECK(s.messages_rejected == 1);
-      CHECK(s.outstanding == 0);  // what it sent is reclaimed
-      hurray_ipc_close(p.ch);
-      p.ch = nullptr;
-      CHECK(p.wait_exit() == 0);
-    }
-    CHECK(open_fds() == before);  // every descriptor that came is closed
-  }
+  });
   serves_another();
 }
 
@@ -262,9 +206,7 @@ TEST_CASE("batch: a HANDOFF_MANY past the process's descriptor budget is refused
     Buffers bufs(1);
     REQUIRE(hurray_ipc_send(p.ch, bufs.b[0], nullptr, nullptr, nullptr) == HURRAY_OK);
     hurray_error err{};
-    hurray_status st = HURRAY_OK;
-    for (int i = 0; i < 100 && st == HURRAY_OK; ++i)
-      st = hurray_ipc_progress(p.ch, 100, nullptr, &err);
+    const hurray_status st = batch_common::progress_until_refused(p.ch, &err);
     INFO(err.message);
     CHECK(st == HURRAY_E_PROTOCOL);
     CHECK(has(err, "BP-IPC-LIMIT: 50 more descriptors do not fit the process's IPC descriptor "

@@ -206,13 +206,44 @@ PyObject *hn_import_capsule(PyObject *cap) {
 
 /* ---- TensorBase ----------------------------------------------------------- */
 
+/* A few hurray.Tensor objects kept for reuse: buf.tensor() makes and drops
+ * one per tensor, and each is a heap-type instance with a GC header
+ * (allocation, tracking, freeing). Only exact hurray.Tensor objects come
+ * here, after their dealloc cleared every reference; a reused one is set up
+ * as PyType_GenericAlloc would set up a new one. Guarded by the GIL. */
+#define TENSOR_FREELIST 4
+static PyObject *tensor_free[TENSOR_FREELIST];
+static int tensor_nfree;
+
+/* A type whose instances the freelist can hold: TensorBase's size, GC. */
+static int reusable(PyTypeObject *type) {
+  return type->tp_basicsize == (Py_ssize_t)sizeof(TensorObject) && type->tp_itemsize == 0 &&
+         PyType_IS_GC(type);
+}
+
+static PyObject *tensor_alloc(void) {
+  PyTypeObject *type = (PyTypeObject *)hn_py.tensor_class;
+  if (tensor_nfree == 0 || !reusable(type)) return type->tp_alloc(type, 0);
+  PyObject *t = tensor_free[--tensor_nfree];
+  PyObject_Init(t, type);  /* the type (a heap type) gets its reference back */
+  PyObject_GC_Track(t);
+  return t;
+}
+
 static void tensor_dealloc(PyObject *self) {
   TensorObject *o = (TensorObject *)self;
   if (o->dims != o->inline_dims) PyMem_Free(o->dims);
+  o->dims = o->inline_dims;
   Py_CLEAR(o->buffer);
   Py_CLEAR(o->ref);
   Py_CLEAR(o->shape);
   Py_CLEAR(o->strides);
+  /* subtype_dealloc untracked it and drops the type's reference after this */
+  if ((PyObject *)Py_TYPE(self) == hn_py.tensor_class && tensor_nfree < TENSOR_FREELIST &&
+      reusable(Py_TYPE(self)) && !PyObject_GC_IsTracked(self)) {
+    tensor_free[tensor_nfree++] = self;
+    return;
+  }
   Py_TYPE(self)->tp_free(self);
 }
 
@@ -273,6 +304,7 @@ static PyObject *tensor_set(PyObject *self, PyObject *args) {
   if (tensor_fill((TensorObject *)self, buffer, ref, (hurray_buffer *)(uintptr_t)ptr, d, shape,
                   strides, off, dev != Py_None, dt, di, NULL) < 0)
     return NULL;
+  ((TensorObject *)self)->native_buffer = PyObject_TypeCheck(buffer, &BufferBase);
   Py_RETURN_NONE;
 }
 
@@ -293,8 +325,8 @@ static PyObject *slow(PyObject *self, PyObject *name, PyObject *const *args, siz
 }
 
 /* Arguments by position or name into out[n] (NULL: not given); -1: unknown. */
-static int parse(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-                 const char *const *names, int n, PyObject **out) {
+static inline int parse(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                        const char *const *names, int n, PyObject **out) {
   if (nargs > n) return -1;
   for (int i = 0; i < n; i++) out[i] = i < nargs ? args[i] : NULL;
   if (kwnames == NULL) return 0;
@@ -345,7 +377,7 @@ int hn_read_only(PyObject *buffer) {
 
 /* The tensor exported as a DLPack tensor (versioned or legacy) in *out. */
 int hn_tensor_export(TensorObject *o, int versioned, void **out) {
-  int ro = hn_read_only(o->buffer);
+  int ro = hn_tensor_read_only(o);
   if (ro < 0) return -1;
   hurray_export_desc d = HURRAY_EXPORT_DESC_INIT;
   d.flags = ro ? HURRAY_HANDOFF_READ_ONLY : 0;
@@ -529,11 +561,13 @@ static PyObject *buffer_tensor(PyObject *self, PyObject *const *args, size_t nar
     if (PyErr_Occurred()) goto fail;
     goto slow;
   }
-  t = ((PyTypeObject *)hn_py.tensor_class)->tp_alloc((PyTypeObject *)hn_py.tensor_class, 0);
+  t = tensor_alloc();
   if (t == NULL) goto fail;
   if (tensor_fill((TensorObject *)t, self, ref, b->ptr, dtype, shape, strides,
                   (unsigned long long)off, b->has_dev, b->dev_type, b->dev_id, values) < 0)
     Py_CLEAR(t);
+  else
+    ((TensorObject *)t)->native_buffer = 1;  /* self: this method is BufferBase's */
   Py_DECREF(ref);
   Py_DECREF(shape);
   Py_DECREF(strides);

@@ -210,7 +210,8 @@ PyObject *hn_import_capsule(PyObject *cap) {
  * one per tensor, and each is a heap-type instance with a GC header
  * (allocation, tracking, freeing). Only exact hurray.Tensor objects come
  * here, after their dealloc cleared every reference; a reused one is set up
- * as PyType_GenericAlloc would set up a new one. Guarded by the GIL. */
+ * as PyType_GenericAlloc would set up a new one, less the GC tracking.
+ * Guarded by the GIL. */
 #define TENSOR_FREELIST 4
 static PyObject *tensor_free[TENSOR_FREELIST];
 static int tensor_nfree;
@@ -225,8 +226,11 @@ static PyObject *tensor_alloc(void) {
   PyTypeObject *type = (PyTypeObject *)hn_py.tensor_class;
   if (tensor_nfree == 0 || !reusable(type)) return type->tp_alloc(type, 0);
   PyObject *t = tensor_free[--tensor_nfree];
-  PyObject_Init(t, type);  /* the type (a heap type) gets its reference back */
-  PyObject_GC_Track(t);
+  /* The type (a heap type) gets its reference back. Left untracked by the
+   * cyclic GC: a Tensor does not traverse what it holds, so the collector
+   * could not see a cycle through one anyway, and tracking touches the
+   * young generation's list on every tensor. */
+  PyObject_Init(t, type);
   return t;
 }
 
@@ -504,6 +508,11 @@ static PyObject *int_tuple(PyObject *seq, Py_ssize_t n, int64_t lo, int64_t *val
 static PyObject *last_dtype_name;
 static hurray_dl_data_type last_dtype;
 
+/* Likewise the shape of the last call, when it was a tuple (immutable, of
+ * exact ints: int_tuple checked them): held, so that its address names it. */
+static PyObject *last_shape;
+static int64_t last_shape_values[MAX_NDIM];
+
 static PyObject *buffer_tensor(PyObject *self, PyObject *const *args, size_t nargsf,
                                PyObject *kwnames) {
   BufferObject *b = (BufferObject *)self;
@@ -549,9 +558,17 @@ static PyObject *buffer_tensor(PyObject *self, PyObject *const *args, size_t nar
     values[0] = v;
     shape = PyTuple_Pack(1, a[1]);
     if (shape == NULL) goto fail;
+  } else if (a[1] == last_shape) {  /* the same tuple object as last time */
+    shape = a[1];
+    Py_INCREF(shape);
+    memcpy(values, last_shape_values, sizeof(int64_t) * (size_t)PyTuple_GET_SIZE(shape));
   } else if ((shape = int_tuple(a[1], -1, 0, values)) == NULL) {
     if (PyErr_Occurred()) goto fail;
     goto slow;
+  } else if (shape == a[1]) {  /* a tuple: remembered */
+    Py_INCREF(shape);
+    Py_XSETREF(last_shape, shape);
+    memcpy(last_shape_values, values, sizeof(int64_t) * (size_t)PyTuple_GET_SIZE(shape));
   }
   if (a[2] == NULL || a[2] == Py_None) {
     strides = Py_None;

@@ -340,6 +340,31 @@ class CompiledPathAndRoughEdges(unittest.TestCase):
         self.assertEqual(helper.helper_free_count(), before + 1)
         del name
 
+    def test_tensors_made_in_a_row_keep_their_own_layout(self):
+        # The compiled path reuses dropped Tensor objects and remembers the
+        # last shape tuple: neither may leak into a tensor made after it.
+        if not hurray.native:
+            gc.collect()
+        before = helper.helper_free_count()
+        buf = c_buffer(4096)
+        kept = buf.tensor("float32", (4, 8))
+        for _ in range(3):
+            for s in [(4, 8), (8, 4), (8, 4), [2, 16], (32,), 16, None, (4, 8)]:
+                t = buf.tensor("float32", s)
+                want = (1024,) if s is None else (s,) if isinstance(s, int) else tuple(s)
+                self.assertEqual(t.shape, want)
+                self.assertEqual(np.from_dlpack(t).shape, want)
+                want8 = (4096,) if s is None else want
+                self.assertEqual(np.from_dlpack(buf.tensor("uint8", s)).shape, want8)
+                del t
+        buf.close()
+        self.assertEqual(np.from_dlpack(kept).shape, (4, 8))  # still alive past close
+        self.assertEqual(helper.helper_free_count(), before)
+        del kept
+        if not hurray.native:
+            gc.collect()
+        self.assertEqual(helper.helper_free_count(), before + 1)
+
     def test_an_alignment_refusal_says_what_to_do(self):
         misaligned = aligned(np.zeros(65, dtype=np.float64))[1:]
         with self.assertRaises(hurray.DLPackError) as cm:

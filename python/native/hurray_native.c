@@ -327,6 +327,7 @@ static PyObject *hn_setup(PyObject *self, PyObject *args) {
     Py_INCREF(v);
     Py_XSETREF(*slots[i], v);
   }
+  hn_tensor_class_ready(hn_py.tensor_class);
   Py_RETURN_NONE;
 }
 

@@ -94,6 +94,7 @@ PyObject *hn_import_capsule(PyObject *capsule);
 PyObject *hn_import_raw(void *tensor, int versioned);
 int hn_tensor_export(TensorObject *o, int versioned, void **out);
 PyObject *hn_buffer_tensor(PyObject *buffer);
+void hn_tensor_class_ready(PyObject *cls);
 
 /* hurray_native_handles.c: Handle encode/decode, validate */
 extern PyMethodDef hn_handle_methods[];

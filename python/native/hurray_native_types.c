@@ -251,6 +251,29 @@ static void tensor_dealloc(PyObject *self) {
   Py_TYPE(self)->tp_free(self);
 }
 
+/* hurray.Tensor's own tp_dealloc (hn_tensor_class_ready), in place of
+ * CPython's subtype_dealloc, which looks for a __dict__, weak references,
+ * slots and finalizers that hurray.Tensor does not have: untrack, clear,
+ * free (or keep), and drop the reference an instance holds on its heap type.
+ * Subclasses of hurray.Tensor keep subtype_dealloc, which calls this. */
+static void tensor_heap_dealloc(PyObject *self) {
+  PyTypeObject *type = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  tensor_dealloc(self);
+  Py_DECREF(type);
+}
+
+/* Installs tensor_heap_dealloc on the package's Tensor class when it is what
+ * the package defines: a heap type subclassing TensorBase directly with no
+ * instance __dict__, __weakref__, slots or finalizer; else nothing. */
+void hn_tensor_class_ready(PyObject *cls) {
+  PyTypeObject *t = (PyTypeObject *)cls;
+  if (PyType_Check(cls) && (t->tp_flags & Py_TPFLAGS_HEAPTYPE) && t->tp_base == &TensorBase &&
+      reusable(t) && t->tp_dictoffset == 0 && t->tp_weaklistoffset == 0 &&
+      t->tp_finalize == NULL && t->tp_del == NULL && Py_SIZE(t) == 0)
+    t->tp_dealloc = tensor_heap_dealloc;
+}
+
 /* Fills a tensor's C fields; shape (and strides) are tuples of checked ints. */
 static int tensor_fill(TensorObject *o, PyObject *buffer, PyObject *ref, hurray_buffer *ptr,
                        hurray_dl_data_type dtype, PyObject *shape, PyObject *strides,
@@ -332,7 +355,8 @@ static PyObject *slow(PyObject *self, PyObject *name, PyObject *const *args, siz
 static inline int parse(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                         const char *const *names, int n, PyObject **out) {
   if (nargs > n) return -1;
-  for (int i = 0; i < n; i++) out[i] = i < nargs ? args[i] : NULL;
+  for (int i = 0; i < n; i++) out[i] = NULL;
+  for (Py_ssize_t i = 0; i < nargs; i++) out[i] = args[i];
   if (kwnames == NULL) return 0;
   Py_ssize_t nk = PyTuple_GET_SIZE(kwnames);
   for (Py_ssize_t k = 0; k < nk; k++) {

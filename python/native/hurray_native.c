@@ -331,7 +331,32 @@ static PyObject *hn_setup(PyObject *self, PyObject *args) {
   Py_RETURN_NONE;
 }
 
+/* _method_for(descriptor, cls): the C method of `descriptor` (a method of
+ * BufferBase, TensorBase or HandoffBase) as a method descriptor of `cls`, a
+ * subclass. Set in the subclass's own dict, a call on an exact instance
+ * passes the descriptor's type check without walking the MRO, and CPython's
+ * specialised call of a method descriptor (which asks for the exact type)
+ * applies. */
+static PyObject *hn_method_for(PyObject *self, PyObject *args) {
+  (void)self;
+  PyObject *descr;
+  PyTypeObject *cls;
+  if (!PyArg_ParseTuple(args, "O!O!", &PyMethodDescr_Type, &descr, &PyType_Type, &cls))
+    return NULL;
+  PyMethodDescrObject *d = (PyMethodDescrObject *)descr;
+  PyTypeObject *base = PyDescr_TYPE(d);
+  if ((base != &BufferBase && base != &TensorBase && base != &HandoffBase) ||
+      !PyType_IsSubtype(cls, base)) {
+    PyErr_SetString(PyExc_TypeError, "_method_for: a method of a hurray._native base class "
+                                     "and a subclass of that base");
+    return NULL;
+  }
+  return PyDescr_NewMethod(cls, d->d_method);
+}
+
 static PyMethodDef module_methods[] = {
+    {"_method_for", hn_method_for, METH_VARARGS,
+     "_method_for(descriptor, cls): a base class's C method as cls's own descriptor."},
     {"_setup", hn_setup, METH_VARARGS,
      "Hand over the library's functions and the package's classes."},
     {"from_dlpack", (PyCFunction)(void (*)(void))hn_from_dlpack, METH_VARARGS | METH_KEYWORDS,

@@ -70,11 +70,11 @@ native = _find()
 
 
 def _bind_methods(cls):
-    """Give cls (Buffer, Tensor) its own descriptors of the C methods it
-    inherits (per tensor: tensor, __dlpack__, __dlpack_device__), so that a
-    call checks the exact type instead of walking the MRO."""
+    """Give cls (Buffer, Tensor, Handoff) its own descriptors of the C
+    methods it inherits (per tensor: tensor, __dlpack__, __dlpack_device__,
+    release), so that a call checks the exact type instead of walking the MRO."""
     base = cls.__mro__[1]
-    for name in ("tensor", "__dlpack__", "__dlpack_device__"):
+    for name in ("tensor", "__dlpack__", "__dlpack_device__", "release"):
         if name in base.__dict__ and name not in cls.__dict__:
             setattr(cls, name, native._method_for(base.__dict__[name], cls))
 
@@ -87,6 +87,6 @@ def setup(tensor_class, handoff_class, from_dlpack_slow, buffer_class=None):
     native._setup(fns, {"error": native_error, "dtype_class": _lib.DLDataType,
                         "dtype_names": dict(_NAMES), "handoff_class": handoff_class,
                         "tensor_class": tensor_class, "from_dlpack_slow": from_dlpack_slow})
-    for cls in (tensor_class, buffer_class):
+    for cls in (tensor_class, buffer_class, handoff_class):
         if cls is not None:
             _bind_methods(cls)

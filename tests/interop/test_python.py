@@ -373,7 +373,8 @@ class CompiledPathAndRoughEdges(unittest.TestCase):
             return  # the compiled path binds these
         native = sys.modules["hurray._native"]
         for cls, names in ((hurray.Buffer, ("tensor", "__dlpack__", "__dlpack_device__")),
-                           (hurray.Tensor, ("__dlpack__", "__dlpack_device__"))):
+                           (hurray.Tensor, ("__dlpack__", "__dlpack_device__")),
+                           (hurray.Handoff, ("release",))):
             for name in names:
                 self.assertIs(cls.__dict__[name].__objclass__, cls)
 

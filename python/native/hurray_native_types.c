@@ -275,10 +275,10 @@ void hn_tensor_class_ready(PyObject *cls) {
 }
 
 /* Fills a tensor's C fields; shape (and strides) are tuples of checked ints. */
-static int tensor_fill(TensorObject *o, PyObject *buffer, PyObject *ref, hurray_buffer *ptr,
-                       hurray_dl_data_type dtype, PyObject *shape, PyObject *strides,
-                       unsigned long long byte_offset, int has_dev, int32_t dev_type,
-                       int32_t dev_id, const int64_t *values) {
+static inline __attribute__((always_inline)) int tensor_fill(
+    TensorObject *o, PyObject *buffer, PyObject *ref, hurray_buffer *ptr,
+    hurray_dl_data_type dtype, PyObject *shape, PyObject *strides, unsigned long long byte_offset,
+    int has_dev, int32_t dev_type, int32_t dev_id, const int64_t *values) {
   Py_ssize_t n = PyTuple_GET_SIZE(shape);
   if (o->dims != o->inline_dims) PyMem_Free(o->dims);
   o->dims = 2 * n <= 8 ? o->inline_dims : PyMem_Malloc(sizeof(int64_t) * (size_t)(2 * n));

@@ -268,7 +268,15 @@ static void tensor_heap_dealloc(PyObject *self) {
  * instance __dict__, __weakref__, slots or finalizer; else nothing. */
 void hn_tensor_class_ready(PyObject *cls) {
   PyTypeObject *t = (PyTypeObject *)cls;
-  if (PyType_Check(cls) && (t->tp_flags & Py_TPFLAGS_HEAPTYPE) && t->tp_base == &TensorBase &&
+  unsigned long managed = 0;  /* a dict or weak references kept by CPython itself */
+#ifdef Py_TPFLAGS_MANAGED_DICT
+  managed |= Py_TPFLAGS_MANAGED_DICT;
+#endif
+#ifdef Py_TPFLAGS_MANAGED_WEAKREF
+  managed |= Py_TPFLAGS_MANAGED_WEAKREF;
+#endif
+  if (PyType_Check(cls) && (t->tp_flags & Py_TPFLAGS_HEAPTYPE) && !(t->tp_flags & managed) &&
+      t->tp_base == &TensorBase &&
       reusable(t) && t->tp_dictoffset == 0 && t->tp_weaklistoffset == 0 &&
       t->tp_finalize == NULL && t->tp_del == NULL && Py_SIZE(t) == 0)
     t->tp_dealloc = tensor_heap_dealloc;

@@ -49,16 +49,16 @@ PyObject *hn_raise(const hurray_error *err, int dlpack, int importing) {
 }
 
 /* ---- capsules ----------------------------------------------------------- */
-/* The destructor deletes the tensor of a capsule nobody consumed (a
- * consumer renames it "used_..."), at once: numpy dropping a capsule it
- * refuses, a capsule going out of scope, the interpreter's teardown. It may
- * run with an exception set, and the deleter may call back into Python
- * (on_free of a wrapped buffer): the exception is kept aside meanwhile. */
 /* A name that starts with "used_" (read byte by byte: it may be shorter). */
 static inline int used_name(const char *n) {
   return n[0] == 'u' && n[1] == 's' && n[2] == 'e' && n[3] == 'd' && n[4] == '_';
 }
 
+/* The destructor deletes the tensor of a capsule nobody consumed (a
+ * consumer renames it "used_..."), at once: numpy dropping a capsule it
+ * refuses, a capsule going out of scope, the interpreter's teardown. It may
+ * run with an exception set, and the deleter may call back into Python
+ * (on_free of a wrapped buffer): the exception is kept aside meanwhile. */
 static void capsule_destructor(PyObject *cap) {
   /* A consumed capsule (renamed "used_...", the common case) has nothing
    * to delete: no exception to keep aside, no full name compared. */

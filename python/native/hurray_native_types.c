@@ -242,7 +242,8 @@ static void tensor_dealloc(PyObject *self) {
   Py_CLEAR(o->ref);
   Py_CLEAR(o->shape);
   Py_CLEAR(o->strides);
-  /* subtype_dealloc untracked it and drops the type's reference after this */
+  /* untracked by the caller (tensor_heap_dealloc or subtype_dealloc), which
+   * drops the instance's reference on its type after this */
   if ((PyObject *)Py_TYPE(self) == hn_py.tensor_class && tensor_nfree < TENSOR_FREELIST &&
       reusable(Py_TYPE(self)) && !PyObject_GC_IsTracked(self)) {
     tensor_free[tensor_nfree++] = self;

@@ -9,13 +9,15 @@ bench/python_bench.py's times.
 
 Each path runs in its own process under callgrind twice, n and 3n times; the
 difference over 2n is its count per call, the interpreter's start and the
-imports cancelling out. The loop's own cost (a lambda returning None) is
-subtracted from the Python rows. Needs valgrind; no torch (its import under
-callgrind takes minutes).
+imports cancelling out. Address randomisation is off (setarch -R) where it
+can be, and PYTHONHASHSEED is 0. The loop's own cost (a lambda returning None) is subtracted from the
+Python rows. Needs valgrind; no torch (its import under callgrind takes
+minutes).
 """
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -63,9 +65,14 @@ def child(name, n):
 def count(name, n):
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "cg.out")
-        r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out,
+        # ASLR off (setarch -R, where there is setarch) and one string hash
+        # seed: dict and cache layouts that follow addresses and hashes moved
+        # counts by a few hundred from run to run
+        fixed = ["setarch", "-R"] if shutil.which("setarch") else []
+        env = dict(os.environ, PYTHONHASHSEED="0")
+        r = subprocess.run(fixed + ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out,
                             sys.executable, os.path.abspath(__file__), "--child", name,
-                            "--n", str(n)], capture_output=True, text=True)
+                            "--n", str(n)], capture_output=True, text=True, env=env)
         if r.returncode != 0:
             sys.exit("%s under callgrind failed:\n%s" % (name, r.stderr[-2000:]))
         with open(out) as f:

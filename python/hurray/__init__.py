@@ -37,7 +37,7 @@ from ._lifetime import pending_count as _pending_frees  # noqa: F401 (tests)
 from . import _fast, _handoff
 
 if _fast.native is not None:
-    _fast.setup(Tensor, Handoff, _handoff._from_dlpack_py)
+    _fast.setup(Tensor, Handoff, _handoff._from_dlpack_py, Buffer)
 native = _fast.native is not None  # True: the compiled per-tensor path (hurray._native)
 
 __all__ = [

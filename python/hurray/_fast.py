@@ -69,7 +69,17 @@ def _find():
 native = _find()
 
 
-def setup(tensor_class, handoff_class, from_dlpack_slow):
+def _bind_methods(cls):
+    """Give cls (Buffer, Tensor, Handoff) its own descriptors of the C
+    methods it inherits (per tensor: tensor, __dlpack__, __dlpack_device__,
+    release), so that a call checks the exact type instead of walking the MRO."""
+    base = cls.__mro__[1]
+    for name in ("tensor", "__dlpack__", "__dlpack_device__", "release"):
+        if name in base.__dict__ and name not in cls.__dict__:
+            setattr(cls, name, native._method_for(base.__dict__[name], cls))
+
+
+def setup(tensor_class, handoff_class, from_dlpack_slow, buffer_class=None):
     """Hand the module the library's functions and the package's classes."""
     from ._dtypes import _NAMES
     from ._errors import native_error
@@ -77,3 +87,6 @@ def setup(tensor_class, handoff_class, from_dlpack_slow):
     native._setup(fns, {"error": native_error, "dtype_class": _lib.DLDataType,
                         "dtype_names": dict(_NAMES), "handoff_class": handoff_class,
                         "tensor_class": tensor_class, "from_dlpack_slow": from_dlpack_slow})
+    for cls in (tensor_class, buffer_class, handoff_class):
+        if cls is not None:
+            _bind_methods(cls)

@@ -49,6 +49,11 @@ PyObject *hn_raise(const hurray_error *err, int dlpack, int importing) {
 }
 
 /* ---- capsules ----------------------------------------------------------- */
+/* A name that starts with "used_" (read byte by byte: it may be shorter). */
+static inline int used_name(const char *n) {
+  return n[0] == 'u' && n[1] == 's' && n[2] == 'e' && n[3] == 'd' && n[4] == '_';
+}
+
 /* The destructor deletes the tensor of a capsule nobody consumed (a
  * consumer renames it "used_..."), at once: numpy dropping a capsule it
  * refuses, a capsule going out of scope, the interpreter's teardown. It may
@@ -58,8 +63,7 @@ static void capsule_destructor(PyObject *cap) {
   /* A consumed capsule (renamed "used_...", the common case) has nothing
    * to delete: no exception to keep aside, no full name compared. */
   const char *name = PyCapsule_GetName(cap);  /* cannot fail: cap is a capsule */
-  if (name != CAP_VERSIONED && name != CAP_LEGACY && name != NULL &&
-      strncmp(name, "used_", 5) == 0) {
+  if (name != CAP_VERSIONED && name != CAP_LEGACY && name != NULL && used_name(name)) {
     live_capsules--;
     return;
   }
@@ -327,10 +331,36 @@ static PyObject *hn_setup(PyObject *self, PyObject *args) {
     Py_INCREF(v);
     Py_XSETREF(*slots[i], v);
   }
+  hn_tensor_class_ready(hn_py.tensor_class);
   Py_RETURN_NONE;
 }
 
+/* _method_for(descriptor, cls): the C method of `descriptor` (a method of
+ * BufferBase, TensorBase or HandoffBase) as a method descriptor of `cls`, a
+ * subclass. Set in the subclass's own dict, a call on an exact instance
+ * passes the descriptor's type check without walking the MRO, and CPython's
+ * specialised call of a method descriptor (which asks for the exact type)
+ * applies. */
+static PyObject *hn_method_for(PyObject *self, PyObject *args) {
+  (void)self;
+  PyObject *descr;
+  PyTypeObject *cls;
+  if (!PyArg_ParseTuple(args, "O!O!", &PyMethodDescr_Type, &descr, &PyType_Type, &cls))
+    return NULL;
+  PyMethodDescrObject *d = (PyMethodDescrObject *)descr;
+  PyTypeObject *base = PyDescr_TYPE(d);
+  if ((base != &BufferBase && base != &TensorBase && base != &HandoffBase) ||
+      !PyType_IsSubtype(cls, base)) {
+    PyErr_SetString(PyExc_TypeError, "_method_for: a method of a hurray._native base class "
+                                     "and a subclass of that base");
+    return NULL;
+  }
+  return PyDescr_NewMethod(cls, d->d_method);
+}
+
 static PyMethodDef module_methods[] = {
+    {"_method_for", hn_method_for, METH_VARARGS,
+     "_method_for(descriptor, cls): a base class's C method as cls's own descriptor."},
     {"_setup", hn_setup, METH_VARARGS,
      "Hand over the library's functions and the package's classes."},
     {"from_dlpack", (PyCFunction)(void (*)(void))hn_from_dlpack, METH_VARARGS | METH_KEYWORDS,

@@ -64,6 +64,7 @@ typedef struct {
   hurray_dl_data_type dtype;
   int32_t ndim;
   int has_dev, has_strides;
+  int native_buffer;  /* buffer is a BufferBase: read_only is read from its C half */
   int32_t dev_type, dev_id;
   unsigned long long byte_offset;
   int64_t *dims;  /* shape[ndim], then strides[ndim] */
@@ -81,12 +82,19 @@ typedef struct {
 
 extern PyTypeObject HandoffBase, TensorBase, BufferBase;
 
+/* The tensor's buffer's read_only now: 1, 0, or -1 with an exception set. */
+int hn_read_only(PyObject *buffer);
+static inline int hn_tensor_read_only(const TensorObject *o) {
+  return o->native_buffer ? ((const BufferObject *)o->buffer)->read_only
+                          : hn_read_only(o->buffer);
+}
+
 /* hurray_native_types.c */
 PyObject *hn_import_capsule(PyObject *capsule);
 PyObject *hn_import_raw(void *tensor, int versioned);
 int hn_tensor_export(TensorObject *o, int versioned, void **out);
-int hn_read_only(PyObject *buffer);
 PyObject *hn_buffer_tensor(PyObject *buffer);
+void hn_tensor_class_ready(PyObject *cls);
 
 /* hurray_native_handles.c: Handle encode/decode, validate */
 extern PyMethodDef hn_handle_methods[];

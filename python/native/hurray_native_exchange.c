@@ -48,7 +48,7 @@ static int dltensor_from_py(void *py_object, hurray_dl_tensor *out) {
   }
   /* A DLTensor has no flags: a read-only buffer is lent only as a managed
    * tensor, whose flags say READ_ONLY (BP-ZC-NOMUT). */
-  int ro = hn_read_only(t->buffer);
+  int ro = hn_tensor_read_only(t);
   if (ro != 0) {
     if (ro > 0)
       PyErr_SetString(PyExc_BufferError, "BP-ZC-NOMUT: a read-only hurray buffer is not lent "

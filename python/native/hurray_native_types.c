@@ -206,21 +206,88 @@ PyObject *hn_import_capsule(PyObject *cap) {
 
 /* ---- TensorBase ----------------------------------------------------------- */
 
+/* A few hurray.Tensor objects kept for reuse: buf.tensor() makes and drops
+ * one per tensor, and each is a heap-type instance with a GC header
+ * (allocation, tracking, freeing). Only exact hurray.Tensor objects come
+ * here, after their dealloc cleared every reference; a reused one is set up
+ * as PyType_GenericAlloc would set up a new one, less the GC tracking.
+ * Guarded by the GIL. */
+#define TENSOR_FREELIST 4
+static PyObject *tensor_free[TENSOR_FREELIST];
+static int tensor_nfree;
+
+/* A type whose instances the freelist can hold: TensorBase's size, GC. */
+static int reusable(PyTypeObject *type) {
+  return type->tp_basicsize == (Py_ssize_t)sizeof(TensorObject) && type->tp_itemsize == 0 &&
+         PyType_IS_GC(type);
+}
+
+static PyObject *tensor_alloc(void) {
+  PyTypeObject *type = (PyTypeObject *)hn_py.tensor_class;
+  if (tensor_nfree == 0 || !reusable(type)) return type->tp_alloc(type, 0);
+  PyObject *t = tensor_free[--tensor_nfree];
+  /* The type (a heap type) gets its reference back. Left untracked by the
+   * cyclic GC: a Tensor does not traverse what it holds, so the collector
+   * could not see a cycle through one anyway, and tracking touches the
+   * young generation's list on every tensor. */
+  PyObject_Init(t, type);
+  return t;
+}
+
 static void tensor_dealloc(PyObject *self) {
   TensorObject *o = (TensorObject *)self;
   if (o->dims != o->inline_dims) PyMem_Free(o->dims);
+  o->dims = o->inline_dims;
   Py_CLEAR(o->buffer);
   Py_CLEAR(o->ref);
   Py_CLEAR(o->shape);
   Py_CLEAR(o->strides);
+  /* untracked by the caller (tensor_heap_dealloc or subtype_dealloc), which
+   * drops the instance's reference on its type after this */
+  if ((PyObject *)Py_TYPE(self) == hn_py.tensor_class && tensor_nfree < TENSOR_FREELIST &&
+      reusable(Py_TYPE(self)) && !PyObject_GC_IsTracked(self)) {
+    tensor_free[tensor_nfree++] = self;
+    return;
+  }
   Py_TYPE(self)->tp_free(self);
 }
 
+/* hurray.Tensor's own tp_dealloc (hn_tensor_class_ready), in place of
+ * CPython's subtype_dealloc, which looks for a __dict__, weak references,
+ * slots and finalizers that hurray.Tensor does not have: untrack, clear,
+ * free (or keep), and drop the reference an instance holds on its heap type.
+ * Subclasses of hurray.Tensor keep subtype_dealloc, which calls this. */
+static void tensor_heap_dealloc(PyObject *self) {
+  PyTypeObject *type = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  tensor_dealloc(self);
+  Py_DECREF(type);
+}
+
+/* Installs tensor_heap_dealloc on the package's Tensor class when it is what
+ * the package defines: a heap type subclassing TensorBase directly with no
+ * instance __dict__, __weakref__, slots or finalizer; else nothing. */
+void hn_tensor_class_ready(PyObject *cls) {
+  PyTypeObject *t = (PyTypeObject *)cls;
+  unsigned long managed = 0;  /* a dict or weak references kept by CPython itself */
+#ifdef Py_TPFLAGS_MANAGED_DICT
+  managed |= Py_TPFLAGS_MANAGED_DICT;
+#endif
+#ifdef Py_TPFLAGS_MANAGED_WEAKREF
+  managed |= Py_TPFLAGS_MANAGED_WEAKREF;
+#endif
+  if (PyType_Check(cls) && (t->tp_flags & Py_TPFLAGS_HEAPTYPE) && !(t->tp_flags & managed) &&
+      t->tp_base == &TensorBase &&
+      reusable(t) && t->tp_dictoffset == 0 && t->tp_weaklistoffset == 0 &&
+      t->tp_finalize == NULL && t->tp_del == NULL && Py_SIZE(t) == 0)
+    t->tp_dealloc = tensor_heap_dealloc;
+}
+
 /* Fills a tensor's C fields; shape (and strides) are tuples of checked ints. */
-static int tensor_fill(TensorObject *o, PyObject *buffer, PyObject *ref, hurray_buffer *ptr,
-                       hurray_dl_data_type dtype, PyObject *shape, PyObject *strides,
-                       unsigned long long byte_offset, int has_dev, int32_t dev_type,
-                       int32_t dev_id, const int64_t *values) {
+static inline __attribute__((always_inline)) int tensor_fill(
+    TensorObject *o, PyObject *buffer, PyObject *ref, hurray_buffer *ptr,
+    hurray_dl_data_type dtype, PyObject *shape, PyObject *strides, unsigned long long byte_offset,
+    int has_dev, int32_t dev_type, int32_t dev_id, const int64_t *values) {
   Py_ssize_t n = PyTuple_GET_SIZE(shape);
   if (o->dims != o->inline_dims) PyMem_Free(o->dims);
   o->dims = 2 * n <= 8 ? o->inline_dims : PyMem_Malloc(sizeof(int64_t) * (size_t)(2 * n));
@@ -273,6 +340,7 @@ static PyObject *tensor_set(PyObject *self, PyObject *args) {
   if (tensor_fill((TensorObject *)self, buffer, ref, (hurray_buffer *)(uintptr_t)ptr, d, shape,
                   strides, off, dev != Py_None, dt, di, NULL) < 0)
     return NULL;
+  ((TensorObject *)self)->native_buffer = PyObject_TypeCheck(buffer, &BufferBase);
   Py_RETURN_NONE;
 }
 
@@ -293,10 +361,11 @@ static PyObject *slow(PyObject *self, PyObject *name, PyObject *const *args, siz
 }
 
 /* Arguments by position or name into out[n] (NULL: not given); -1: unknown. */
-static int parse(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-                 const char *const *names, int n, PyObject **out) {
+static inline int parse(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                        const char *const *names, int n, PyObject **out) {
   if (nargs > n) return -1;
-  for (int i = 0; i < n; i++) out[i] = i < nargs ? args[i] : NULL;
+  for (int i = 0; i < n; i++) out[i] = NULL;
+  for (Py_ssize_t i = 0; i < nargs; i++) out[i] = args[i];
   if (kwnames == NULL) return 0;
   Py_ssize_t nk = PyTuple_GET_SIZE(kwnames);
   for (Py_ssize_t k = 0; k < nk; k++) {
@@ -345,7 +414,7 @@ int hn_read_only(PyObject *buffer) {
 
 /* The tensor exported as a DLPack tensor (versioned or legacy) in *out. */
 int hn_tensor_export(TensorObject *o, int versioned, void **out) {
-  int ro = hn_read_only(o->buffer);
+  int ro = hn_tensor_read_only(o);
   if (ro < 0) return -1;
   hurray_export_desc d = HURRAY_EXPORT_DESC_INIT;
   d.flags = ro ? HURRAY_HANDOFF_READ_ONLY : 0;
@@ -472,6 +541,11 @@ static PyObject *int_tuple(PyObject *seq, Py_ssize_t n, int64_t lo, int64_t *val
 static PyObject *last_dtype_name;
 static hurray_dl_data_type last_dtype;
 
+/* Likewise the shape of the last call, when it was a tuple (immutable, of
+ * exact ints: int_tuple checked them): held, so that its address names it. */
+static PyObject *last_shape;
+static int64_t last_shape_values[MAX_NDIM];
+
 static PyObject *buffer_tensor(PyObject *self, PyObject *const *args, size_t nargsf,
                                PyObject *kwnames) {
   BufferObject *b = (BufferObject *)self;
@@ -517,9 +591,17 @@ static PyObject *buffer_tensor(PyObject *self, PyObject *const *args, size_t nar
     values[0] = v;
     shape = PyTuple_Pack(1, a[1]);
     if (shape == NULL) goto fail;
+  } else if (a[1] == last_shape) {  /* the same tuple object as last time */
+    shape = a[1];
+    Py_INCREF(shape);
+    memcpy(values, last_shape_values, sizeof(int64_t) * (size_t)PyTuple_GET_SIZE(shape));
   } else if ((shape = int_tuple(a[1], -1, 0, values)) == NULL) {
     if (PyErr_Occurred()) goto fail;
     goto slow;
+  } else if (shape == a[1]) {  /* a tuple: remembered */
+    Py_INCREF(shape);
+    Py_XSETREF(last_shape, shape);
+    memcpy(last_shape_values, values, sizeof(int64_t) * (size_t)PyTuple_GET_SIZE(shape));
   }
   if (a[2] == NULL || a[2] == Py_None) {
     strides = Py_None;
@@ -529,11 +611,13 @@ static PyObject *buffer_tensor(PyObject *self, PyObject *const *args, size_t nar
     if (PyErr_Occurred()) goto fail;
     goto slow;
   }
-  t = ((PyTypeObject *)hn_py.tensor_class)->tp_alloc((PyTypeObject *)hn_py.tensor_class, 0);
+  t = tensor_alloc();
   if (t == NULL) goto fail;
   if (tensor_fill((TensorObject *)t, self, ref, b->ptr, dtype, shape, strides,
                   (unsigned long long)off, b->has_dev, b->dev_type, b->dev_id, values) < 0)
     Py_CLEAR(t);
+  else
+    ((TensorObject *)t)->native_buffer = 1;  /* self: this method is BufferBase's */
   Py_DECREF(ref);
   Py_DECREF(shape);
   Py_DECREF(strides);

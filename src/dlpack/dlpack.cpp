@@ -1,10 +1,10 @@
 // The DLPack bridge (hurray_dlpack.h): a handoff as a DLPack tensor and back,
 // with the device mapping of TABLES.md section 6.
 //
-// Export: one malloc'd block holds the managed tensor, the handoff moved into
-// it, and a copy of shape and strides; manager_ctx points at the block. The
-// deleter releases the handoff (libhurray's release is exactly-once and
-// thread-safe) and frees the block.
+// Export: one block (blocks.h: malloc'd, or the thread's spare) holds the
+// managed tensor, the handoff moved into it, and a copy of shape and strides;
+// manager_ctx points at the block. The deleter releases the handoff
+// (libhurray's release is exactly-once and thread-safe), then frees the block.
 //
 // Import: no allocation of our own; hurray_handoff_wrap() makes a handoff
 // whose free function calls the tensor's deleter, so the handoff's
@@ -19,6 +19,7 @@
 
 #include "../core/internal.h"
 #include "../core/struct_size.h"
+#include "blocks.h"
 
 using namespace hurray::detail;
 
@@ -122,10 +123,14 @@ template <class M>
 struct Block {
   M tensor;
   hurray_handoff handoff;
+  size_t bytes;  // what block_alloc was asked for (the deleter gives it back)
   // followed by ndim shape entries, then ndim stride entries
   int64_t *dims() { return reinterpret_cast<int64_t *>(this + 1); }
 };
 static_assert(alignof(Block<hurray_dl_managed_tensor>) >= alignof(int64_t));
+// A tensor of up to 7 dimensions fits a small block, versioned or legacy.
+static_assert(sizeof(Block<hurray_dl_managed_tensor_versioned>) + 14 * sizeof(int64_t) <=
+              hurray::detail::dlpack::kSmallBlock);
 
 template <class M>
 void block_deleter(M *self) {
@@ -134,8 +139,9 @@ void block_deleter(M *self) {
   // BP-REL-ONCE / BP-REL-THREAD: libhurray's release is exactly-once and
   // safe on any thread; a foreign handoff's release is called once here.
   hurray_handoff_release(&b->handoff, nullptr);
+  const size_t bytes = b->bytes;
   b->~Block<M>();
-  std::free(b);
+  hurray::detail::dlpack::block_free(b, bytes);
 }
 
 template <class M>
@@ -197,11 +203,13 @@ hurray_status export_tensor(const char *who, bool versioned, hurray_handoff *h,
   if (dims > (SIZE_MAX - sizeof(Block<M>)) / (2 * sizeof(int64_t)))
     return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "%s: ndim %d is too large", who,
                 ndim);
-  void *mem = std::malloc(sizeof(Block<M>) + 2 * dims * sizeof(int64_t));
+  const size_t bytes = sizeof(Block<M>) + 2 * dims * sizeof(int64_t);
+  void *mem = hurray::detail::dlpack::block_alloc(bytes);
   if (!mem) return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "%s: out of memory", who);
   // Default-initialised, not zeroed: every field of the tensor is set below
   // and the handoff is moved in whole (both are plain C structs).
   auto *b = new (mem) Block<M>;
+  b->bytes = bytes;
   int64_t *sh = b->dims(), *st = b->dims() + dims;
   uint64_t row = 1;  // wraps only for an empty tensor, whose strides are moot
   for (size_t k = dims; k-- > 0;) {

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -259,6 +260,46 @@ TEST_CASE("export: the legacy DLManagedTensor, and the deleter on another thread
   other.join();
   CHECK(c.frees == 1);
   CHECK(c.free_thread.load() == other_id);  // BP-REL-THREAD: released where deleted
+}
+
+TEST_CASE("export: tensors of every rank made and deleted in any order keep their own shape",
+          "[dlpack][export]") {
+  // The blocks of exported tensors are reused (one spare per thread, up to
+  // 7 dimensions): a large tensor never gets a small block, and a tensor
+  // alive is never handed out again, whatever rank was deleted before it.
+  Host mem(4096);
+  Counter c;
+  const int32_t ranks[] = {0, 1, 7, 8, HURRAY_DLPACK_MAX_NDIM, 1, HURRAY_DLPACK_MAX_NDIM, 2};
+  std::vector<hurray_dl_managed_tensor_versioned *> alive;
+  auto check = [](const hurray_dl_managed_tensor_versioned *t) {
+    const int32_t n = t->dl_tensor.ndim;
+    for (int32_t k = 0; k < n; ++k) {
+      CHECK(t->dl_tensor.shape[k] == (k == n - 1 ? n : 1));
+      CHECK(t->dl_tensor.strides[k] == (k == n - 1 ? 1 : n));
+    }
+  };
+  for (int round = 0; round < 3; ++round) {
+    for (int32_t ndim : ranks) {
+      int64_t shape[HURRAY_DLPACK_MAX_NDIM];
+      for (int32_t k = 0; k < ndim; ++k) shape[k] = k == ndim - 1 ? ndim : 1;
+      hurray_handoff h = wrap_cpu(mem.p, 4096, &c);
+      hurray_dl_managed_tensor_versioned *t = nullptr;
+      REQUIRE(hurray_dlpack_export_versioned(&h, kU8, ndim, shape, nullptr, 0, &t, nullptr) ==
+              HURRAY_OK);
+      for (auto *a : alive) CHECK(a != t);
+      alive.push_back(t);
+      for (auto *a : alive) check(a);
+      if (alive.size() == 3) {  // delete the oldest, here or on another thread
+        auto *old = alive.front();
+        alive.erase(alive.begin());
+        if (round == 1) std::thread([old] { old->deleter(old); }).join();
+        else old->deleter(old);
+      }
+    }
+  }
+  for (auto *a : alive) check(a);
+  for (auto *a : alive) a->deleter(a);
+  CHECK(c.frees == 3 * static_cast<int>(std::size(ranks)));
 }
 
 TEST_CASE("export: READ_ONLY is carried over, and the legacy struct refuses it (BP-ZC-NOMUT)",

@@ -340,6 +340,58 @@ class CompiledPathAndRoughEdges(unittest.TestCase):
         self.assertEqual(helper.helper_free_count(), before + 1)
         del name
 
+    def test_tensors_made_in_a_row_keep_their_own_layout(self):
+        # The compiled path reuses dropped Tensor objects and remembers the
+        # last shape tuple: neither may leak into a tensor made after it.
+        if not hurray.native:
+            gc.collect()
+        before = helper.helper_free_count()
+        buf = c_buffer(4096)
+        kept = buf.tensor("float32", (4, 8))
+        for _ in range(3):
+            for s in [(4, 8), (8, 4), (8, 4), [2, 16], (32,), 16, None, (4, 8)]:
+                t = buf.tensor("float32", s)
+                want = (1024,) if s is None else (s,) if isinstance(s, int) else tuple(s)
+                self.assertEqual(t.shape, want)
+                self.assertEqual(np.from_dlpack(t).shape, want)
+                want8 = (4096,) if s is None else want
+                self.assertEqual(np.from_dlpack(buf.tensor("uint8", s)).shape, want8)
+                del t
+        buf.close()
+        self.assertEqual(np.from_dlpack(kept).shape, (4, 8))  # still alive past close
+        self.assertEqual(helper.helper_free_count(), before)
+        del kept
+        if not hurray.native:
+            gc.collect()
+        self.assertEqual(helper.helper_free_count(), before + 1)
+
+    def test_the_per_tensor_methods_are_the_classes_own(self):
+        # Buffer and Tensor carry their own descriptors of the C methods (an
+        # exact type check per call); subclasses still work, and the helper
+        # binds a base's method to a subclass of that base only.
+        if not hurray.native:
+            return  # the compiled path binds these
+        native = sys.modules["hurray._native"]
+        for cls, names in ((hurray.Buffer, ("tensor", "__dlpack__", "__dlpack_device__")),
+                           (hurray.Tensor, ("__dlpack__", "__dlpack_device__")),
+                           (hurray.Handoff, ("release",))):
+            for name in names:
+                self.assertIs(cls.__dict__[name].__objclass__, cls)
+
+        class MyTensor(hurray.Tensor):
+            pass
+        buf = c_buffer(64)
+        mine = MyTensor(buf, "float32", (4, 4))
+        self.assertEqual(np.from_dlpack(mine).shape, (4, 4))
+        with self.assertRaises(TypeError):
+            hurray.Buffer.__dict__["tensor"](mine)  # a Tensor is no Buffer
+        with self.assertRaises(TypeError):
+            native._method_for(native.BufferBase.__dict__["tensor"], hurray.Tensor)
+        with self.assertRaises(TypeError):
+            native._method_for(dict.__dict__["get"], hurray.Buffer)
+        del mine
+        buf.close()
+
     def test_an_alignment_refusal_says_what_to_do(self):
         misaligned = aligned(np.zeros(65, dtype=np.float64))[1:]
         with self.assertRaises(hurray.DLPackError) as cm:

@@ -39,22 +39,20 @@ struct Range {
   uintptr_t lo, hi;
 };
 
-// The mappings of this process, lowest first; the kernel's own (stack, vdso,
-// vvar, vsyscall) apart.
-void read_maps(std::vector<Range> *plain, uintptr_t *special_lo) {
-  std::ifstream maps("/proc/self/maps");
-  REQUIRE(maps);
-  *special_lo = UINTPTR_MAX;
+// The mappings of this process, lowest first, the stack (and vsyscall above
+// it) apart: the free range below the stack is not one mmap chooses from.
+void read_maps(std::vector<Range> *maps, uintptr_t *stack_lo) {
+  std::ifstream in("/proc/self/maps");
+  REQUIRE(in);
+  *stack_lo = UINTPTR_MAX;
   std::string line;
-  while (std::getline(maps, line)) {
+  while (std::getline(in, line)) {
     unsigned long lo = 0, hi = 0;
     REQUIRE(std::sscanf(line.c_str(), "%lx-%lx", &lo, &hi) == 2);
-    if (line.find("[stack]") != std::string::npos || line.find("[vdso]") != std::string::npos ||
-        line.find("[vvar") != std::string::npos || line.find("[vsyscall]") != std::string::npos) {
-      if (lo < *special_lo) *special_lo = lo;
-      continue;
-    }
-    plain->push_back({lo, hi});
+    const bool stack = line.find("[stack]") != std::string::npos;
+    if (stack) *stack_lo = lo;
+    if (stack || line.find("[vsyscall]") != std::string::npos) continue;
+    maps->push_back({lo, hi});
   }
 }
 
@@ -74,12 +72,12 @@ struct Trap {
     for (uint64_t i = 0; i < total; ++i) base[i] = sentinel_byte(i);
     REQUIRE(munmap(base + below, hole) == 0);
     std::vector<Range> maps;
-    uintptr_t special_lo = 0;
-    read_maps(&maps, &special_lo);
+    uintptr_t stack_lo = 0;
+    read_maps(&maps, &stack_lo);
     const auto top = reinterpret_cast<uintptr_t>(base) + total;
     for (size_t i = 0; i + 1 < maps.size(); ++i) {
       const uintptr_t lo = maps[i].hi, hi = maps[i + 1].lo;
-      if (lo < top || hi <= lo || hi > special_lo) continue;
+      if (lo < top || hi <= lo || hi >= stack_lo) continue;
       void *f = mmap(reinterpret_cast<void *>(lo), hi - lo, PROT_NONE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
       if (f == MAP_FAILED) continue;  // taken meanwhile: not a free range any more

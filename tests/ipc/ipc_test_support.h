@@ -1,6 +1,6 @@
-// What ipc_test.cpp and ipc_device_test.cpp share: the peer process
-// (hurray_ipc_test_peer), shareable CPU buffers, the channel's counters and
-// a progress loop.
+// What ipc_test.cpp, ipc_device_test.cpp and release_after_ipc_test.cpp
+// share: the peer process (hurray_ipc_test_peer), shareable CPU buffers, the
+// channel's counters and a progress loop.
 #pragma once
 
 #include <hurray_backend.h>

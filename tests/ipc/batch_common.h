@@ -13,6 +13,7 @@
 
 #include "../common/open_fds.h"
 #include "../common/shareable_alloc.h"
+#include "ipc_test_support.h"  // stats_of
 #include "peer_process.h"
 
 #ifndef HURRAY_IPC_BATCH_PEER
@@ -28,12 +29,7 @@ inline hurray_buffer *shareable(int fill) {
   return b;
 }
 
-inline hurray_ipc_stats stats(hurray_ipc_channel *ch) {
-  hurray_ipc_stats s;
-  s.size = sizeof s;
-  REQUIRE(hurray_ipc_get_stats(ch, &s, nullptr) == HURRAY_OK);
-  return s;
-}
+inline hurray_ipc_stats stats(hurray_ipc_channel *ch) { return ipctest::stats_of(ch); }
 
 struct Buffers {
   std::vector<hurray_buffer *> b;

@@ -12,6 +12,8 @@
 #include <catch2/catch.hpp>
 
 #include "../common/open_fds.h"
+#include "../common/shareable_alloc.h"
+#include "ipc_test_support.h"  // stats_of
 #include "peer_process.h"
 
 #ifndef HURRAY_IPC_BATCH_PEER
@@ -22,22 +24,12 @@ namespace batch_common {
 
 // A shareable 4 KiB CPU buffer filled with `fill` (the caller's reference).
 inline hurray_buffer *shareable(int fill) {
-  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
-  d.flags = HURRAY_ALLOC_SHAREABLE;
-  d.byte_size = 4096;
-  d.alignment = HURRAY_IPC_ALIGNMENT;
-  hurray_buffer *b = nullptr;
-  REQUIRE(hurray_buffer_alloc(nullptr, &d, &b, nullptr) == HURRAY_OK);
+  hurray_buffer *b = hurray_test::alloc_shareable(4096, HURRAY_IPC_ALIGNMENT);
   std::memset(hurray_buffer_data(b), fill, 4096);
   return b;
 }
 
-inline hurray_ipc_stats stats(hurray_ipc_channel *ch) {
-  hurray_ipc_stats s;
-  s.size = sizeof s;
-  REQUIRE(hurray_ipc_get_stats(ch, &s, nullptr) == HURRAY_OK);
-  return s;
-}
+inline hurray_ipc_stats stats(hurray_ipc_channel *ch) { return ipctest::stats_of(ch); }
 
 struct Buffers {
   std::vector<hurray_buffer *> b;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "../../src/ipc/wire.h"
+#include "../common/shareable_alloc.h"
 #include "ipcfake_identity.h"
 
 #ifndef HURRAY_IPC_IDENTITY_PEER
@@ -116,18 +117,8 @@ struct Pair {
 };
 
 hurray_buffer *on_device(int32_t ordinal) {
-  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
-  d.flags = HURRAY_ALLOC_SHAREABLE;
-  d.byte_size = 4096;
-  d.alignment = HURRAY_IPC_ALIGNMENT;
-  d.device_tag = HURRAY_DEVICE_CUDA;
-  d.device_ordinal = ordinal;
-  hurray_buffer *b = nullptr;
-  hurray_error err{};
-  const hurray_status st = hurray_buffer_alloc(nullptr, &d, &b, &err);
-  INFO(err.message);
-  REQUIRE(st == HURRAY_OK);
-  return b;
+  return hurray_test::alloc_shareable(4096, HURRAY_IPC_ALIGNMENT, HURRAY_DEVICE_CUDA,
+                                      HURRAY_MEMORY_STANDARD, ordinal);
 }
 
 struct Backs {

@@ -20,6 +20,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "ipc_test_support.h"
 #include "peer_process.h"
 
 #ifndef HURRAY_IPC_RELEASE_PEER
@@ -34,22 +35,8 @@ struct ReleasePeer : hurray_test::PeerProcess {
       : PeerProcess(HURRAY_IPC_RELEASE_PEER, {"{fd}"}, opts) {}
 };
 
-struct Backs {
-  std::vector<uint64_t> ids;
-  std::vector<hurray_ipc_release_reason> reasons;
-  static void on(void *user, uint64_t id, hurray_ipc_release_reason reason) {
-    auto *b = static_cast<Backs *>(user);
-    b->ids.push_back(id);
-    b->reasons.push_back(reason);
-  }
-};
-
-hurray_ipc_stats stats_of(hurray_ipc_channel *ch) {
-  hurray_ipc_stats s;
-  s.size = sizeof s;
-  REQUIRE(hurray_ipc_get_stats(ch, &s, nullptr) == HURRAY_OK);
-  return s;
-}
+using ipctest::Backs;     // ipc_test_support.h
+using ipctest::stats_of;
 
 // The Vulkan buffer the consumer releases after its gated work, sent.
 uint64_t send_vulkan(hurray_ipc_channel *ch) {

@@ -1,4 +1,4 @@
-// What the tests of libhurray-net share (net_test.cpp, guard_test.cpp): a
+// What the tests of libhurray-net share (net_*test.cpp, guard_test.cpp): a
 // server polled by the test's thread, clients on a second thread, child
 // processes (the example client, the raw peer), buffers with a pattern.
 #pragma once
@@ -275,4 +275,29 @@ inline void good_client_is_served(Server &srv) {
   CHECK(srv.landed.back().buffer_id == 42);
 }
 
+// Release callbacks that only mark the handoff released.
+inline void noop_release(hurray_handoff *h) { h->release = nullptr; }
+inline void noop_release_event(hurray_handoff *h) { h->release_event = nullptr; }
+
+// A source whose memory is the test's: `freed` tells when the last reference
+// (the caller's and every export the client holds) is gone.
+struct Tracked {
+  std::vector<unsigned char> bytes;
+  hurray_buffer *buffer = nullptr;
+  bool freed = false;
+  explicit Tracked(uint64_t n, uint64_t seed) : bytes(n + 4096) {
+    auto *p = aligned();
+    for (uint64_t i = 0; i < n; ++i) p[i] = pattern(i, seed);
+    hurray_buffer_desc b = HURRAY_BUFFER_DESC_INIT;
+    b.handle = {n, 4096, HURRAY_DEVICE_CPU, HURRAY_SYNC_PRODUCER_SYNCED, HURRAY_MEMORY_STANDARD, 0};
+    b.data = p;
+    b.free_fn = [](void *user, void *) { static_cast<Tracked *>(user)->freed = true; };
+    b.free_user = this;
+    REQUIRE(hurray_buffer_wrap(nullptr, &b, &buffer, nullptr) == HURRAY_OK);
+  }
+  unsigned char *aligned() {
+    const auto at = reinterpret_cast<uintptr_t>(bytes.data());
+    return bytes.data() + ((4096 - at % 4096) % 4096);
+  }
+};
 }  // namespace nettest

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "../../src/ipc/wire.h"
+#include "../common/shareable_alloc.h"
 #include "../ipc/peer_process.h"
 
 namespace {
@@ -79,17 +80,8 @@ struct Peer {
 };
 
 hurray_buffer *alloc(uint8_t tag, uint8_t mc, uint64_t size) {
-  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
-  d.flags = HURRAY_ALLOC_SHAREABLE;
-  d.byte_size = size;
-  d.alignment = HURRAY_IPC_ALIGNMENT;
-  d.device_tag = tag;
-  d.memory_class = mc;
-  hurray_buffer *b = nullptr;
+  hurray_buffer *b = hurray_test::alloc_shareable(size, HURRAY_IPC_ALIGNMENT, tag, mc);
   hurray_error err{};
-  const hurray_status st = hurray_buffer_alloc(nullptr, &d, &b, &err);
-  INFO(err.message);
-  REQUIRE(st == HURRAY_OK);
   std::vector<unsigned char> all(size);
   for (uint64_t i = 0; i < size; ++i) all[i] = pattern(i);
   REQUIRE(hurray_buffer_copy_from_host(b, 0, all.data(), size, &err) == HURRAY_OK);

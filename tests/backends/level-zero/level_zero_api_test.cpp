@@ -6,7 +6,7 @@
 //    driver (CTest sets it), so on every machine device_tag 0x07 is
 //    unavailable, with the plugin's reason.
 //  - "level-zero api (stand-in: loader null driver): ..." (hidden, tag
-//    [standin]) runs only from CTest, against the loader's null driver (see level_zero_backend_test.cpp): one device,
+//    [standin]) runs only from CTest, against the loader's null driver (see level_zero_standin_test.cpp): one device,
 //    buffers allocated, handed off and released, events recorded and
 //    acquired. No byte is compared: the null driver copies nothing.
 #include <dlfcn.h>

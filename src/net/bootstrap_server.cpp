@@ -7,7 +7,7 @@
 // client's worker address, and the server's own address sent back.
 #include "bootstrap.h"
 #include "bootwire.h"
-#include "server.h"
+#include "server_state.h"
 
 #include <fcntl.h>
 #include <netdb.h>

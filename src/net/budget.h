@@ -5,7 +5,9 @@
 // allocated, so that an admitted PUT is never refused by the allocator.
 #pragma once
 
-#include "net_limits.h"
+#include <hurray_net.h>
+
+#include "net_types.h"
 
 #include <cstdint>
 

@@ -3,10 +3,10 @@
 // offers; hurray_net_client_destroy, which abandons or flushes the PUTs in
 // flight), the progress that takes the server's answers (the PUT_REPs and
 // PUT_ACKs of PUTs in flight kept for them, the answer a call waits for),
-// and hurray_net_client_peer_devices. Its state is in client.h; PUT and GET
-// in client_transfer.cpp.
+// and hurray_net_client_peer_devices. Its state is in client_state.h; PUT
+// and GET in client_transfer.cpp.
 #include "bootstrap.h"
-#include "client.h"
+#include "client_state.h"
 #include "../core/struct_size.h"
 
 #include <arpa/inet.h>
@@ -18,6 +18,15 @@
 #include <utility>
 
 using namespace hurray::net;
+
+namespace hurray::net {
+void release_source(PutOp &op) {
+  if (op.holding) hurray_handoff_release(&op.held, nullptr);
+  op.holding = false;
+  std::free(op.staging);
+  op.staging = nullptr;
+}
+}  // namespace hurray::net
 
 namespace {
 void client_ep_error(void *arg, ucp_ep_h, ucs_status_t status) {

@@ -3,7 +3,7 @@
 // each call, ucp_worker_arm) and an eventfd made readable while a PUT in
 // flight has finished (hurray_net_client_put_test would say done) or UCX
 // has events not yet progressed.
-#include "client.h"
+#include "client_state.h"
 #include "readiness.h"
 
 #include <sys/epoll.h>

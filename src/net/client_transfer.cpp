@@ -5,7 +5,7 @@
 // _put_test, _put_wait; a buffer's bytes staged through host memory where
 // needed), and a GET received into exactly the declared device of this
 // machine (hurray_net_client_get).
-#include "client.h"
+#include "client_state.h"
 #include "../core/struct_size.h"
 
 #include <algorithm>
@@ -35,15 +35,6 @@ hurray_status check_desc_size(const hurray_net_transfer_desc *d, const char *who
   return HURRAY_OK;
 }
 }  // namespace
-
-namespace hurray::net {
-void release_source(PutOp &op) {
-  if (op.holding) hurray_handoff_release(&op.held, nullptr);
-  op.holding = false;
-  std::free(op.staging);
-  op.staging = nullptr;
-}
-}  // namespace hurray::net
 
 // Validation before anything is sent: the source handle and the destination
 // handle under the client's transport, the destination against the HELLO.

@@ -3,7 +3,7 @@
 // allocated for it. Every refusal names the limit (NET-LIMIT) or the
 // admission rule (NET-ADMIT) it applies.
 #include "budget.h"
-#include "server.h"
+#include "server_state.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -131,24 +131,6 @@ bool hurray_net_server::may_answer(Conn &c) {
   return false;
 }
 
-void hurray_net_server::queue_send(ucp_ep_h ep, Conn *c, Op op,
-                                   std::unique_ptr<unsigned char[]> bytes, size_t n) {
-  if (ep == nullptr || (c != nullptr && !may_answer(*c))) return;
-  try {
-    sends.reserve(sends.size() + 1);  // so that keeping it below cannot fail
-  } catch (...) {
-    return;  // no memory: the answer is not sent
-  }
-  ucs_status_ptr_t req = am_send(ep, op, bytes.get(), n, nullptr, 0, 0);
-  if (req == nullptr || UCS_PTR_IS_ERR(req)) return;
-  std::shared_ptr<uint32_t> count;
-  if (c != nullptr) {
-    count = c->unsent;
-    ++*count;
-  }
-  sends.push_back({req, std::move(bytes), std::move(count)});
-}
-
 size_t hurray::net::resident_pages(const void *p, size_t n) {
   if (p == nullptr || n == 0) return 0;
   const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
@@ -219,26 +201,4 @@ void hurray_net_server::enforce_timeouts() {
 
 bool hurray_net_server::may_get(const Conn &c, const Registered &r) {
   return r.who == nullptr || r.who->admits(reinterpret_cast<const sockaddr *>(&c.addr));
-}
-
-extern "C" HURRAY_API hurray_status hurray_net_server_register_for(hurray_net_server *s,
-                                                                   uint64_t buffer_id,
-                                                                   hurray_buffer *buffer,
-                                                                   const char *peers,
-                                                                   hurray_error *err) {
-  if (s == nullptr || buffer == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_net_server_register_for: server and buffer are required");
-  try {
-    std::shared_ptr<Allowlist> who;
-    if (peers != nullptr) {
-      who = std::make_shared<Allowlist>();
-      if (hurray_status st = who->parse(peers, err)) return st;
-    }
-    if (hurray_status st = hurray_net_server_register(s, buffer_id, buffer, err)) return st;
-    s->registry.at(buffer_id).who = std::move(who);
-    return HURRAY_OK;
-  } catch (...) {
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
-  }
 }

@@ -13,7 +13,7 @@
 
 #include <hurray_net.h>
 
-#include "server.h"
+#include "net_types.h"
 #include "ucx.h"
 #include "wire.h"
 

@@ -12,24 +12,9 @@
 #include <string>
 #include <vector>
 
-namespace hurray::net {
+#include "net_types.h"
 
-// The defaults; resolve_limits derives the three byte budgets left at 0 from
-// what the process can allocate (budget.h), these at most.
-struct Limits {
-  uint64_t max_put_bytes = uint64_t{1} << 30;
-  uint64_t conn_bytes = uint64_t{1} << 31;
-  uint64_t total_bytes = uint64_t{1} << 32;
-  uint32_t conn_puts = 256;
-  uint32_t total_puts = 4096;
-  uint32_t conn_gets = 16;
-  uint32_t conn_unsent = 1024;
-  uint32_t max_connections = 256;
-  uint32_t max_per_peer = 64;
-  int32_t stall_ms = 10000;   // without bytes arriving; negative: never
-  int32_t idle_ms = 600000;   // negative: never
-  int32_t handshake_ms = 10000;
-};
+namespace hurray::net {
 
 // The limits `in` asks for (NULL: the defaults), each 0 at its default.
 // HURRAY_E_INVALID_ARGUMENT when `in` is not a hurray_net_limits.

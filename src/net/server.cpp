@@ -3,11 +3,12 @@
 // what is in flight), hurray_net_server_poll and the round of processing
 // after UCX progress that dispatches each message (HELLO here, PUT in
 // server_put.cpp, GET in server_get.cpp), completes transfers and closes
-// the connections of clients gone; the answers it sends, one at a time or
-// as PUT_ACKs of a window (N15); its port and statistics. Its state is in
-// server.h; admission, limits and timeouts in guard.cpp.
+// the connections of clients gone; its port and statistics. Its state is
+// in server_state.h; the answers it sends in server_send.cpp; admission,
+// limits and timeouts in guard.cpp.
 #include "budget.h"
 #include "internal.h"
+#include "server_state.h"
 #include "../core/struct_size.h"
 
 #include <algorithm>
@@ -19,28 +20,6 @@
 #include <vector>
 
 using namespace hurray::net;
-
-void hurray_net_server::send_reply(ucp_ep_h ep, Op op, const Reply &r) {
-  Conn *c = conn_of(ep);
-  if (ep == nullptr || (c != nullptr && c->dead)) return;
-  const size_t n = op == kGetRep ? kGetRepSize : kReplySize;
-  std::unique_ptr<unsigned char[]> bytes(new unsigned char[n]);
-  encode(r, op, bytes.get());
-  queue_send(ep, c, op, std::move(bytes), n);
-}
-
-// The answers waiting on `c`, as PUT_ACKs of at most kMaxAckIds ids.
-void hurray_net_server::send_acks(Conn &c) {
-  for (size_t at = 0; at < c.acks.size() && !c.dead; at += kMaxAckIds) {
-    const auto k = static_cast<uint32_t>(std::min<size_t>(c.acks.size() - at, kMaxAckIds));
-    const size_t n = put_ack_size(k);
-    std::unique_ptr<unsigned char[]> bytes(new unsigned char[n]);
-    encode_put_ack(c.acks.data() + at, k, bytes.get());
-    for (uint32_t i = 0; i < k; ++i) trace::mark('a', c.acks[at + i]);
-    queue_send(c.ep, &c, kPutAck, std::move(bytes), n);
-  }
-  c.acks.clear();
-}
 
 void hurray_net_server::on_hello(Incoming &in) {
   const uint64_t id = in.header.size() >= kPrefixSize ? request_id_of(in.header.data()) : 0;

@@ -6,6 +6,7 @@
 // yet progressed) and a timerfd for the next timeout (a bootstrap's
 // handshake, a connection's stall or idle time).
 #include "internal.h"
+#include "server_state.h"
 #include "readiness.h"
 
 #include <poll.h>

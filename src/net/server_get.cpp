@@ -6,6 +6,7 @@
 // eagerly or by rendezvous). Its send completes in finish()
 // (server_put.cpp).
 #include "internal.h"
+#include "server_state.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -124,6 +125,29 @@ HURRAY_API hurray_status hurray_net_server_unregister(hurray_net_server *s, uint
   hurray_handoff_release(&it->second.held, nullptr);  // GETs in flight hold their own
   s->registry.erase(it);
   return HURRAY_OK;
+}
+
+
+HURRAY_API hurray_status hurray_net_server_register_for(hurray_net_server *s,
+                                                        uint64_t buffer_id,
+                                                        hurray_buffer *buffer,
+                                                        const char *peers,
+                                                        hurray_error *err) {
+  if (s == nullptr || buffer == nullptr)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                "hurray_net_server_register_for: server and buffer are required");
+  try {
+    std::shared_ptr<Allowlist> who;
+    if (peers != nullptr) {
+      who = std::make_shared<Allowlist>();
+      if (hurray_status st = who->parse(peers, err)) return st;
+    }
+    if (hurray_status st = hurray_net_server_register(s, buffer_id, buffer, err)) return st;
+    s->registry.at(buffer_id).who = std::move(who);
+    return HURRAY_OK;
+  } catch (...) {
+    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
+  }
 }
 
 }  // extern "C"

@@ -7,6 +7,7 @@
 // not: a PUT landed (queued for hurray_net_server_poll, answered now or with
 // its window) or dropped, a GET's send released.
 #include "internal.h"
+#include "server_state.h"
 
 #include <cstdint>
 #include <cstdlib>

@@ -1,7 +1,7 @@
 // The backend registry and plugin loader (the public device functions are in
-// devices.cpp), and hurray_backend_report. The loader is, with the dispatch
-// layer (dispatch.h), the only code outside src/backends that reads a
-// plugin's table: it checks the table, probes, and reads the device count.
+// devices.cpp), and hurray_backend_report. The loader reads a plugin's
+// table only through the dispatch layer (dispatch.h), which checks and
+// probes it (tests/layering/check_dispatch.sh).
 #include "backends.h"
 
 #include <dirent.h>
@@ -22,8 +22,8 @@
 
 #include "../core/internal.h"
 #include "dispatch.h"
+#include "hurray_known_plugins.h"
 #include "identity.h"
-#include "../core/struct_size.h"
 
 namespace hurray::detail {
 
@@ -32,18 +32,15 @@ constinit int32_t g_ready_devices[256] = {};
 
 namespace {
 
-// Plugins named after the devices this project ships backends for; a file
+// Plugins named after the devices this project ships backends for (the
+// list CMake generates from HURRAY_PLUGINS, hurray_known_plugins.h); a file
 // with another name may serve any tag (a private one, typically) and is
 // opened only when no conventionally named plugin serves the tag asked for.
 struct KnownName {
   const char *name;
   uint8_t tag;
 };
-constexpr KnownName kKnownNames[] = {
-    {"cuda", HURRAY_DEVICE_CUDA},         {"hip", HURRAY_DEVICE_ROCM},
-    {"vulkan", HURRAY_DEVICE_VULKAN},     {"level-zero", HURRAY_DEVICE_LEVEL_ZERO},
-    {"opencl", HURRAY_DEVICE_OPENCL},
-};
+constexpr KnownName kKnownNames[] = {HURRAY_KNOWN_PLUGINS};
 
 int known_tag(const std::string &name) {
   for (const auto &k : kKnownNames)
@@ -111,7 +108,7 @@ class Registry {
     bool listed[256] = {};
     for (unsigned tag = 0; tag <= HURRAY_DEVICE_OPENCL; ++tag) listed[tag] = true;
     for (auto &p : plugins_)
-      if (p->table) listed[p->table->device_tag] = true;
+      if (p->table) listed[dispatch::device_tag(*p->table)] = true;
     for (unsigned tag = 0; tag < 256; ++tag) {
       if (!listed[tag]) continue;
       TagState &t = tags_[tag];
@@ -245,20 +242,12 @@ class Registry {
     auto entry = reinterpret_cast<hurray_backend_entry_fn>(dlsym(p.dl, HURRAY_BACKEND_ENTRY_SYMBOL));
     const hurray_backend_v1 *t = entry ? entry() : nullptr;
     char why[200] = "";
-    SizeRefusal small;
     if (!entry)
       std::snprintf(why, sizeof why, "no %s symbol", HURRAY_BACKEND_ENTRY_SYMBOL);
     else if (!t)
       std::snprintf(why, sizeof why, "%s returned NULL", HURRAY_BACKEND_ENTRY_SYMBOL);
-    else if (t->api_version != HURRAY_BACKEND_API_VERSION)
-      std::snprintf(why, sizeof why, "plugin ABI version %u, this libhurray speaks %u",
-                    t->api_version, HURRAY_BACKEND_API_VERSION);
-    else if (below_first_size<hurray_backend_v1>(nullptr, t->size, &small))
-      std::snprintf(why, sizeof why, "%s", small.text);
-    else if (!t->name || !t->probe || !t->device_count || !t->device_info || !t->alloc ||
-             !t->free || !t->copy_to_host || !t->copy_from_host || !t->event_record ||
-             !t->event_wait || !t->event_release)
-      std::snprintf(why, sizeof why, "a required function of the table is NULL");
+    else
+      dispatch::refuse_table(t, why, sizeof why);
     if (why[0]) {
       p.why = why;
       log_debug("plugin %s skipped: %s", p.name.c_str(), why);
@@ -267,16 +256,17 @@ class Registry {
       return;
     }
     const int known = known_tag(p.name);
-    if (known >= 0 && known != t->device_tag) {
-      p.why = "named " + p.name + " but serves device_tag " + std::to_string(t->device_tag);
+    if (known >= 0 && known != dispatch::device_tag(*t)) {
+      p.why = "named " + p.name + " but serves device_tag " +
+              std::to_string(dispatch::device_tag(*t));
       log_debug("plugin %s skipped: %s", p.name.c_str(), p.why.c_str());
       dlclose(p.dl);
       p.dl = nullptr;
       return;
     }
     p.table = t;
-    log_debug("plugin %s loaded: %s serves device_tag 0x%02X", p.name.c_str(), t->name,
-              t->device_tag);
+    log_debug("plugin %s loaded: %s serves device_tag 0x%02X", p.name.c_str(), dispatch::name(*t),
+              dispatch::device_tag(*t));
   }
 
   void resolve(uint8_t tag, TagState &t) {
@@ -294,7 +284,7 @@ class Registry {
         if ((pass == 0) != (known == tag)) continue;
         if (pass == 1 && known >= 0) continue;
         open(*p);
-        if (p->table && p->table->device_tag == tag) {
+        if (p->table && dispatch::device_tag(*p->table) == tag) {
           chosen = p.get();
           break;
         }
@@ -313,29 +303,19 @@ class Registry {
       return;
     }
     t.plugin = chosen;
-    void *state = nullptr;
+    Backend probed{};
     hurray_error e;
-    std::memset(&e, 0, sizeof e);
-    hurray_status st;
-    try {
-      st = chosen->table->probe(&state, &e);
-    } catch (...) {
-      st = HURRAY_E_INTERNAL;
-      std::snprintf(e.message, sizeof e.message, "probe threw an exception");
-    }
-    if (st == HURRAY_OK && chosen->table->device_count(state) < 1) {
-      st = HURRAY_E_DEVICE_UNAVAILABLE;
-      std::snprintf(e.message, sizeof e.message, "the runtime reports no device");
-    }
+    const hurray_status st = dispatch::probe(chosen->table, &probed, &e);
     if (st != HURRAY_OK) {
-      t.why = std::string(chosen->table->name) + ": " + (e.message[0] ? e.message : hurray_status_message(st));
+      t.why = std::string(dispatch::name(probed)) + ": " +
+              (e.message[0] ? e.message : hurray_status_message(st));
       log_debug("device_tag 0x%02X: plugin %s probe failed: %s", tag, chosen->name.c_str(),
                 t.why.c_str());
       return;
     }
-    t.backend = Backend{chosen->table, state};
+    t.backend = probed;
     log_debug("device_tag 0x%02X: plugin %s ready, %d device(s)", tag, chosen->name.c_str(),
-              chosen->table->device_count(state));
+              dispatch::device_count(t.backend));
   }
 
   std::mutex mu_;

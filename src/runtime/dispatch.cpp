@@ -1,6 +1,7 @@
 // The cold paths of the dispatch layer (dispatch.h): the one message format
-// for a NULL optional entry and for what a plugin returned wrong, and
-// closing a descriptor a plugin returned that nobody took.
+// for a NULL optional entry and for what a plugin returned wrong, closing a
+// descriptor a plugin returned that nobody took, and the loader's check and
+// probe of a table.
 #include "dispatch.h"
 
 #include <unistd.h>
@@ -10,6 +11,7 @@
 
 #include "../backends/cpu/cpu.h"
 #include "../core/internal.h"
+#include "../core/struct_size.h"
 
 namespace hurray::detail::dispatch {
 
@@ -23,6 +25,39 @@ const char *short_name(hurray_status st) noexcept {
 }
 
 }  // namespace
+
+bool refuse_table(const hurray_backend_v1 *t, char *why, size_t n) noexcept {
+  SizeRefusal small;
+  if (t->api_version != HURRAY_BACKEND_API_VERSION)
+    std::snprintf(why, n, "plugin ABI version %u, this libhurray speaks %u", t->api_version,
+                  HURRAY_BACKEND_API_VERSION);
+  else if (below_first_size<hurray_backend_v1>(nullptr, t->size, &small))
+    std::snprintf(why, n, "%s", small.text);
+  else if (!t->name || !t->probe || !t->device_count || !t->device_info || !t->alloc ||
+           !t->free || !t->copy_to_host || !t->copy_from_host || !t->event_record ||
+           !t->event_wait || !t->event_release)
+    std::snprintf(why, n, "a required function of the table is NULL");
+  else
+    return false;
+  return true;
+}
+
+hurray_status probe(const hurray_backend_v1 *t, Backend *out, hurray_error *err) noexcept {
+  std::memset(err, 0, sizeof *err);
+  *out = Backend{t, nullptr};
+  hurray_status st;
+  try {
+    st = t->probe(&out->state, err);
+  } catch (...) {
+    st = HURRAY_E_INTERNAL;
+    std::snprintf(err->message, sizeof err->message, "probe threw an exception");
+  }
+  if (st == HURRAY_OK && device_count(*out) < 1) {
+    st = HURRAY_E_DEVICE_UNAVAILABLE;
+    std::snprintf(err->message, sizeof err->message, "the runtime reports no device");
+  }
+  return st;
+}
 
 hurray_status unsupported(const Backend &b, const char *entry, hurray_rule rule, const char *why,
                           hurray_error *err) noexcept {

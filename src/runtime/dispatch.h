@@ -1,8 +1,8 @@
-// The dispatch layer: the only code outside src/backends and the loader
-// (backends.cpp) that calls a plugin's table (hurray_backend_v1). One inline
-// function per entry, so that the handoff and allocation paths compile to
-// the same direct call as before; what the entries have in common is
-// decided here once:
+// The dispatch layer: the only code outside src/backends that calls or reads
+// a plugin's table (hurray_backend_v1); the loader (backends.cpp) checks and
+// probes a table through it too. One inline function per entry, so that the
+// handoff and allocation paths compile to the same direct call as before;
+// what the entries have in common is decided here once:
 //  - A NULL optional entry (classify, the four IPC entries, native) is
 //    HURRAY_E_UNSUPPORTED with one message format (a NULL release_after
 //    waits on the host instead),
@@ -47,10 +47,25 @@ void close_returned(int fd) noexcept;
 hurray_status check_exported(const Backend &b, const char *entry, hurray_backend_ipc_handle *h,
                              hurray_error *err) noexcept;
 
+// ---- the loader: a table before it is probed (dispatch.cpp) ----
+
+inline const char *name(const hurray_backend_v1 &t) noexcept { return t.name; }
+inline uint8_t device_tag(const hurray_backend_v1 &t) noexcept { return t.device_tag; }
+// Why the table a plugin's hurray_backend_entry returned cannot be used (its
+// ABI version, its size, a required entry NULL), as text into why (n bytes);
+// false when it can be.
+bool refuse_table(const hurray_backend_v1 *t, char *why, size_t n) noexcept;
+// Probe the table: *out is its Backend (the table and the plugin's state).
+// An exception from the plugin is HURRAY_E_INTERNAL ("probe threw an
+// exception"), a runtime without a device HURRAY_E_DEVICE_UNAVAILABLE ("the
+// runtime reports no device"); err->message stays empty when the plugin
+// wrote none.
+hurray_status probe(const hurray_backend_v1 *t, Backend *out, hurray_error *err) noexcept;
+
 // ---- the table ----
 
-inline const char *name(const Backend &b) noexcept { return b.table->name; }
-inline uint8_t device_tag(const Backend &b) noexcept { return b.table->device_tag; }
+inline const char *name(const Backend &b) noexcept { return name(*b.table); }
+inline uint8_t device_tag(const Backend &b) noexcept { return device_tag(*b.table); }
 
 // Optional: a NULL shutdown has nothing to release.
 inline void shutdown(const Backend &b) noexcept {

@@ -1,14 +1,25 @@
 // The plugin loader, run in processes whose environment each test case sets
 // (see tests/CMakeLists.txt): discovery through HURRAY_BACKEND_PATH, the
 // HURRAY_BACKENDS restriction, refusal of bad plugins with the reason, and
-// BP-PUT-DEVICE (an absent device is an error, never another device).
+// BP-PUT-DEVICE (an absent device is an error, never another device), and
+// the known plugin names (hurray_known_plugins.h) against the plugins built.
 #include <catch2/catch.hpp>
 #include <hurray.h>
 #include <hurray_backend.h>
 
+#include <dirent.h>
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <set>
+#include <sstream>
 #include <string>
+#include <vector>
+
+#include "hurray_known_plugins.h"
 
 namespace {
 
@@ -156,4 +167,92 @@ TEST_CASE("no vendor runtime is loaded until its device is used", "[loader][lazy
   for (const char *lib : {"libvulkan", "libOpenCL", "libcuda", "libamdhip64", "libze_loader",
                           "libhurray-vulkan", "libhurray-opencl"})
     CHECK_FALSE(maps_contain(lib));
+}
+
+namespace {
+
+struct Known {
+  const char *name;
+  uint8_t tag;
+};
+// The loader's list, from the same generated header (HURRAY_PLUGINS).
+constexpr Known kKnown[] = {HURRAY_KNOWN_PLUGINS};
+
+std::set<std::string> split(const char *csv) {
+  std::set<std::string> out;
+  std::stringstream s(csv ? csv : "");
+  std::string item;
+  while (std::getline(s, item, ','))
+    if (!item.empty()) out.insert(item);
+  return out;
+}
+
+const Known *known(const std::string &name) {
+  for (const Known &k : kKnown)
+    if (name == k.name) return &k;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("every plugin built has a known name and serves its tag", "[loader][known]") {
+  const char *dir = std::getenv("HURRAY_TEST_PLUGIN_DIR");
+  REQUIRE(dir != nullptr);
+  const std::set<std::string> built = split(std::getenv("HURRAY_TEST_BUILT"));
+  const std::set<std::string> skipped = split(std::getenv("HURRAY_TEST_SKIPPED"));
+  // The plugins in the build's folder are those CMake says it built.
+  std::set<std::string> found;
+  DIR *d = opendir(dir);
+  REQUIRE(d != nullptr);
+  while (dirent *e = readdir(d)) {
+    const std::string f = e->d_name;
+    if (f.size() > 13 && f.rfind("libhurray-", 0) == 0 && f.compare(f.size() - 3, 3, ".so") == 0)
+      found.insert(f.substr(10, f.size() - 13));
+  }
+  closedir(d);
+  CHECK(found == built);
+  // Each is a known name, and its table serves the tag the list gives it.
+  for (const std::string &name : found) {
+    INFO(name);
+    const Known *k = known(name);
+    REQUIRE(k != nullptr);
+    void *dl = dlopen((std::string(dir) + "/libhurray-" + name + ".so").c_str(),
+                      RTLD_NOW | RTLD_LOCAL);
+    REQUIRE(dl != nullptr);
+    auto entry = reinterpret_cast<hurray_backend_entry_fn>(dlsym(dl, HURRAY_BACKEND_ENTRY_SYMBOL));
+    REQUIRE(entry != nullptr);
+    const hurray_backend_v1 *t = entry();
+    REQUIRE(t != nullptr);
+    CHECK(t->device_tag == k->tag);
+    dlclose(dl);
+  }
+  // And every known name is a plugin this build made or one it skipped.
+  std::set<std::string> names;
+  for (const Known &k : kKnown) names.insert(k.name);
+  std::set<std::string> configured = built;
+  configured.insert(skipped.begin(), skipped.end());
+  CHECK(names == configured);
+  CHECK(names.count("webgpu") == 1);
+}
+
+TEST_CASE("a plugin with a known name serving another tag is refused", "[loader][known-name]") {
+  // The example plugin (tag 0xF0) under every known name: the loader refuses
+  // each, so each is in the list it was built with.
+  const char *example = std::getenv("HURRAY_TEST_EXAMPLE");
+  REQUIRE(example != nullptr);
+  char dir[] = "/tmp/hurray-known-XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  std::vector<std::string> links;
+  for (const Known &k : kKnown) {
+    links.push_back(std::string(dir) + "/libhurray-" + k.name + ".so");
+    REQUIRE(symlink(example, links.back().c_str()) == 0);
+  }
+  setenv("HURRAY_BACKEND_PATH", dir, 1);
+  const std::string r = report();
+  for (const std::string &l : links) unlink(l.c_str());
+  rmdir(dir);
+  INFO(r);
+  for (const Known &k : kKnown)
+    CHECK(r.find(std::string("named ") + k.name + " but serves device_tag 240") !=
+          std::string::npos);
 }

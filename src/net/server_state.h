@@ -1,13 +1,15 @@
 // The server's state (hurray_net_server), shared by server.cpp,
-// server_put.cpp and server_get.cpp (the protocol), bootstrap_server.cpp
-// and guard.cpp (admission, limits and timeouts, docs/spec/network.md
-// section 4).
+// server_put.cpp and server_get.cpp (the protocol), server_send.cpp (the
+// answers), bootstrap_server.cpp, server_fd.cpp and guard.cpp (admission,
+// limits and timeouts, docs/spec/network.md section 4). A header of its
+// own, so that those files depend on it and not on one another's.
 #pragma once
 
 #include <hurray_net.h>
 
 #include "auth.h"
 #include "net_limits.h"
+#include "net_types.h"
 #include "ucx.h"
 #include "wire.h"
 
@@ -21,24 +23,6 @@
 #include <vector>
 
 namespace hurray::net {
-
-struct Offer {
-  uint8_t tag;
-  int32_t count;
-  uint32_t classes;
-};
-
-// What an active-message handler saw, queued for processing after progress.
-struct Incoming {
-  Op op;
-  ucp_ep_h ep = nullptr;
-  std::vector<unsigned char> header;
-  void *data = nullptr;     // UCX's (rndv descriptor or kept eager data) or copy
-  size_t length = 0;
-  bool rndv = false;
-  bool ucx_owned = false;   // release with ucp_am_data_release
-  std::vector<unsigned char> copy;
-};
 
 struct Conn {
   ucp_ep_h ep = nullptr;

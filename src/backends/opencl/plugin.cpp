@@ -9,7 +9,8 @@ int32_t device_count(void *state) { return hurray::kit::count_devices<State>(sta
 
 hurray_status native(void *state, int32_t device, hurray_backend_native *out,
                      hurray_error *err) {
-  HURRAY_KIT_ENTER_OUT(const State, "native: out", out);
+  auto [refused, s, d] = kit::enter_out<const State>(state, device, out, err, "native: out");
+  if (refused != HURRAY_OK) return refused;
   out->handles[0] = d->platform;
   out->handles[1] = d->id;
   out->handles[2] = d->context;

@@ -10,7 +10,8 @@ int32_t device_count(void *state) { return hurray::kit::count_devices<State>(sta
 
 hurray_status native(void *state, int32_t device, hurray_backend_native *out,
                      hurray_error *err) {
-  HURRAY_KIT_ENTER_OUT(const State, "native: out", out);
+  auto [refused, s, d] = kit::enter_out<const State>(state, device, out, err, "native: out");
+  if (refused != HURRAY_OK) return refused;
   out->handles[0] = rt::native_device(d->ref);
   out->handles[1] = rt::native_context(d->ref);
   out->handles[2] = d->stream;

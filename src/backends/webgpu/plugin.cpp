@@ -5,7 +5,8 @@ namespace hurray::webgpu {
 
 hurray_status native(void *state, int32_t device, hurray_backend_native *out,
                      hurray_error *err) {
-  HURRAY_KIT_ENTER_OUT(const State, "native: out", out);
+  auto [refused, s, d] = kit::enter_out<const State>(state, device, out, err, "native: out");
+  if (refused != HURRAY_OK) return refused;
   out->handles[0] = s->instance;
   out->handles[1] = d->adapter;
   out->handles[2] = d->device;

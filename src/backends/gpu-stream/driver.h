@@ -201,8 +201,6 @@ hurray_status pointer_class(const State *s, const Device &d0, const void *ptr, u
 // ---- the entry points (src/backends/kit/table.h; one file each concern) ----
 
 HURRAY_KIT_DECLARE_ENTRIES()
-HURRAY_KIT_DECLARE_IDENTITY_ENTRY()
-HURRAY_KIT_DECLARE_RELEASE_AFTER_ENTRY()
 HURRAY_KIT_DECLARE_IPC_ENTRIES()
 hurray_status ipc_export_pointer(void *state, int32_t device, uint8_t memory_class,
                                  const void *data, uint64_t byte_size,

@@ -21,8 +21,6 @@ hurray_status native(void *state, int32_t device, hurray_backend_native *out,
 }
 
 HURRAY_KIT_TABLE(kTable, rt::kDeviceTag, HURRAY_KIT_IPC_ENTRIES,
-                 HURRAY_KIT_ENTRY(t, device_identity, device_identity),
-                 HURRAY_KIT_ENTRY(t, release_after, release_after),
                  HURRAY_KIT_ENTRY(t, ipc_export_pointer, ipc_export_pointer))
 
 }  // namespace hurray::gpu_stream

@@ -138,9 +138,7 @@ hurray_status native(void *state, int32_t device, hurray_backend_native *out,
   return HURRAY_OK;
 }
 
-HURRAY_KIT_TABLE(kTable, HURRAY_DEVICE_VULKAN, HURRAY_KIT_IPC_ENTRIES,
-                 HURRAY_KIT_ENTRY(t, device_identity, device_identity),
-                 HURRAY_KIT_ENTRY(t, release_after, release_after))
+HURRAY_KIT_TABLE(kTable, HURRAY_DEVICE_VULKAN, HURRAY_KIT_IPC_ENTRIES)
 
 }  // namespace hurray::vulkan
 

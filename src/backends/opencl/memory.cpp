@@ -300,15 +300,15 @@ hurray_status copy(const State *s, const Allocation *a, const Device *d, uint64_
 
 }  // namespace
 
-hurray_status copy_to_host(void *state, const hurray_backend_allocation *src, uint64_t offset,
-                           void *dst, uint64_t n, hurray_error *err) {
-  return kit::copy_entry<const State, Allocation>(state, src, offset, dst, n, true, err, copy);
-}
-
 hurray_status copy_from_host(void *state, hurray_backend_allocation *dst, uint64_t offset,
                              const void *src, uint64_t n, hurray_error *err) {
   return kit::copy_entry<const State, Allocation>(state, dst, offset, const_cast<void *>(src), n,
                                                   false, err, copy);
+}
+
+hurray_status copy_to_host(void *state, const hurray_backend_allocation *src, uint64_t offset,
+                           void *dst, uint64_t n, hurray_error *err) {
+  return kit::copy_entry<const State, Allocation>(state, src, offset, dst, n, true, err, copy);
 }
 
 hurray_status classify(void *state, const void *ptr, int32_t *device, uint8_t *memory_class,

@@ -182,7 +182,8 @@ hurray_status pointer_class(const State *s, const Device &d0, const void *ptr, u
   void *values[] = {&type, &managed, &ordinal};
   CUresult r;
   {
-    HURRAY_GPU_CURRENT_(s, &d0, err)
+    const rt::Current current(s->api, d0.ref);
+    if (const hurray_status st = check_current(current, s->api, d0, err)) return st;
     r = cu.cuPointerGetAttributes(3, attrs, values, dptr(reinterpret_cast<uintptr_t>(ptr)));
   }
   if (r != CUDA_SUCCESS) return rt_fail(err, cu, HURRAY_OK, "cuPointerGetAttributes", r, "%p", ptr);

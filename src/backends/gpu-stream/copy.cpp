@@ -14,7 +14,8 @@ namespace {
 hurray_status copy(const State *s, const Allocation *a, Device *d, uint64_t offset, void *host,
                    uint64_t n, bool to_host, hurray_error *err) noexcept {
   const Api &api = s->api;
-  HURRAY_GPU_CURRENT_(s, d, err)
+  const rt::Current current(s->api, d->ref);
+  if (const hurray_status st = check_current(current, s->api, *d, err)) return st;
   if (host_visible(a->memory_class) && !a->imported) {
     // Let the device's queued work finish, then touch the memory.
     const Result r = rt::sync_device(api);
@@ -39,6 +40,15 @@ hurray_status copy(const State *s, const Allocation *a, Device *d, uint64_t offs
 
 }  // namespace
 
-HURRAY_KIT_DEFINE_COPY_ENTRIES(const State, Allocation, copy)
+hurray_status copy_to_host(void *state, const hurray_backend_allocation *src, uint64_t offset,
+                           void *dst, uint64_t n, hurray_error *err) {
+  return kit::copy_entry<const State, Allocation>(state, src, offset, dst, n, true, err, copy);
+}
+
+hurray_status copy_from_host(void *state, hurray_backend_allocation *dst, uint64_t offset,
+                             const void *src, uint64_t n, hurray_error *err) {
+  return kit::copy_entry<const State, Allocation>(state, dst, offset, const_cast<void *>(src), n,
+                                                  false, err, copy);
+}
 
 }  // namespace hurray::gpu_stream

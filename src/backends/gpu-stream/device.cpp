@@ -91,7 +91,8 @@ void shutdown(void *state) {
 
 hurray_status device_info(void *state, int32_t device, hurray_backend_device_info *out,
                           hurray_error *err) {
-  HURRAY_KIT_ENTER_OUT(const State, "device_info: out", out);
+  auto [refused, s, d] = kit::enter_out<const State>(state, device, out, err, "device_info: out");
+  if (refused != HURRAY_OK) return refused;
   std::snprintf(out->name, sizeof out->name, "%s", d->name.c_str());
   out->memory_classes = (1u << HURRAY_MEMORY_STANDARD) |
                         (d->map_host ? 1u << HURRAY_MEMORY_HOST_PINNED : 0u) |
@@ -126,7 +127,9 @@ hurray_status device_info(void *state, int32_t device, hurray_backend_device_inf
 // HIP_VISIBLE_DEVICES reorder; NONE when the runtime cannot say.
 hurray_status device_identity(void *state, int32_t device, hurray_backend_device_identity *out,
                               hurray_error *err) {
-  HURRAY_KIT_ENTER_OUT(const State, "device_identity: out", out);
+  auto [refused, s, d] = kit::enter_out<const State>(state, device, out, err,
+                                                     "device_identity: out");
+  if (refused != HURRAY_OK) return refused;
   uint8_t uuid[16] = {};
   if (rt::device_uuid(s->api, d->ref, uuid))
     hurray::kit::set_identity(out, HURRAY_BACKEND_ID_UUID, uuid, sizeof uuid);

@@ -96,13 +96,16 @@ __attribute__((format(printf, 6, 7))) hurray_status rt_fail(hurray_error *err, c
                                                             const char *function, Result code,
                                                             const char *fmt, ...) noexcept;
 
-// In an entry point: make device d current until the end of the enclosing
-// scope, or return the error.
-#define HURRAY_GPU_CURRENT_(s, d, err)                                                   \
-  rt::Current current_((s)->api, (d)->ref);                                              \
-  if (current_.result() != rt::kSuccess)                                                 \
-    return rt_fail(err, (s)->api, HURRAY_OK, rt::Current::kFunction, current_.result(), \
-                   "%s '%s'", rt::Current::kWhat, (d)->name.c_str());
+// In an entry point, after `const rt::Current current(s->api, d->ref);`
+// (device d current until the end of the enclosing scope): OK when that
+// worked, else its error "[<push function>] NAME: ... '<device>'". Called as
+// `if (const hurray_status st = check_current(current, s->api, *d, err)) return st;`.
+inline hurray_status check_current(const rt::Current &current, const Api &api, const Device &d,
+                                   hurray_error *err) noexcept {
+  if (current.result() == rt::kSuccess) return HURRAY_OK;
+  return rt_fail(err, api, HURRAY_OK, rt::Current::kFunction, current.result(), "%s '%s'",
+                 rt::Current::kWhat, d.name.c_str());
+}
 
 using hurray::kit::find_device;
 
@@ -198,8 +201,6 @@ hurray_status pointer_class(const State *s, const Device &d0, const void *ptr, u
 // ---- the entry points (src/backends/kit/table.h; one file each concern) ----
 
 HURRAY_KIT_DECLARE_ENTRIES()
-HURRAY_KIT_DECLARE_IDENTITY_ENTRY()
-HURRAY_KIT_DECLARE_RELEASE_AFTER_ENTRY()
 HURRAY_KIT_DECLARE_IPC_ENTRIES()
 hurray_status ipc_export_pointer(void *state, int32_t device, uint8_t memory_class,
                                  const void *data, uint64_t byte_size,

@@ -35,7 +35,8 @@ hurray_status ipc_export_memory(void *state, const hurray_backend_allocation *al
   Device *d = nullptr;
   if (const hurray_status st = find_device(s, a->device, &d, err)) return st;
   const Api &api = s->api;
-  HURRAY_GPU_CURRENT_(s, d, err)
+  const rt::Current current(s->api, d->ref);
+  if (const hurray_status st = check_current(current, s->api, *d, err)) return st;
   if (a->vmm_handle != 0)  // VMM memory (vmm.cpp): a file descriptor
     return vmm_export(s, *d, a->vmm_handle, a->vmm_size, a->byte_size, a->data - a->base, out,
                       err);
@@ -53,7 +54,8 @@ hurray_status ipc_export_memory(void *state, const hurray_backend_allocation *al
 hurray_status ipc_import_memory(void *state, int32_t device,
                                 const hurray_backend_ipc_handle *handle, uint8_t memory_class,
                                 hurray_backend_allocation *out, hurray_error *err) {
-  HURRAY_KIT_ENTER_OUT(State, "ipc_import_memory: out", out);
+  auto [refused, s, d] = kit::enter_out<State>(state, device, out, err, "ipc_import_memory: out");
+  if (refused != HURRAY_OK) return refused;
   if (memory_class != HURRAY_MEMORY_STANDARD && memory_class != HURRAY_MEMORY_PEER)
     return fail(err, HURRAY_E_UNSUPPORTED,
                 "%s: ipc_import_memory: %s IPC memory is device memory: import it as STANDARD "
@@ -66,7 +68,8 @@ hurray_status ipc_import_memory(void *state, int32_t device,
                                             &h, sizeof h, err))
     return st;
   const Api &api = s->api;
-  HURRAY_GPU_CURRENT_(s, d, err)
+  const rt::Current current(s->api, d->ref);
+  if (const hurray_status st = check_current(current, s->api, *d, err)) return st;
   uintptr_t base = 0;
   // opened once per allocation and process (ipc_wrapped.cpp)
   if (const hurray_status st = open_handle(s, *d, device, h, &base, err)) return st;
@@ -87,13 +90,16 @@ hurray_status ipc_import_memory(void *state, int32_t device,
 
 hurray_status ipc_export_event(void *state, int32_t device, void *event,
                                hurray_backend_ipc_handle *out, hurray_error *err) {
-  HURRAY_KIT_ENTER(const State, "ipc_export_event: event and out", event, out);
+  auto [refused, s, d] = kit::enter<const State>(state, device, err,
+                                                 "ipc_export_event: event and out", event, out);
+  if (refused != HURRAY_OK) return refused;
   if (!d->ipc_events)
     return fail(err, HURRAY_E_UNSUPPORTED,
                 "%s: ipc_export_event: device %d '%s' cannot make interprocess events %s", kPlugin,
                 static_cast<int>(device), d->name.c_str(), rt::kNoIpcEvents);
   const Api &api = s->api;
-  HURRAY_GPU_CURRENT_(s, d, err)
+  const rt::Current current(s->api, d->ref);
+  if (const hurray_status st = check_current(current, s->api, *d, err)) return st;
   rt::IpcEventHandle h;
   std::memset(&h, 0, sizeof h);
   const Result r = rt::ipc_get_event(api, &h, static_cast<rt::Event>(event));
@@ -108,13 +114,16 @@ hurray_status ipc_export_event(void *state, int32_t device, void *event,
 hurray_status ipc_import_event(void *state, int32_t device,
                                const hurray_backend_ipc_handle *handle, void **event,
                                hurray_error *err) {
-  HURRAY_KIT_ENTER(const State, "ipc_import_event: event", event);
+  auto [refused, s, d] = kit::enter<const State>(state, device, err, "ipc_import_event: event",
+                                                 event);
+  if (refused != HURRAY_OK) return refused;
   rt::IpcEventHandle h;
   if (const hurray_status st = hurray::kit::unpack_ipc(
           handle, rt::kIpcEventKind, "ipc_import_event", rt::kIpcMeaningEvent, &h, sizeof h, err))
     return st;
   const Api &api = s->api;
-  HURRAY_GPU_CURRENT_(s, d, err)
+  const rt::Current current(s->api, d->ref);
+  if (const hurray_status st = check_current(current, s->api, *d, err)) return st;
   rt::Event ev = nullptr;
   const Result r = rt::ipc_open_event(api, &ev, h);
   if (r != rt::kSuccess)

@@ -80,7 +80,9 @@ hurray_status record(State *s, const Allocation &a,
 hurray_status ipc_export_pointer(void *state, int32_t device, uint8_t memory_class,
                                  const void *data, uint64_t byte_size,
                                  hurray_backend_ipc_handle *out, hurray_error *err) {
-  HURRAY_KIT_ENTER_OUT(const State, "ipc_export_pointer: data and out", data, out);
+  auto [refused, s, d] = kit::enter_out<const State>(state, device, out, err,
+                                                     "ipc_export_pointer: data and out", data);
+  if (refused != HURRAY_OK) return refused;
   out->fd = -1;
   if (host_visible(memory_class))
     return fail(err, HURRAY_E_UNSUPPORTED, "%s: ipc_export_pointer: %s (STANDARD, PEER), not %s",
@@ -89,7 +91,8 @@ hurray_status ipc_export_pointer(void *state, int32_t device, uint8_t memory_cla
     return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: ipc_export_pointer: a buffer of 0 bytes",
                 kPlugin);
   const Api &api = s->api;
-  HURRAY_GPU_CURRENT_(s, d, err)
+  const rt::Current current(s->api, d->ref);
+  if (const hurray_status st = check_current(current, s->api, *d, err)) return st;
   const uintptr_t p = uptr(data);
   uintptr_t base = 0;
   size_t size = 0;

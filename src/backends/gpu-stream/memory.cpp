@@ -77,7 +77,8 @@ hurray_status check_class(const Device &d, int32_t device, uint8_t mc, uint32_t 
 hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t byte_size,
                     uint32_t alignment, uint32_t flags, hurray_backend_allocation *out,
                     hurray_error *err) {
-  HURRAY_KIT_ENTER_OUT(State, "alloc: out", out);
+  auto [refused, s, d] = kit::enter_out<State>(state, device, out, err, "alloc: out");
+  if (refused != HURRAY_OK) return refused;
   if (const hurray_status st = check_class(*d, device, memory_class, flags, s->devices.size(), err))
     return st;
   uint32_t align = 0;
@@ -98,7 +99,8 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
     if (const hurray_status st = enable_peers(s, d, err)) return st;
 
   const Api &api = s->api;
-  HURRAY_GPU_CURRENT_(s, d, err)
+  const rt::Current current(s->api, d->ref);
+  if (const hurray_status st = check_current(current, s->api, *d, err)) return st;
   if (use_vmm(s, *d, memory_class, flags))  // SHAREABLE: a descriptor crosses (vmm.cpp)
     return vmm_alloc(s, d, device, memory_class, byte_size, align, out, err);
   Result code = rt::kSuccess;

@@ -10,7 +10,8 @@ int32_t device_count(void *state) { return hurray::kit::count_devices<State>(sta
 
 hurray_status native(void *state, int32_t device, hurray_backend_native *out,
                      hurray_error *err) {
-  HURRAY_KIT_ENTER_OUT(const State, "native: out", out);
+  auto [refused, s, d] = kit::enter_out<const State>(state, device, out, err, "native: out");
+  if (refused != HURRAY_OK) return refused;
   out->handles[0] = rt::native_device(d->ref);
   out->handles[1] = rt::native_context(d->ref);
   out->handles[2] = d->stream;
@@ -20,8 +21,6 @@ hurray_status native(void *state, int32_t device, hurray_backend_native *out,
 }
 
 HURRAY_KIT_TABLE(kTable, rt::kDeviceTag, HURRAY_KIT_IPC_ENTRIES,
-                 HURRAY_KIT_ENTRY(t, device_identity, device_identity),
-                 HURRAY_KIT_ENTRY(t, release_after, release_after),
                  HURRAY_KIT_ENTRY(t, ipc_export_pointer, ipc_export_pointer))
 
 }  // namespace hurray::gpu_stream

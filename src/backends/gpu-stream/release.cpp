@@ -166,10 +166,13 @@ hurray_status wait_then_done(void *state, int32_t device, void *stream, void *ev
 hurray_status release_after(void *state, int32_t device, void *stream, void *event,
                             uint64_t value, void (*done)(void *), void *user,
                             hurray_error *err) {
-  HURRAY_KIT_ENTER_BINARY_RELEASE_AFTER(State, rt::kVendor);
+  auto [refused, s, d] = kit::enter_release_after<State>(state, device, event, value, done,
+                                                         rt::kVendor, err);
+  if (refused != HURRAY_OK) return refused;
   const Api &api = s->api;
   if (!rt::has_host_func(api)) return wait_then_done(state, device, stream, event, done, user, err);
-  HURRAY_GPU_CURRENT_(s, d, err)
+  const rt::Current current(s->api, d->ref);
+  if (const hurray_status st = check_current(current, s->api, *d, err)) return st;
   Releaser *r = start_releaser(s);
   {
     std::lock_guard<std::mutex> lock(r->queue->mu);

@@ -9,9 +9,12 @@ using hurray::kit::kPlugin;
 
 hurray_status event_record(void *state, int32_t device, void *stream, void **event,
                            uint64_t *value, hurray_error *err) {
-  HURRAY_KIT_ENTER(const State, "event_record: event and value", event, value);
+  auto [refused, s, d] = kit::enter<const State>(state, device, err,
+                                                 "event_record: event and value", event, value);
+  if (refused != HURRAY_OK) return refused;
   const Api &api = s->api;
-  HURRAY_GPU_CURRENT_(s, d, err)
+  const rt::Current current(s->api, d->ref);
+  if (const hurray_status st = check_current(current, s->api, *d, err)) return st;
   rt::Event ev = nullptr;
   Result r = rt::event_create(api, d->ipc_events, &ev);
   if (r != rt::kSuccess)
@@ -28,9 +31,12 @@ hurray_status event_record(void *state, int32_t device, void *stream, void **eve
 
 hurray_status event_wait(void *state, int32_t device, void *event, uint64_t value, void *stream,
                          hurray_error *err) {
-  HURRAY_KIT_ENTER_BINARY_WAIT(const State, rt::kVendor);
+  auto [refused, s, d] = kit::enter_binary_wait<const State>(state, device, event, value,
+                                                             rt::kVendor, err);
+  if (refused != HURRAY_OK) return refused;
   const Api &api = s->api;
-  HURRAY_GPU_CURRENT_(s, d, err)
+  const rt::Current current(s->api, d->ref);
+  if (const hurray_status st = check_current(current, s->api, *d, err)) return st;
   auto *ev = static_cast<rt::Event>(event);
   // stream NULL: the host waits.
   const Result r = stream == nullptr

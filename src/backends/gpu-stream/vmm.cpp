@@ -104,7 +104,8 @@ hurray_status vmm_import(State *s, Device *d, int32_t device,
                                          d->vmm_granularity, &size, err))
     return st;
   const Api &api = s->api;
-  HURRAY_GPU_CURRENT_(s, d, err)
+  const rt::Current current(s->api, d->ref);
+  if (const hurray_status st = check_current(current, s->api, *d, err)) return st;
   uint64_t h = 0;
   Result r = rt::vmm_import(api, handle->fd, &h);
   if (r != rt::kSuccess)  // the peer's descriptor is no VMM export: its refusal

@@ -3,11 +3,18 @@
 // plugin kit; for plugins whose State holds its devices in `devices` (a
 // vector of Device or of std::unique_ptr<Device>).
 //
-//   State *s = nullptr;
-//   Device *d = nullptr;
-//   if (const hurray_status st = kit::enter(state, device, &s, &d, err,
-//                                                   "native: out", out))
-//     return st;
+// Every entry calls it in one shape, two lines that show the variables it
+// declares and the one return:
+//
+//   auto [refused, s, d] = kit::enter_out<State>(state, device, out, err, "native: out");
+//   if (refused != HURRAY_OK) return refused;
+//
+// s is the state (State *, const as the template argument is), d its device,
+// refused HURRAY_OK or the status the entry returns at once (err filled).
+// kit::enter checks, kit::enter_out also zeroes *out, kit::enter_binary_wait
+// and kit::enter_release_after are those prologues of a plugin whose events
+// are binary; copy_to_host and copy_from_host are each one visible call of
+// kit::copy_entry. The kit has no macro that declares a variable or returns.
 //
 // The loader already guarantees a probed state, a valid ordinal and non-NULL
 // out pointers (include/hurray_backend.h, "Loader:" of each entry); these
@@ -20,6 +27,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
+#include <utility>
 
 #include "entry.h"
 #include "errors.h"
@@ -55,14 +64,40 @@ hurray_status check_not_null(hurray_error *err, const char *what, const Ptr *...
   return HURRAY_OK;
 }
 
-// The prologue: *s = the state, *d = its device `device` (find_device), and
+// The device type of State::devices' elements (const with a const State
+// over a vector of Device).
+template <class State>
+using DeviceOf = std::remove_pointer_t<decltype(element(std::declval<State &>().devices[0]))>;
+
+// What a prologue gives, for `auto [refused, s, d] = ...`: refused is
+// HURRAY_OK or the status to return (err filled), s the state, d its device
+// (both set only when refused is OK).
+template <class State>
+struct Entered {
+  hurray_status refused;
+  State *s;
+  DeviceOf<State> *d;
+};
+
+// The prologue: s = the state, d = its device `device` (find_device), and
 // every one of ptrs not NULL (check_not_null(err, what, ptrs...)).
-template <class State, class Device, class... Ptr>
-hurray_status enter(void *state, int32_t device, State **s, Device **d, hurray_error *err,
-                    const char *what, const Ptr *...ptrs) noexcept {
-  *s = static_cast<State *>(state);
-  if (const hurray_status st = find_device(*s, device, d, err)) return st;
-  return check_not_null(err, what, ptrs...);
+template <class State, class... Ptr>
+Entered<State> enter(void *state, int32_t device, hurray_error *err, const char *what,
+                     const Ptr *...ptrs) noexcept {
+  Entered<State> e{HURRAY_OK, static_cast<State *>(state), nullptr};
+  e.refused = find_device(e.s, device, &e.d, err);
+  if (e.refused == HURRAY_OK) e.refused = check_not_null(err, what, ptrs...);
+  return e;
+}
+
+// enter(...) for an entry that fills *out: out is among the pointers
+// checked, and *out is zeroed once they are.
+template <class State, class Out, class... Ptr>
+Entered<State> enter_out(void *state, int32_t device, Out *out, hurray_error *err,
+                         const char *what, const Ptr *...ptrs) noexcept {
+  Entered<State> e = enter<State>(state, device, err, what, ptrs..., out);
+  if (e.refused == HURRAY_OK) std::memset(out, 0, sizeof *out);
+  return e;
 }
 
 // The prologue of copy_to_host and copy_from_host: *s = the state (not
@@ -100,57 +135,46 @@ void free_record(void *state, hurray_backend_allocation *allocation, Release &&r
   allocation->host = nullptr;
 }
 
-}  // namespace hurray::kit
+// event_wait's prologue in a plugin whose events are binary: enter(...,
+// "event_wait: event", event), then value 0 (check_binary_value).
+template <class State>
+Entered<State> enter_binary_wait(void *state, int32_t device, const void *event, uint64_t value,
+                                 const char *vendor, hurray_error *err) noexcept {
+  Entered<State> e = enter<State>(state, device, err, "event_wait: event", event);
+  if (e.refused == HURRAY_OK) e.refused = check_binary_value(value, vendor, err);
+  return e;
+}
 
-// The prologue as one statement, in an entry whose parameters are named
-// state, device and err: declares `s` (StateT *) and `d` (its device) and
-// returns the status when kit::enter refuses. HURRAY_KIT_ENTER_OUT also
-// zeroes *out, the struct the entry fills (which must be among the pointers).
-// HURRAY_KIT_ENTER_COPY(StateT, RecordT, alloc, host, what) is the copy
-// entries' (parameters state, offset, n, err): s, a (the const RecordT *)
-// and d, returning the status when kit::enter_copy refuses and OK when n is
-// 0. HURRAY_KIT_ENTER_BINARY_WAIT is event_wait's prologue in a plugin whose
-// events are binary: event not NULL, value 0 (kit::check_binary_value);
-// HURRAY_KIT_ENTER_BINARY_RELEASE_AFTER is release_after's there: done not
-// NULL and, with an event, value 0.
-#define HURRAY_KIT_ENTER(StateT, what, ...)                                    \
-  StateT *s = nullptr;                                                         \
-  decltype(::hurray::kit::element(s->devices[0])) d = nullptr;                 \
-  if (const hurray_status kit_status_ =                                        \
-          ::hurray::kit::enter(state, device, &s, &d, err, what, __VA_ARGS__)) \
-    return kit_status_
-#define HURRAY_KIT_ENTER_COPY(StateT, RecordT, alloc, host, what)                          \
-  StateT *s = nullptr;                                                                     \
-  const RecordT *a = nullptr;                                                              \
-  decltype(::hurray::kit::element(s->devices[0])) d = nullptr;                             \
-  if (const hurray_status kit_status_ =                                                    \
-          ::hurray::kit::enter_copy(state, alloc, offset, host, n, what, &s, &a, &d, err)) \
-    return kit_status_;                                                                    \
-  if (a == nullptr) return HURRAY_OK
-// copy_to_host and copy_from_host written once, over the plugin's
-// `hurray_status copy_fn(s, a, d, offset, host, n, to_host, err)` (s, a and d
-// as HURRAY_KIT_ENTER_COPY gives them), behind HURRAY_KIT_ENTER_COPY.
-#define HURRAY_KIT_DEFINE_COPY_ENTRIES(StateT, RecordT, copy_fn)                                 \
-  hurray_status copy_to_host(void *state, const hurray_backend_allocation *src, uint64_t offset, \
-                             void *dst, uint64_t n, hurray_error *err) {                         \
-    HURRAY_KIT_ENTER_COPY(StateT, RecordT, src, dst, "copy_to_host");                            \
-    return copy_fn(s, a, d, offset, dst, n, true, err);                                          \
-  }                                                                                              \
-  hurray_status copy_from_host(void *state, hurray_backend_allocation *dst, uint64_t offset,     \
-                               const void *src, uint64_t n, hurray_error *err) {                 \
-    HURRAY_KIT_ENTER_COPY(StateT, RecordT, dst, src, "copy_from_host");                          \
-    return copy_fn(s, a, d, offset, const_cast<void *>(src), n, false, err);                     \
-  }
-#define HURRAY_KIT_ENTER_BINARY_WAIT(StateT, vendor)             \
-  HURRAY_KIT_ENTER(StateT, "event_wait: event", event);          \
-  if (const hurray_status kit_value_status_ =                    \
-          ::hurray::kit::check_binary_value(value, vendor, err)) \
-    return kit_value_status_
-#define HURRAY_KIT_ENTER_BINARY_RELEASE_AFTER(StateT, vendor)                              \
-  HURRAY_KIT_ENTER(StateT, "release_after: done", reinterpret_cast<const void *>(done));   \
-  if (const hurray_status kit_value_status_ =                                               \
-          event != nullptr ? ::hurray::kit::check_binary_value(value, vendor, err) : HURRAY_OK) \
-    return kit_value_status_
-#define HURRAY_KIT_ENTER_OUT(StateT, what, ...) \
-  HURRAY_KIT_ENTER(StateT, what, __VA_ARGS__);  \
-  std::memset(out, 0, sizeof *out)
+// release_after's prologue there: enter(..., "release_after: done", done),
+// then, with an event, value 0 (check_binary_value).
+template <class State>
+Entered<State> enter_release_after(void *state, int32_t device, const void *event,
+                                   uint64_t value, void (*done)(void *), const char *vendor,
+                                   hurray_error *err) noexcept {
+  Entered<State> e = enter<State>(state, device, err, "release_after: done",
+                                  reinterpret_cast<const void *>(done));
+  if (e.refused == HURRAY_OK && event != nullptr)
+    e.refused = check_binary_value(value, vendor, err);
+  return e;
+}
+
+// copy_to_host (to_host) and copy_from_host, written once: enter_copy (its
+// `what` is the entry's name), OK with nothing done when n is 0, else
+// copy(s, a, d, offset, host, n, to_host, err), the plugin's copy over the
+// record `a` and its device `d`. Not noexcept: the entry's barrier
+// (HURRAY_KIT_ENTRY) is the one that catches.
+template <class State, class Record, class Copy>
+hurray_status copy_entry(void *state, const hurray_backend_allocation *alloc, uint64_t offset,
+                         void *host, uint64_t n, bool to_host, hurray_error *err, Copy &&copy) {
+  State *s = nullptr;
+  const Record *a = nullptr;
+  decltype(element(s->devices[0])) d = nullptr;
+  if (const hurray_status st = enter_copy(state, alloc, offset, host, n,
+                                          to_host ? "copy_to_host" : "copy_from_host", &s, &a,
+                                          &d, err))
+    return st;
+  if (n == 0) return HURRAY_OK;
+  return copy(s, a, d, offset, host, n, to_host, err);
+}
+
+}  // namespace hurray::kit

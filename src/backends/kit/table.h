@@ -3,18 +3,18 @@
 // constant table that holds each behind the kit's exception barrier.
 //
 //   namespace hurray::myplugin {
-//   HURRAY_KIT_DECLARE_ENTRIES()        // probe ... event_release, native
+//   HURRAY_KIT_DECLARE_ENTRIES()        // probe ... native, device_identity, release_after
 //   HURRAY_KIT_DECLARE_IPC_ENTRIES()    // ipc_export_memory ... (optional)
 //   HURRAY_KIT_TABLE(kTable, HURRAY_DEVICE_X, HURRAY_KIT_IPC_ENTRIES)
 //   }
 //   HURRAY_KIT_EXPORT(hurray::myplugin::kTable)
 //
-// free is spelled free_ (the name free is libc's). A plugin without IPC
-// passes HURRAY_KIT_NO_IPC_ENTRIES: those entries stay NULL. The optional
-// entries added later (device_identity, ...) follow as more arguments, each
-// one HURRAY_KIT_ENTRY(t, field, fn) (t is the table being built), with
-// their declaration macros (HURRAY_KIT_DECLARE_IDENTITY_ENTRY(),
-// HURRAY_KIT_DECLARE_RELEASE_AFTER_ENTRY()).
+// free is spelled free_ (the name free is libc's). Every kit plugin has
+// device_identity and release_after: they are declared and set here with
+// the others. A plugin without IPC passes HURRAY_KIT_NO_IPC_ENTRIES: those
+// entries stay NULL. A plugin's own optional entries (ipc_export_pointer)
+// follow as more arguments, each one HURRAY_KIT_ENTRY(t, field, fn) (t is
+// the table being built), declared by the plugin.
 #pragma once
 
 #include <hurray_backend.h>
@@ -54,7 +54,12 @@ int32_t count_devices(void *state) noexcept {
                            void *stream, hurray_error *err);                                    \
   void event_release(void *state, int32_t device, void *event);                                \
   hurray_status native(void *state, int32_t device, hurray_backend_native *out,               \
-                       hurray_error *err);
+                       hurray_error *err);                                                      \
+  hurray_status device_identity(void *state, int32_t device,                                  \
+                                hurray_backend_device_identity *out, hurray_error *err);       \
+  hurray_status release_after(void *state, int32_t device, void *stream, void *event,         \
+                              uint64_t value, void (*done)(void *), void *user,               \
+                              hurray_error *err);
 
 #define HURRAY_KIT_DECLARE_IPC_ENTRIES()                                                   \
   hurray_status ipc_export_memory(void *state, const hurray_backend_allocation *allocation, \
@@ -68,15 +73,6 @@ int32_t count_devices(void *state) noexcept {
   hurray_status ipc_import_event(void *state, int32_t device,                             \
                                  const hurray_backend_ipc_handle *handle, void **event,   \
                                  hurray_error *err);
-
-#define HURRAY_KIT_DECLARE_IDENTITY_ENTRY()                                          \
-  hurray_status device_identity(void *state, int32_t device,                         \
-                                hurray_backend_device_identity *out, hurray_error *err);
-
-#define HURRAY_KIT_DECLARE_RELEASE_AFTER_ENTRY()                                             \
-  hurray_status release_after(void *state, int32_t device, void *stream, void *event,       \
-                              uint64_t value, void (*done)(void *), void *user,             \
-                              hurray_error *err);
 
 // Each listed entry behind the barrier: HURRAY_KIT_ENTRY(t, field, field),
 // except free, whose function is free_.
@@ -96,6 +92,7 @@ int32_t count_devices(void *state) noexcept {
     HURRAY_KIT_SET_(t, classify) HURRAY_KIT_SET_(t, event_record)                       \
     HURRAY_KIT_SET_(t, event_wait) HURRAY_KIT_SET_(t, event_release)                    \
     ipc_entries(t) HURRAY_KIT_SET_(t, native)                                           \
+    HURRAY_KIT_SET_(t, device_identity) HURRAY_KIT_SET_(t, release_after)               \
     __VA_ARGS__;                                                                        \
     return t;                                                                           \
   }();

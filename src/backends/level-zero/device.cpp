@@ -303,7 +303,8 @@ void shutdown(void *state) { hurray::kit::shutdown_state<State>(state, free_left
 
 hurray_status device_info(void *state, int32_t device, hurray_backend_device_info *out,
                           hurray_error *err) {
-  HURRAY_KIT_ENTER_OUT(State, "device_info: out", out);
+  auto [refused, s, d] = kit::enter_out<State>(state, device, out, err, "device_info: out");
+  if (refused != HURRAY_OK) return refused;
   std::snprintf(out->name, sizeof out->name, "%s", d->name.c_str());
   out->memory_classes = d->memory_classes();
   out->ipc = (d->driver->ipc_memory() ? HURRAY_BACKEND_IPC_MEMORY : 0u) |
@@ -326,7 +327,8 @@ hurray_status device_info(void *state, int32_t device, hurray_backend_device_inf
 // The device's stable identity: ze_device_properties_t.uuid (read at probe).
 hurray_status device_identity(void *state, int32_t device, hurray_backend_device_identity *out,
                               hurray_error *err) {
-  HURRAY_KIT_ENTER_OUT(State, "device_identity: out", out);
+  auto [refused, s, d] = kit::enter_out<State>(state, device, out, err, "device_identity: out");
+  if (refused != HURRAY_OK) return refused;
   static_assert(sizeof d->props.uuid.id == 16);
   hurray::kit::set_identity(out, HURRAY_BACKEND_ID_UUID, d->props.uuid.id, sizeof d->props.uuid.id);
   return HURRAY_OK;

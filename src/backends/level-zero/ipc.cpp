@@ -52,7 +52,9 @@ hurray_status ipc_export_memory(void *state, const hurray_backend_allocation *al
 hurray_status ipc_import_memory(void *state, int32_t device,
                                 const hurray_backend_ipc_handle *handle, uint8_t memory_class,
                                 hurray_backend_allocation *out, hurray_error *err) {
-  HURRAY_KIT_ENTER_OUT(State, "ipc_import_memory: handle and out", handle, out);
+  auto [refused, s, d] = kit::enter_out<State>(state, device, out, err,
+                                               "ipc_import_memory: handle and out", handle);
+  if (refused != HURRAY_OK) return refused;
   if (const hurray_status st = hurray::kit::check_kind(handle, kIpcMemoryKind, "ipc_import_memory",
                                                        "a Level Zero memory handle", err))
     return st;
@@ -109,7 +111,9 @@ hurray_status ipc_import_memory(void *state, int32_t device,
 
 hurray_status ipc_export_event(void *state, int32_t device, void *event,
                                hurray_backend_ipc_handle *out, hurray_error *err) {
-  HURRAY_KIT_ENTER(State, "ipc_export_event: event and out", event, out);
+  auto [refused, s, d] = kit::enter<State>(state, device, err, "ipc_export_event: event and out",
+                                           event, out);
+  if (refused != HURRAY_OK) return refused;
   if (!d->ipc_pools)
     return fail(err, HURRAY_E_UNSUPPORTED,
                 "level-zero: ipc_export_event: the driver of device %d '%s' does not share event "
@@ -148,7 +152,9 @@ hurray_status ipc_export_event(void *state, int32_t device, void *event,
 
 hurray_status ipc_import_event(void *state, int32_t device, const hurray_backend_ipc_handle *handle,
                                void **event, hurray_error *err) {
-  HURRAY_KIT_ENTER(State, "ipc_import_event: handle and event", handle, event);
+  auto [refused, s, d] = kit::enter<State>(state, device, err, "ipc_import_event: handle and event",
+                                           handle, event);
+  if (refused != HURRAY_OK) return refused;
   if (const hurray_status st = hurray::kit::check_kind(handle, kIpcEventKind, "ipc_import_event",
                                                        "a Level Zero event handle", err))
     return st;

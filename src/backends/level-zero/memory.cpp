@@ -141,7 +141,8 @@ hurray_status check_class(const Device &d, uint8_t mc, hurray_error *err) noexce
 hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t byte_size,
                     uint32_t alignment, uint32_t flags, hurray_backend_allocation *out,
                     hurray_error *err) {
-  HURRAY_KIT_ENTER_OUT(State, "alloc: out", out);
+  auto [refused, s, d] = kit::enter_out<State>(state, device, out, err, "alloc: out");
+  if (refused != HURRAY_OK) return refused;
   if (const hurray_status st = check_class(*d, memory_class, err)) return st;
   if ((flags & HURRAY_ALLOC_SHAREABLE) != 0)
     if (const hurray_status st = check_shareable(*d, memory_class, "HURRAY_ALLOC_SHAREABLE", err))
@@ -246,7 +247,16 @@ static hurray_status copy(State *s, const Allocation *a, Device *d, uint64_t off
                  : copy_on_list(s->ze, *d, mem, host, n, "copy from host", err);
 }
 
-HURRAY_KIT_DEFINE_COPY_ENTRIES(State, Allocation, copy)
+hurray_status copy_to_host(void *state, const hurray_backend_allocation *src, uint64_t offset,
+                           void *dst, uint64_t n, hurray_error *err) {
+  return kit::copy_entry<State, Allocation>(state, src, offset, dst, n, true, err, copy);
+}
+
+hurray_status copy_from_host(void *state, hurray_backend_allocation *dst, uint64_t offset,
+                             const void *src, uint64_t n, hurray_error *err) {
+  return kit::copy_entry<State, Allocation>(state, dst, offset, const_cast<void *>(src), n,
+                                            false, err, copy);
+}
 
 // The plugin's own allocation that holds p (under s->mu), or nullptr.
 const Allocation *find_allocation(const State *s, uintptr_t p) noexcept {

@@ -74,7 +74,9 @@ void ReleaserDelete::operator()(Releaser *r) const noexcept {
 hurray_status release_after(void *state, int32_t device, void *stream, void *event,
                             uint64_t value, void (*done)(void *), void *user,
                             hurray_error *err) {
-  HURRAY_KIT_ENTER_BINARY_RELEASE_AFTER(State, "Level Zero");
+  auto [refused, s, d] = kit::enter_release_after<State>(state, device, event, value, done,
+                                                         "Level Zero", err);
+  if (refused != HURRAY_OK) return refused;
   Releaser *r;
   {
     std::lock_guard<std::mutex> lock(s->mu);

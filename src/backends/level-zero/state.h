@@ -250,8 +250,6 @@ hurray_status check_shareable(const Device &d, uint8_t mc, const char *what,
 
 // The entry points (src/backends/kit/table.h).
 HURRAY_KIT_DECLARE_ENTRIES()
-HURRAY_KIT_DECLARE_IDENTITY_ENTRY()
-HURRAY_KIT_DECLARE_RELEASE_AFTER_ENTRY()
 HURRAY_KIT_DECLARE_IPC_ENTRIES()
 
 }  // namespace hurray::level_zero

@@ -57,7 +57,9 @@ hurray_status take_event(const Api &ze, Device &d, ze_event_handle_t *out, Slot 
 
 hurray_status event_record(void *state, int32_t device, void *stream, void **event,
                            uint64_t *value, hurray_error *err) {
-  HURRAY_KIT_ENTER(State, "event_record: event and value", event, value);
+  auto [refused, s, d] = kit::enter<State>(state, device, err, "event_record: event and value",
+                                           event, value);
+  if (refused != HURRAY_OK) return refused;
   const Api &ze = s->ze;
   std::lock_guard<std::mutex> lock(d->mu);
   ze_event_handle_t ev = nullptr;
@@ -84,7 +86,9 @@ hurray_status event_record(void *state, int32_t device, void *stream, void **eve
 
 hurray_status event_wait(void *state, int32_t device, void *event, uint64_t value, void *stream,
                          hurray_error *err) {
-  HURRAY_KIT_ENTER_BINARY_WAIT(State, "Level Zero");
+  auto [refused, s, d] = kit::enter_binary_wait<State>(state, device, event, value, "Level Zero",
+                                                       err);
+  if (refused != HURRAY_OK) return refused;
   const Api &ze = s->ze;
   auto *ev = static_cast<ze_event_handle_t>(event);
   if (stream == nullptr) {

@@ -204,7 +204,8 @@ void shutdown(void *state) { hurray::kit::shutdown_state<State>(state, free_left
 
 hurray_status device_info(void *state, int32_t device, hurray_backend_device_info *out,
                           hurray_error *err) {
-  HURRAY_KIT_ENTER_OUT(const State, "device_info: out", out);
+  auto [refused, s, d] = kit::enter_out<const State>(state, device, out, err, "device_info: out");
+  if (refused != HURRAY_OK) return refused;
   std::snprintf(out->name, sizeof out->name, "%s", d->name.c_str());
   out->memory_classes = (1u << HURRAY_MEMORY_STANDARD) | (1u << HURRAY_MEMORY_HOST_PINNED) |
                         (d->fine_svm ? 1u << HURRAY_MEMORY_UNIFIED : 0u);
@@ -225,7 +226,9 @@ hurray_status device_info(void *state, int32_t device, hurray_backend_device_inf
 // (PoCL's CPU device offers neither).
 hurray_status device_identity(void *state, int32_t device, hurray_backend_device_identity *out,
                               hurray_error *err) {
-  HURRAY_KIT_ENTER_OUT(const State, "device_identity: out", out);
+  auto [refused, s, d] = kit::enter_out<const State>(state, device, out, err,
+                                                     "device_identity: out");
+  if (refused != HURRAY_OK) return refused;
   const Api &cl = s->cl;
   std::string ext;
   if (device_string(cl, d->id, CL_DEVICE_EXTENSIONS, &ext) != CL_SUCCESS) return HURRAY_OK;

@@ -172,7 +172,8 @@ void release_resources(const Api &cl, const Device &d, Allocation *a) noexcept {
 hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t byte_size,
                     uint32_t alignment, uint32_t flags, hurray_backend_allocation *out,
                     hurray_error *err) {
-  HURRAY_KIT_ENTER_OUT(State, "alloc: out", out);
+  auto [refused, s, d] = kit::enter_out<State>(state, device, out, err, "alloc: out");
+  if (refused != HURRAY_OK) return refused;
 
   if (memory_class != HURRAY_MEMORY_STANDARD && memory_class != HURRAY_MEMORY_HOST_PINNED &&
       memory_class != HURRAY_MEMORY_UNIFIED)
@@ -299,7 +300,16 @@ hurray_status copy(const State *s, const Allocation *a, const Device *d, uint64_
 
 }  // namespace
 
-HURRAY_KIT_DEFINE_COPY_ENTRIES(const State, Allocation, copy)
+hurray_status copy_from_host(void *state, hurray_backend_allocation *dst, uint64_t offset,
+                             const void *src, uint64_t n, hurray_error *err) {
+  return kit::copy_entry<const State, Allocation>(state, dst, offset, const_cast<void *>(src), n,
+                                                  false, err, copy);
+}
+
+hurray_status copy_to_host(void *state, const hurray_backend_allocation *src, uint64_t offset,
+                           void *dst, uint64_t n, hurray_error *err) {
+  return kit::copy_entry<const State, Allocation>(state, src, offset, dst, n, true, err, copy);
+}
 
 hurray_status classify(void *state, const void *ptr, int32_t *device, uint8_t *memory_class,
                        hurray_error *err) {

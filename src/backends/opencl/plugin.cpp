@@ -9,7 +9,8 @@ int32_t device_count(void *state) { return hurray::kit::count_devices<State>(sta
 
 hurray_status native(void *state, int32_t device, hurray_backend_native *out,
                      hurray_error *err) {
-  HURRAY_KIT_ENTER_OUT(const State, "native: out", out);
+  auto [refused, s, d] = kit::enter_out<const State>(state, device, out, err, "native: out");
+  if (refused != HURRAY_OK) return refused;
   out->handles[0] = d->platform;
   out->handles[1] = d->id;
   out->handles[2] = d->context;
@@ -18,9 +19,7 @@ hurray_status native(void *state, int32_t device, hurray_backend_native *out,
   return HURRAY_OK;
 }
 
-HURRAY_KIT_TABLE(kTable, HURRAY_DEVICE_OPENCL, HURRAY_KIT_NO_IPC_ENTRIES,
-                 HURRAY_KIT_ENTRY(t, device_identity, device_identity),
-                 HURRAY_KIT_ENTRY(t, release_after, release_after))
+HURRAY_KIT_TABLE(kTable, HURRAY_DEVICE_OPENCL, HURRAY_KIT_NO_IPC_ENTRIES)
 
 }  // namespace hurray::opencl
 

@@ -140,7 +140,5 @@ void free_allocation(State *s, Allocation *a) noexcept;
 
 // The entry points (src/backends/kit/table.h).
 HURRAY_KIT_DECLARE_ENTRIES()
-HURRAY_KIT_DECLARE_IDENTITY_ENTRY()
-HURRAY_KIT_DECLARE_RELEASE_AFTER_ENTRY()
 
 }  // namespace hurray::opencl

@@ -7,7 +7,9 @@ namespace hurray::opencl {
 
 hurray_status event_record(void *state, int32_t device, void *stream, void **event,
                            uint64_t *value, hurray_error *err) {
-  HURRAY_KIT_ENTER(const State, "event_record: event and value", event, value);
+  auto [refused, s, d] = kit::enter<const State>(state, device, err,
+                                                 "event_record: event and value", event, value);
+  if (refused != HURRAY_OK) return refused;
   const Api &cl = s->cl;
   auto *queue = stream != nullptr ? static_cast<cl_command_queue>(stream) : d->queue;
   cl_event ev = nullptr;
@@ -26,7 +28,9 @@ hurray_status event_record(void *state, int32_t device, void *stream, void **eve
 
 hurray_status event_wait(void *state, int32_t device, void *event, uint64_t value, void *stream,
                          hurray_error *err) {
-  HURRAY_KIT_ENTER_BINARY_WAIT(const State, "OpenCL");
+  auto [refused, s, d] = kit::enter_binary_wait<const State>(state, device, event, value, "OpenCL",
+                                                             err);
+  if (refused != HURRAY_OK) return refused;
   const Api &cl = s->cl;
   auto *ev = static_cast<cl_event>(event);
   if (stream == nullptr) {
@@ -80,7 +84,9 @@ void CL_CALLBACK on_marker_complete(cl_event marker, cl_int status, void *p) {
 hurray_status release_after(void *state, int32_t device, void *stream, void *event,
                             uint64_t value, void (*done)(void *), void *user,
                             hurray_error *err) {
-  HURRAY_KIT_ENTER_BINARY_RELEASE_AFTER(const State, "OpenCL");
+  auto [refused, s, d] = kit::enter_release_after<const State>(state, device, event, value, done,
+                                                               "OpenCL", err);
+  if (refused != HURRAY_OK) return refused;
   const Api &cl = s->cl;
   auto *queue = stream != nullptr ? static_cast<cl_command_queue>(stream) : d->queue;
   auto *after = static_cast<cl_event>(event);

@@ -18,7 +18,8 @@ int32_t device_count(void *state) { return hurray::kit::count_devices<State>(sta
 
 hurray_status device_info(void *state, int32_t device, hurray_backend_device_info *out,
                              hurray_error *err) {
-  HURRAY_KIT_ENTER_OUT(State, "device_info: out", out);
+  auto [refused, s, d] = kit::enter_out<State>(state, device, out, err, "device_info: out");
+  if (refused != HURRAY_OK) return refused;
   std::snprintf(out->name, sizeof out->name, "%.127s", d->props.deviceName);
   for (int c = 0; c < kClassCount; ++c)
     if (d->class_type[c] >= 0) out->memory_classes |= 1u << c;
@@ -32,7 +33,8 @@ hurray_status device_info(void *state, int32_t device, hurray_backend_device_inf
 hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t byte_size,
                        uint32_t alignment, uint32_t flags, hurray_backend_allocation *out,
                        hurray_error *err) {
-  HURRAY_KIT_ENTER(State, "alloc: out", out);
+  auto [refused, s, d] = kit::enter<State>(state, device, err, "alloc: out", out);
+  if (refused != HURRAY_OK) return refused;
   return alloc_impl(*s, d, memory_class, byte_size, alignment, flags, out, err);
 }
 
@@ -69,13 +71,16 @@ hurray_status classify(void *state, const void *ptr, int32_t *device, uint8_t *m
 
 hurray_status event_record(void *state, int32_t device, void *stream, void **event,
                               uint64_t *value, hurray_error *err) {
-  HURRAY_KIT_ENTER(State, "event_record: event and value", event, value);
+  auto [refused, s, d] = kit::enter<State>(state, device, err, "event_record: event and value",
+                                           event, value);
+  if (refused != HURRAY_OK) return refused;
   return event_record_impl(d, stream, event, value, err);
 }
 
 hurray_status event_wait(void *state, int32_t device, void *event, uint64_t value,
                             void *stream, hurray_error *err) {
-  HURRAY_KIT_ENTER(State, "event_wait: event", event);
+  auto [refused, s, d] = kit::enter<State>(state, device, err, "event_wait: event", event);
+  if (refused != HURRAY_OK) return refused;
   return event_wait_impl(d, event, value, stream, err);
 }
 
@@ -94,26 +99,33 @@ hurray_status ipc_import_memory(void *state, int32_t device,
                                    const hurray_backend_ipc_handle *handle,
                                    uint8_t memory_class, hurray_backend_allocation *out,
                                    hurray_error *err) {
-  HURRAY_KIT_ENTER(State, "ipc_import_memory: handle and out", handle, out);
+  auto [refused, s, d] = kit::enter<State>(state, device, err, "ipc_import_memory: handle and out",
+                                           handle, out);
+  if (refused != HURRAY_OK) return refused;
   return ipc_import_memory_impl(*s, d, handle, memory_class, out, err);
 }
 
 hurray_status ipc_export_event(void *state, int32_t device, void *event,
                                   hurray_backend_ipc_handle *out, hurray_error *err) {
-  HURRAY_KIT_ENTER(State, "ipc_export_event: event and out", event, out);
+  auto [refused, s, d] = kit::enter<State>(state, device, err, "ipc_export_event: event and out",
+                                           event, out);
+  if (refused != HURRAY_OK) return refused;
   return ipc_export_event_impl(d, event, out, err);
 }
 
 hurray_status ipc_import_event(void *state, int32_t device,
                                   const hurray_backend_ipc_handle *handle, void **event,
                                   hurray_error *err) {
-  HURRAY_KIT_ENTER(State, "ipc_import_event: handle and event", handle, event);
+  auto [refused, s, d] = kit::enter<State>(state, device, err, "ipc_import_event: handle and event",
+                                           handle, event);
+  if (refused != HURRAY_OK) return refused;
   return ipc_import_event_impl(d, handle, event, err);
 }
 
 hurray_status native(void *state, int32_t device, hurray_backend_native *out,
                         hurray_error *err) {
-  HURRAY_KIT_ENTER_OUT(State, "native: out", out);
+  auto [refused, s, d] = kit::enter_out<State>(state, device, out, err, "native: out");
+  if (refused != HURRAY_OK) return refused;
   out->handles[0] = to_ptr(s->instance);
   out->handles[1] = to_ptr(d->phys);
   out->handles[2] = to_ptr(d->dev);
@@ -126,9 +138,7 @@ hurray_status native(void *state, int32_t device, hurray_backend_native *out,
   return HURRAY_OK;
 }
 
-HURRAY_KIT_TABLE(kTable, HURRAY_DEVICE_VULKAN, HURRAY_KIT_IPC_ENTRIES,
-                 HURRAY_KIT_ENTRY(t, device_identity, device_identity),
-                 HURRAY_KIT_ENTRY(t, release_after, release_after))
+HURRAY_KIT_TABLE(kTable, HURRAY_DEVICE_VULKAN, HURRAY_KIT_IPC_ENTRIES)
 
 }  // namespace hurray::vulkan
 

@@ -131,7 +131,9 @@ hurray_status start_waiter(Device &d, hurray_error *err) {
 hurray_status release_after(void *state, int32_t device, void *stream, void *event,
                             uint64_t value, void (*done)(void *), void *user,
                             hurray_error *err) {
-  HURRAY_KIT_ENTER(State, "release_after: done", reinterpret_cast<const void *>(done));
+  auto [refused, s, d] = kit::enter<State>(state, device, err, "release_after: done",
+                                           reinterpret_cast<const void *>(done));
+  if (refused != HURRAY_OK) return refused;
   if (event == nullptr) {
     if (const hurray_status st = event_record_impl(d, stream, &event, &value, err)) return st;
   }

@@ -508,7 +508,6 @@ hurray_status event_record_impl(Device *d, void *stream, void **event, uint64_t 
 hurray_status event_wait_impl(Device *d, void *event, uint64_t value, void *stream,
                               hurray_error *err);
 void event_release_impl(State &s, int32_t device, void *event) noexcept;
-HURRAY_KIT_DECLARE_RELEASE_AFTER_ENTRY()
 hurray_status ipc_export_memory_impl(State &, const hurray_backend_allocation *alloc,
                                      hurray_backend_ipc_handle *out, hurray_error *err);
 hurray_status ipc_import_memory_impl(State &s, Device *d, const hurray_backend_ipc_handle *h,
@@ -521,7 +520,6 @@ hurray_status ipc_import_event_impl(Device *d, const hurray_backend_ipc_handle *
 
 // The entry points (src/backends/kit/table.h).
 HURRAY_KIT_DECLARE_ENTRIES()
-HURRAY_KIT_DECLARE_IDENTITY_ENTRY()
 HURRAY_KIT_DECLARE_IPC_ENTRIES()
 
 }  // namespace hurray::vulkan

@@ -292,7 +292,8 @@ int32_t device_count(void *state) { return hurray::kit::count_devices<State>(sta
 
 hurray_status device_info(void *state, int32_t device, hurray_backend_device_info *out,
                           hurray_error *err) {
-  HURRAY_KIT_ENTER_OUT(const State, "device_info: out", out);
+  auto [refused, s, d] = kit::enter_out<const State>(state, device, out, err, "device_info: out");
+  if (refused != HURRAY_OK) return refused;
   std::snprintf(out->name, sizeof out->name, "%s", d->name.c_str());
   out->memory_classes = 1u << HURRAY_MEMORY_STANDARD;
   out->ipc = 0;
@@ -310,7 +311,9 @@ hurray_status device_info(void *state, int32_t device, hurray_backend_device_inf
 // WebGPU IPC) and hurray_device_find have nothing to match.
 hurray_status device_identity(void *state, int32_t device, hurray_backend_device_identity *out,
                               hurray_error *err) {
-  HURRAY_KIT_ENTER_OUT(const State, "device_identity: out", out);
+  auto [refused, s, d] = kit::enter_out<const State>(state, device, out, err,
+                                                     "device_identity: out");
+  if (refused != HURRAY_OK) return refused;
   (void)s, (void)d;
   return HURRAY_OK;
 }

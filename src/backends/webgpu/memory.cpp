@@ -13,7 +13,8 @@ void release_buffer(State *s, WGPUBuffer b) noexcept {
 hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t byte_size,
                     uint32_t alignment, uint32_t flags, hurray_backend_allocation *out,
                     hurray_error *err) {
-  HURRAY_KIT_ENTER_OUT(State, "alloc: out", out);
+  auto [refused, s, d] = kit::enter_out<State>(state, device, out, err, "alloc: out");
+  if (refused != HURRAY_OK) return refused;
   if (memory_class != HURRAY_MEMORY_STANDARD)
     return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
                 "webgpu: memory class %s (0x%02x) is not available on device %d '%s': a "

@@ -5,7 +5,8 @@ namespace hurray::webgpu {
 
 hurray_status native(void *state, int32_t device, hurray_backend_native *out,
                      hurray_error *err) {
-  HURRAY_KIT_ENTER_OUT(const State, "native: out", out);
+  auto [refused, s, d] = kit::enter_out<const State>(state, device, out, err, "native: out");
+  if (refused != HURRAY_OK) return refused;
   out->handles[0] = s->instance;
   out->handles[1] = d->adapter;
   out->handles[2] = d->device;
@@ -14,9 +15,7 @@ hurray_status native(void *state, int32_t device, hurray_backend_native *out,
   return HURRAY_OK;
 }
 
-HURRAY_KIT_TABLE(kTable, HURRAY_DEVICE_WEBGPU, HURRAY_KIT_NO_IPC_ENTRIES,
-                 HURRAY_KIT_ENTRY(t, device_identity, device_identity),
-                 HURRAY_KIT_ENTRY(t, release_after, release_after))
+HURRAY_KIT_TABLE(kTable, HURRAY_DEVICE_WEBGPU, HURRAY_KIT_NO_IPC_ENTRIES)
 
 }  // namespace hurray::webgpu
 

@@ -129,7 +129,9 @@ void stop_releaser(Releaser *r) noexcept {
 hurray_status release_after(void *state, int32_t device, void *stream, void *event,
                             uint64_t value, void (*done)(void *), void *user,
                             hurray_error *err) {
-  HURRAY_KIT_ENTER_BINARY_RELEASE_AFTER(State, "WebGPU");
+  auto [refused, s, d] = kit::enter_release_after<State>(state, device, event, value, done,
+                                                         "WebGPU", err);
+  if (refused != HURRAY_OK) return refused;
   if (const hurray_status st = check_stream(*d, stream, "release_after", err)) return st;
   std::lock_guard<std::mutex> lock(s->mu);
   if (!s->releaser) s->releaser.reset(new Releaser(s));  // its thread starts here

@@ -124,7 +124,5 @@ void release_buffer(State *s, WGPUBuffer b) noexcept;  // destroy + release; s->
 
 // The entry points (src/backends/kit/table.h).
 HURRAY_KIT_DECLARE_ENTRIES()
-HURRAY_KIT_DECLARE_IDENTITY_ENTRY()
-HURRAY_KIT_DECLARE_RELEASE_AFTER_ENTRY()
 
 }  // namespace hurray::webgpu

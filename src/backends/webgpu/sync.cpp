@@ -27,7 +27,9 @@ hurray_status check_stream(const Device &d, void *stream, const char *what,
 
 hurray_status event_record(void *state, int32_t device, void *stream, void **event,
                            uint64_t *value, hurray_error *err) {
-  HURRAY_KIT_ENTER(State, "event_record: event and value", event, value);
+  auto [refused, s, d] = kit::enter<State>(state, device, err, "event_record: event and value",
+                                           event, value);
+  if (refused != HURRAY_OK) return refused;
   if (const hurray_status st = check_stream(*d, stream, "event_record", err)) return st;
   std::lock_guard<std::mutex> lock(s->mu);
   const WGPUQueueWorkDoneCallbackInfo info{nullptr, HWGPU_CALLBACK_MODE_ALLOW_PROCESS_EVENTS,
@@ -47,7 +49,8 @@ hurray_status event_record(void *state, int32_t device, void *stream, void **eve
 
 hurray_status event_wait(void *state, int32_t device, void *event, uint64_t value, void *stream,
                          hurray_error *err) {
-  HURRAY_KIT_ENTER_BINARY_WAIT(State, "WebGPU");
+  auto [refused, s, d] = kit::enter_binary_wait<State>(state, device, event, value, "WebGPU", err);
+  if (refused != HURRAY_OK) return refused;
   if (const hurray_status st = check_stream(*d, stream, "event_wait", err)) return st;
   // On the queue: its work runs in submission order, after the work the
   // event stands for: nothing to wait for.

@@ -21,6 +21,7 @@
 #include "bounded_wait.h"
 #include "cuda_ipc_driver.h"
 #include "peer_process.h"
+#include "../../common/shareable_alloc.h"
 
 namespace {
 
@@ -71,18 +72,7 @@ hurray_buffer *wrap(void *data, uint64_t size) {
 
 // SHAREABLE STANDARD memory of device 0 (VMM memory where it can be).
 hurray_buffer *shareable(uint64_t size) {
-  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
-  d.flags = HURRAY_ALLOC_SHAREABLE;
-  d.byte_size = size;
-  d.alignment = 4096;
-  d.device_tag = kTag;
-  d.memory_class = HURRAY_MEMORY_STANDARD;
-  hurray_buffer *b = nullptr;
-  hurray_error err{};
-  const hurray_status st = hurray_buffer_alloc(nullptr, &d, &b, &err);
-  INFO(err.message);
-  REQUIRE(st == HURRAY_OK);
-  return b;
+  return hurray_test::alloc_shareable(size, 4096, kTag, HURRAY_MEMORY_STANDARD);
 }
 
 hurray_buffer *view(hurray_buffer *parent, uint64_t at, uint64_t n) {

@@ -11,7 +11,7 @@
 #include <level_zero/ze_api.h>
 
 #include "../../../src/backends/class_name.h"
-#include "../../gpu/plugin_test_util.h"
+#include "../../common/plugin_test_util.h"
 
 #include <atomic>
 #include <cstdint>

@@ -24,6 +24,7 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace gpu_test {
@@ -165,19 +166,18 @@ inline void check_table(const hurray_backend_v1 *b, uint8_t tag, const char *nam
   CHECK(b->size == sizeof(hurray_backend_v1));
   CHECK(b->device_tag == tag);
   CHECK(std::string(b->name) == name);
-  CHECK(b->probe != nullptr);
-  CHECK(b->shutdown != nullptr);
-  CHECK(b->device_count != nullptr);
-  CHECK(b->device_info != nullptr);
-  CHECK(b->alloc != nullptr);
-  CHECK(b->free != nullptr);
-  CHECK(b->copy_to_host != nullptr);
-  CHECK(b->copy_from_host != nullptr);
-  CHECK(b->classify != nullptr);
-  CHECK(b->event_record != nullptr);
-  CHECK(b->event_wait != nullptr);
-  CHECK(b->event_release != nullptr);
-  CHECK(b->native != nullptr);
+#define GPU_TEST_SET_(entry) {#entry, b->entry != nullptr}
+  const std::pair<const char *, bool> entries[] = {
+      GPU_TEST_SET_(probe),        GPU_TEST_SET_(shutdown),       GPU_TEST_SET_(device_count),
+      GPU_TEST_SET_(device_info),  GPU_TEST_SET_(alloc),          GPU_TEST_SET_(free),
+      GPU_TEST_SET_(copy_to_host), GPU_TEST_SET_(copy_from_host), GPU_TEST_SET_(classify),
+      GPU_TEST_SET_(event_record), GPU_TEST_SET_(event_wait),     GPU_TEST_SET_(event_release),
+      GPU_TEST_SET_(native)};
+#undef GPU_TEST_SET_
+  for (const auto &[entry, set] : entries) {
+    INFO(entry << " is set");
+    CHECK(set);
+  }
   for (void *r : b->reserved) CHECK(r == nullptr);
   for (uint8_t r : b->reserved0) CHECK(r == 0);
 }

@@ -74,6 +74,21 @@ struct Probed {
     REQUIRE(st == HURRAY_OK);
     return a;
   }
+  // A STANDARD allocation holding in (written through copy_from_host).
+  hurray_backend_allocation alloc_with(const std::vector<unsigned char> &in) const {
+    hurray_backend_allocation a = alloc(in.size());
+    write(a, 0, in.data(), in.size());
+    return a;
+  }
+  // An event recorded on stream (NULL or the device queue); *value set.
+  void *record(void *stream, uint64_t *value) const {
+    void *event = nullptr;
+    hurray_error err{};
+    const hurray_status st = b->event_record(state, 0, stream, &event, value, &err);
+    INFO("event_record: " << err.message);
+    REQUIRE(st == HURRAY_OK);
+    return event;
+  }
   void write(hurray_backend_allocation &a, uint64_t off, const void *src, uint64_t n) const {
     hurray_error err{};
     const hurray_status st = b->copy_from_host(state, &a, off, src, n, &err);

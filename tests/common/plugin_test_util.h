@@ -1,26 +1,42 @@
-// What the CUDA and HIP plugin tests share: loading a plugin as libhurray's
-// loader does (dlopen, then its one entry symbol), a probed plugin that
-// skips the test (exit code 77, the reason printed) when the machine has no
-// device, one probe's answer, and the check of a full entry table.
+// What the tests of the device plugins (CUDA, HIP, OpenCL, Level Zero,
+// WebGPU) share: loading a plugin as libhurray's loader does (dlopen, then
+// its one entry symbol), a probed plugin that skips the test (exit code 77,
+// the reason printed) when the machine has no device, one probe's answer,
+// vendor functions looked up in a plugin's library handle, the checks of an
+// entry table, and the test bodies that are the same for every plugin
+// (probing in a child process, several threads at once), which each
+// plugin's tests call from test cases named after it.
 // Header-only, for Catch2 test programs.
 #pragma once
 
 #include <dlfcn.h>
+#include <unistd.h>
 #include <hurray_backend.h>
 
 #include "../../src/backends/class_name.h"
 
 #include <catch2/catch.hpp>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 namespace gpu_test {
 
 constexpr int kSkipCode = 77;
+constexpr uint32_t kAlignments[] = {64, 256, 4096, 65536};
+
+inline bool is_aligned(const void *p, uint64_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
+inline bool is_pow2(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+inline bool contains(const std::string &s, const char *part) {
+  return s.find(part) != std::string::npos;
+}
 
 // The plugin's table; the plugin stays loaded for the whole process.
 inline const hurray_backend_v1 *load_plugin(const char *path) {
@@ -43,7 +59,8 @@ inline const hurray_backend_v1 *load_plugin(const char *path) {
 
 using hurray::plugin::class_name;
 
-// A probed plugin; without a device the test is skipped.
+// A probed plugin. Without a device the test is skipped, printing
+// no_device and probe's reason; where no_device is NULL it fails instead.
 struct Probed {
   const hurray_backend_v1 *b;
   void *state = nullptr;
@@ -51,7 +68,7 @@ struct Probed {
   Probed(const char *path, const char *no_device) : b(load_plugin(path)) {
     hurray_error err{};
     const hurray_status st = b->probe(&state, &err);
-    if (st == HURRAY_E_DEVICE_UNAVAILABLE) skip(no_device, err.message);
+    if (st == HURRAY_E_DEVICE_UNAVAILABLE && no_device != nullptr) skip(no_device, err.message);
     INFO("probe: " << err.message);
     REQUIRE(st == HURRAY_OK);
     REQUIRE(state != nullptr);
@@ -61,18 +78,14 @@ struct Probed {
   Probed &operator=(const Probed &) = delete;
 
   int32_t count() const { return b->device_count(state); }
-  hurray_backend_device_info info(int32_t dev) const {
-    hurray_backend_device_info out{};
+  hurray_backend_device_info info(int32_t dev) const { return query(b->device_info, dev); }
+  hurray_backend_native native(int32_t dev) const { return query(b->native, dev); }
+  // What a per-device entry (device_info, native) answers; it must succeed.
+  template <class Out>
+  Out query(hurray_status (*entry)(void *, int32_t, Out *, hurray_error *), int32_t dev) const {
+    Out out{};
     hurray_error err{};
-    const hurray_status st = b->device_info(state, dev, &out, &err);
-    INFO(err.message);
-    REQUIRE(st == HURRAY_OK);
-    return out;
-  }
-  hurray_backend_native native(int32_t dev) const {
-    hurray_backend_native out{};
-    hurray_error err{};
-    const hurray_status st = b->native(state, dev, &out, &err);
+    const hurray_status st = entry(state, dev, &out, &err);
     INFO(err.message);
     REQUIRE(st == HURRAY_OK);
     return out;
@@ -85,6 +98,26 @@ struct Probed {
     INFO(class_name(mc) << " " << size << " bytes aligned to " << align << ": " << err.message);
     REQUIRE(st == HURRAY_OK);
     return a;
+  }
+  // The memory classes device dev serves, in order.
+  std::vector<uint8_t> classes(int32_t dev) const {
+    std::vector<uint8_t> out;
+    const uint32_t mask = info(dev).memory_classes;
+    for (uint8_t mc = 0; mc < 32; ++mc)
+      if (mask & (1u << mc)) out.push_back(mc);
+    return out;
+  }
+  // An event recorded on stream (NULL: the plugin's own); binary, value 0.
+  void *record(int32_t dev, void *stream) const {
+    void *ev = nullptr;
+    uint64_t value = 99;
+    hurray_error err{};
+    const hurray_status st = b->event_record(state, dev, stream, &ev, &value, &err);
+    INFO(err.message);
+    REQUIRE(st == HURRAY_OK);
+    REQUIRE(ev != nullptr);
+    CHECK(value == 0);
+    return ev;
   }
 };
 
@@ -126,36 +159,45 @@ inline hurray_status probe_once(const hurray_backend_v1 *b, std::string *message
   return st;
 }
 
-// The table of a plugin that fills every entry (the CUDA and HIP plugins):
-// its version, size, tag and name, every entry set, the reserved fields
-// zero; before probe nothing works and nothing crashes, and release_after
-// calls no done on its error.
-inline void check_full_table(const hurray_backend_v1 *b, uint8_t tag, const char *name) {
+// What every plugin's table holds: its version, size, tag and name, the
+// entries every plugin fills, the reserved fields zero.
+inline void check_table(const hurray_backend_v1 *b, uint8_t tag, const char *name) {
   CHECK(b->api_version == HURRAY_BACKEND_API_VERSION);
   CHECK(b->size == sizeof(hurray_backend_v1));
   CHECK(b->device_tag == tag);
   CHECK(std::string(b->name) == name);
-  CHECK(b->probe != nullptr);
-  CHECK(b->shutdown != nullptr);
-  CHECK(b->device_count != nullptr);
-  CHECK(b->device_info != nullptr);
-  CHECK(b->alloc != nullptr);
-  CHECK(b->free != nullptr);
-  CHECK(b->copy_to_host != nullptr);
-  CHECK(b->copy_from_host != nullptr);
-  CHECK(b->classify != nullptr);
-  CHECK(b->event_record != nullptr);
-  CHECK(b->event_wait != nullptr);
-  CHECK(b->event_release != nullptr);
-  CHECK(b->ipc_export_memory != nullptr);
-  CHECK(b->ipc_import_memory != nullptr);
-  CHECK(b->ipc_export_event != nullptr);
-  CHECK(b->ipc_import_event != nullptr);
-  CHECK(b->native != nullptr);
-  CHECK(b->device_identity != nullptr);
-  CHECK(b->release_after != nullptr);
+#define GPU_TEST_SET_(entry) {#entry, b->entry != nullptr}
+  const std::pair<const char *, bool> entries[] = {
+      GPU_TEST_SET_(probe),        GPU_TEST_SET_(shutdown),       GPU_TEST_SET_(device_count),
+      GPU_TEST_SET_(device_info),  GPU_TEST_SET_(alloc),          GPU_TEST_SET_(free),
+      GPU_TEST_SET_(copy_to_host), GPU_TEST_SET_(copy_from_host), GPU_TEST_SET_(classify),
+      GPU_TEST_SET_(event_record), GPU_TEST_SET_(event_wait),     GPU_TEST_SET_(event_release),
+      GPU_TEST_SET_(native)};
+#undef GPU_TEST_SET_
+  for (const auto &[entry, set] : entries) {
+    INFO(entry << " is set");
+    CHECK(set);
+  }
   for (void *r : b->reserved) CHECK(r == nullptr);
   for (uint8_t r : b->reserved0) CHECK(r == 0);
+}
+
+// The four IPC entries: all set (filled) or all NULL.
+inline void check_ipc_entries(const hurray_backend_v1 *b, bool filled) {
+  CHECK((b->ipc_export_memory != nullptr) == filled);
+  CHECK((b->ipc_import_memory != nullptr) == filled);
+  CHECK((b->ipc_export_event != nullptr) == filled);
+  CHECK((b->ipc_import_event != nullptr) == filled);
+}
+
+// The table of a plugin that fills every entry (CUDA, HIP, Level Zero):
+// check_table, every entry set; before probe nothing works and nothing
+// crashes, and release_after calls no done on its error.
+inline void check_full_table(const hurray_backend_v1 *b, uint8_t tag, const char *name) {
+  check_table(b, tag, name);
+  check_ipc_entries(b, true);
+  CHECK(b->device_identity != nullptr);
+  CHECK(b->release_after != nullptr);
   CHECK(b->device_count(nullptr) == 0);
   hurray_error err{};
   hurray_backend_allocation a{};
@@ -198,5 +240,163 @@ struct ScopedEnv {
   ScopedEnv(const ScopedEnv &) = delete;
   ScopedEnv &operator=(const ScopedEnv &) = delete;
 };
+
+// One vendor function, looked up by dlsym in a library handle (a plugin's
+// native handle); a missing one fails the test.
+inline void *require_library(void *lib) {
+  REQUIRE(lib != nullptr);
+  return lib;
+}
+template <class Fn>
+Fn symbol(void *lib, const char *name) {
+  auto fn = reinterpret_cast<Fn>(dlsym(lib, name));
+  INFO("dlsym " << name);
+  REQUIRE(fn != nullptr);
+  return fn;
+}
+
+// struct NAME { void *lib; one member a function LIST(X) names, its own
+// type, looked up in lib by symbol() }, built from the library handle.
+#define GPU_TEST_SYMBOL_(fn) decltype(&::fn) fn = gpu_test::symbol<decltype(&::fn)>(lib, #fn);
+#define GPU_TEST_SYMBOLS(NAME, LIST)                                        \
+  struct NAME {                                                             \
+    void *lib; /* first: the members below read it */                       \
+    explicit NAME(void *l) : lib(gpu_test::require_library(l)) {}          \
+    LIST(GPU_TEST_SYMBOL_)                                                  \
+  }
+
+// What a device reports, printed for the test's log.
+inline void print_device(const char *plugin, int32_t dev, const hurray_backend_device_info &info) {
+  std::printf("%s device %d: name \"%s\", memory_classes 0x%x, ipc 0x%x, min_alignment %u\n"
+              "  detail: \"%s\"\n",
+              plugin, dev, info.name, info.memory_classes, info.ipc, info.min_alignment,
+              info.detail);
+  std::fflush(stdout);
+}
+
+// ---- test bodies the same for every plugin ---------------------------------
+
+// The start of "<plugin>: probe: every device is described ...": at least
+// one device; each one's info printed, with a name and STANDARD memory, and
+// `more` checks the rest; device_info refuses ordinals count and -1.
+inline void describe_devices(
+    const Probed &p, const char *plugin,
+    const std::function<void(int32_t dev, const hurray_backend_device_info &)> &more) {
+  const int32_t n = p.count();
+  REQUIRE(n >= 1);
+  for (int32_t dev = 0; dev < n; ++dev) {
+    const hurray_backend_device_info info = p.info(dev);
+    print_device(plugin, dev, info);
+    CHECK(std::strlen(info.name) > 0);
+    CHECK((info.memory_classes & (1u << HURRAY_MEMORY_STANDARD)) != 0);
+    more(dev, info);
+  }
+  hurray_backend_device_info info{};
+  hurray_error err{};
+  CHECK(p.b->device_info(p.state, n, &info, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
+  CHECK(p.b->device_info(p.state, -1, &info, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
+}
+
+// The body of "<plugin>: child: probe and print the result" (hidden), which
+// probe_in_child runs: probe once and print "probe-result status=N message=M".
+inline void print_probe_result(const hurray_backend_v1 *b) {
+  void *state = nullptr;
+  hurray_error err{};
+  const hurray_status st = b->probe(&state, &err);
+  std::printf("probe-result status=%d message=%s\n", static_cast<int>(st),
+              st == HURRAY_OK ? "" : err.message);
+  std::fflush(stdout);
+  if (st == HURRAY_OK) b->shutdown(state);
+}
+
+// What a child of this program printed, and its probe-result line.
+struct ChildProbe {
+  int rc = -1;
+  std::string output;
+  std::string line;
+};
+
+// Run the test case `child_test` (print_probe_result) in a child of this
+// program, its command line prefixed by env (variables, or "env -u NAME ...").
+inline ChildProbe probe_in_child(const std::string &env, const char *child_test) {
+  char exe[4096] = "";
+  const ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  REQUIRE(len > 0);
+  exe[len] = '\0';
+  const std::string cmd = env + "'" + exe + "' '" + child_test + "' 2>&1";
+  FILE *child = popen(cmd.c_str(), "r");
+  REQUIRE(child != nullptr);
+  ChildProbe r;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, child) != nullptr) r.output += buf;
+  r.rc = pclose(child);
+  const size_t at = r.output.find("probe-result status=");
+  if (at != std::string::npos) r.line = r.output.substr(at, r.output.find('\n', at) - at);
+  return r;
+}
+
+// A child's probe without a driver: it exited 0, printed its result, and the
+// status is DEVICE_UNAVAILABLE with the loader's answer (message, where
+// `loader` loads here) or dlerror's text naming `loader`.
+inline void check_child_unavailable(const ChildProbe &r, const char *loader, const char *message) {
+  INFO(r.output);
+  CHECK(r.rc == 0);
+  REQUIRE(!r.line.empty());
+  std::printf("%s\n", r.line.c_str());
+  CHECK(contains(r.line, "status=10 "));  // HURRAY_E_DEVICE_UNAVAILABLE
+  void *lib = dlopen(loader, RTLD_NOW | RTLD_LOCAL);
+  if (lib != nullptr) {
+    CHECK(contains(r.line, message));
+    dlclose(lib);
+  } else {
+    CHECK(contains(r.line, loader));  // dlerror's text
+  }
+}
+
+// 4 threads of 40 rounds each: allocate 64 KiB of a class the device serves,
+// copy 256 bytes in and out at 1024, `more` (what else the plugin checks:
+// classify, events; false is a failure), free. Returns the failures; Catch's
+// macros stay on the calling thread.
+inline int threads_round_trip(
+    const Probed &p,
+    const std::function<bool(int32_t dev, uint8_t mc, const hurray_backend_allocation &)> &more) {
+  constexpr int kThreads = 4, kRounds = 40;
+  std::vector<std::vector<uint8_t>> served;
+  for (int32_t dev = 0; dev < p.count(); ++dev) served.push_back(p.classes(dev));
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRounds; ++r) {
+        const int32_t dev = (t + r) % p.count();
+        const std::vector<uint8_t> &classes = served[static_cast<size_t>(dev)];
+        const uint8_t mc = classes[static_cast<size_t>(r) % classes.size()];
+        hurray_backend_allocation a{};
+        if (p.b->alloc(p.state, dev, mc, 65536, 4096, 0, &a, nullptr) != HURRAY_OK) {
+          ++failures;
+          continue;
+        }
+        uint8_t in[256], out[256];
+        std::memset(in, t * 16 + r, sizeof in);
+        if (p.b->copy_from_host(p.state, &a, 1024, in, sizeof in, nullptr) != HURRAY_OK ||
+            p.b->copy_to_host(p.state, &a, 1024, out, sizeof out, nullptr) != HURRAY_OK ||
+            std::memcmp(in, out, sizeof in) != 0)
+          ++failures;
+        if (!more(dev, mc, a)) ++failures;
+        p.b->free(p.state, &a);
+      }
+    });
+  }
+  for (std::thread &th : threads) th.join();
+  return failures.load();
+}
+
+// Allocations (one of each served class of device 0) left for shutdown().
+inline void leave_allocations(const Probed &p) {
+  for (uint8_t mc : p.classes(0)) {
+    hurray_backend_allocation a = p.alloc(0, mc, 8192, 4096);
+    CHECK(a.plugin_data != nullptr);  // left for shutdown()
+  }
+}
 
 }  // namespace gpu_test

@@ -53,49 +53,20 @@ TEST_CASE("level-zero: probe: this machine's answer is a device or DEVICE_UNAVAI
 
 // Run by the next test in a child process, in the environment it chooses.
 TEST_CASE("level-zero: child: probe and print the result", "[.child]") {
-  const hurray_backend_v1 *b = plugin();
-  void *state = nullptr;
-  hurray_error err{};
-  const hurray_status st = b->probe(&state, &err);
-  std::printf("probe-result status=%d message=%s\n", static_cast<int>(st),
-              st == HURRAY_OK ? "" : err.message);
-  std::fflush(stdout);
-  if (st == HURRAY_OK) b->shutdown(state);
+  gpu_test::print_probe_result(plugin());
 }
 
 TEST_CASE("level-zero: probe: no driver is DEVICE_UNAVAILABLE with the zeInit result by name") {
   // The loader reads ZE_ENABLE_ALT_DRIVERS (its list of driver libraries) at
   // zeInit: a child of this program probes with a list naming no real file,
   // and without the null driver, on any machine.
-  char exe[4096] = "";
-  const ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  REQUIRE(len > 0);
-  exe[len] = '\0';
-  const std::string cmd =
-      std::string("env -u ZE_ENABLE_NULL_DRIVER "
-                  "ZE_ENABLE_ALT_DRIVERS=/nonexistent/libze_hurray_no_driver.so.1 '") +
-      exe + "' 'level-zero: child: probe and print the result' 2>&1";
-  FILE *child = popen(cmd.c_str(), "r");
-  REQUIRE(child != nullptr);
-  std::string output;
-  char buf[512];
-  while (std::fgets(buf, sizeof buf, child) != nullptr) output += buf;
-  const int rc = pclose(child);
-  INFO(output);
-  CHECK(rc == 0);
-  const size_t at = output.find("probe-result status=");
-  REQUIRE(at != std::string::npos);
-  const std::string line = output.substr(at, output.find('\n', at) - at);
-  std::printf("%s\n", line.c_str());
-  CHECK(contains(line, "status=10 "));  // HURRAY_E_DEVICE_UNAVAILABLE
-  void *lib = dlopen("libze_loader.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (lib != nullptr) {
-    // What the loader answers when no driver loads.
-    CHECK(contains(line, "message=[zeInit] ZE_RESULT_ERROR_UNINITIALIZED: "));
-    dlclose(lib);
-  } else {
-    CHECK(contains(line, "libze_loader.so.1"));  // dlerror's text
-  }
+  const gpu_test::ChildProbe r = gpu_test::probe_in_child(
+      "env -u ZE_ENABLE_NULL_DRIVER "
+      "ZE_ENABLE_ALT_DRIVERS=/nonexistent/libze_hurray_no_driver.so.1 ",
+      "level-zero: child: probe and print the result");
+  // What the loader answers when no driver loads.
+  gpu_test::check_child_unavailable(r, "libze_loader.so.1",
+                                    "message=[zeInit] ZE_RESULT_ERROR_UNINITIALIZED: ");
 }
 
 TEST_CASE("level-zero: errors: calls without a probed state fail cleanly") {
@@ -140,16 +111,8 @@ TEST_CASE("level-zero: errors: calls without a probed state fail cleanly") {
 
 TEST_CASE("level-zero: probe: every device is described with its native handles") {
   Probed p;
-  const int32_t n = p.count();
-  REQUIRE(n >= 1);
-  for (int32_t dev = 0; dev < n; ++dev) {
-    const hurray_backend_device_info info = p.info(dev);
-    std::printf("level-zero device %d: name \"%s\", memory_classes 0x%x, ipc 0x%x, "
-                "min_alignment %u\n  detail: \"%s\"\n",
-                dev, info.name, info.memory_classes, info.ipc, info.min_alignment, info.detail);
-    std::fflush(stdout);
-    CHECK(std::strlen(info.name) > 0);
-    CHECK((info.memory_classes & (1u << HURRAY_MEMORY_STANDARD)) != 0);
+  // Beyond describe_devices: what this plugin reports, and its native handles.
+  auto more = [&p](int32_t dev, const hurray_backend_device_info &info) {
     CHECK((info.memory_classes & (1u << HURRAY_MEMORY_HOST_PINNED)) != 0);
     CHECK((info.memory_classes & ~0xFu) == 0);
     CHECK((info.ipc & ~(HURRAY_BACKEND_IPC_MEMORY | HURRAY_BACKEND_IPC_EVENTS)) == 0);
@@ -165,11 +128,8 @@ TEST_CASE("level-zero: probe: every device is described with its native handles"
     REQUIRE(ze.zeDeviceGetProperties(static_cast<ze_device_handle_t>(nat.handles[1]), &props) ==
             ZE_RESULT_SUCCESS);
     CHECK(std::string(props.name) == info.name);
-  }
-  hurray_backend_device_info info{};
-  hurray_error err{};
-  CHECK(p.b->device_info(p.state, n, &info, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
-  CHECK(p.b->device_info(p.state, -1, &info, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
+  };
+  gpu_test::describe_devices(p, "level-zero", more);
 }
 
 TEST_CASE("level-zero: alloc: every served class at alignments 64 256 4096 65536, classified") {
@@ -364,53 +324,27 @@ TEST_CASE("level-zero: ipc: export as the driver reports, with a dma-buf fd or n
 
 TEST_CASE("level-zero: threads: alloc copy classify and free from several threads at once") {
   Probed p;
-  constexpr int kThreads = 4, kRounds = 40;
-  std::vector<std::vector<uint8_t>> served;  // Catch's macros stay on this thread
-  for (int32_t dev = 0; dev < p.count(); ++dev) served.push_back(p.classes(dev));
-  std::atomic<int> failures{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      for (int r = 0; r < kRounds; ++r) {
-        const int32_t dev = (t + r) % p.count();
-        const std::vector<uint8_t> &classes = served[static_cast<size_t>(dev)];
-        const uint8_t mc = classes[static_cast<size_t>(r) % classes.size()];
-        hurray_backend_allocation a{};
-        if (p.b->alloc(p.state, dev, mc, 65536, 4096, 0, &a, nullptr) != HURRAY_OK) {
-          ++failures;
-          continue;
-        }
-        uint8_t in[256], out[256];
-        std::memset(in, t * 16 + r, sizeof in);
-        if (p.b->copy_from_host(p.state, &a, 1024, in, sizeof in, nullptr) != HURRAY_OK ||
-            p.b->copy_to_host(p.state, &a, 1024, out, sizeof out, nullptr) != HURRAY_OK ||
-            std::memcmp(in, out, sizeof in) != 0)
-          ++failures;
+  const int failures = gpu_test::threads_round_trip(
+      p, [&p](int32_t dev, uint8_t mc, const hurray_backend_allocation &a) {
+        bool ok = true;
         int32_t cdev = -1;
         uint8_t cmc = 0xFF;
         if (p.b->classify(p.state, a.data, &cdev, &cmc, nullptr) != HURRAY_OK || cdev != dev ||
             cmc != mc)
-          ++failures;
+          ok = false;
         void *ev = nullptr;
         uint64_t value = 0;
         if (p.b->event_record(p.state, dev, nullptr, &ev, &value, nullptr) != HURRAY_OK ||
             p.b->event_wait(p.state, dev, ev, 0, nullptr, nullptr) != HURRAY_OK)
-          ++failures;
+          ok = false;
         if (ev != nullptr) p.b->event_release(p.state, dev, ev);
-        p.b->free(p.state, &a);
-      }
-    });
-  }
-  for (std::thread &th : threads) th.join();
-  CHECK(failures.load() == 0);
+        return ok;
+      });
+  CHECK(failures == 0);
 }
 
 TEST_CASE("level-zero: shutdown: allocations and events still alive are freed with the state") {
   Probed p;
-  for (uint8_t mc : p.classes(0)) {
-    hurray_backend_allocation a = p.alloc(0, mc, 8192, 4096);
-    CHECK(a.plugin_data != nullptr);  // left for shutdown()
-  }
+  gpu_test::leave_allocations(p);
   (void)p.record(0, nullptr);  // never released: shutdown() destroys it
 }
-

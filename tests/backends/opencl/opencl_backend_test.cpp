@@ -15,93 +15,32 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "plugin_test_util.h"
+
 namespace {
 
-constexpr int kSkipCode = 77;
-constexpr uint32_t kAlignments[] = {64, 256, 4096, 65536};
-
-bool is_aligned(const void *p, uint64_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
-bool is_pow2(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
-
-const char *class_name(uint8_t mc) {
-  switch (mc) {
-    case HURRAY_MEMORY_STANDARD: return "STANDARD";
-    case HURRAY_MEMORY_HOST_PINNED: return "HOST_PINNED";
-    case HURRAY_MEMORY_UNIFIED: return "UNIFIED";
-    case HURRAY_MEMORY_PEER: return "PEER";
-    default: return mc >= HURRAY_MEMORY_PRIVATE_FIRST && mc <= HURRAY_MEMORY_PRIVATE_LAST ? "private" : "reserved";
-  }
-}
+using gpu_test::AllocGuard;
+using gpu_test::class_name;
+using gpu_test::is_aligned;
+using gpu_test::is_pow2;
+using gpu_test::kAlignments;
 
 // The plugin's table; the plugin stays loaded for the whole process.
 const hurray_backend_v1 *plugin() {
-  static void *handle = dlopen(HURRAY_OPENCL_PLUGIN, RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) FAIL("dlopen " HURRAY_OPENCL_PLUGIN ": " << dlerror());
-  auto entry = reinterpret_cast<hurray_backend_entry_fn>(dlsym(handle, HURRAY_BACKEND_ENTRY_SYMBOL));
-  REQUIRE(entry != nullptr);
-  const hurray_backend_v1 *table = entry();
-  REQUIRE(table != nullptr);
-  return table;
+  static const hurray_backend_v1 *t = gpu_test::load_plugin(HURRAY_OPENCL_PLUGIN);
+  return t;
 }
 
 // A probed plugin; without a device the test is skipped (exit code 77).
-struct Probed {
-  const hurray_backend_v1 *b = plugin();
-  void *state = nullptr;
-
-  Probed() {
-    hurray_error err{};
-    const hurray_status st = b->probe(&state, &err);
-    if (st == HURRAY_E_DEVICE_UNAVAILABLE) {
-      std::printf("SKIPPED: no OpenCL device: %s\n", err.message);
-      std::fflush(stdout);
-      std::exit(kSkipCode);
-    }
-    INFO("probe: " << err.message);
-    REQUIRE(st == HURRAY_OK);
-    REQUIRE(state != nullptr);
-  }
-  ~Probed() { b->shutdown(state); }
-  Probed(const Probed &) = delete;
-  Probed &operator=(const Probed &) = delete;
-
-  int32_t count() const { return b->device_count(state); }
-  hurray_backend_device_info info(int32_t dev) const {
-    hurray_backend_device_info out{};
-    hurray_error err{};
-    INFO(err.message);
-    REQUIRE(b->device_info(state, dev, &out, &err) == HURRAY_OK);
-    return out;
-  }
-  hurray_backend_native native(int32_t dev) const {
-    hurray_backend_native out{};
-    hurray_error err{};
-    const hurray_status st = b->native(state, dev, &out, &err);
-    INFO(err.message);
-    REQUIRE(st == HURRAY_OK);
-    return out;
-  }
-  std::vector<uint8_t> classes(int32_t dev) const {
-    std::vector<uint8_t> out;
-    const uint32_t mask = info(dev).memory_classes;
-    for (uint8_t mc = 0; mc < 32; ++mc)
-      if (mask & (1u << mc)) out.push_back(mc);
-    return out;
-  }
-  hurray_backend_allocation alloc(int32_t dev, uint8_t mc, uint64_t size, uint32_t align) const {
-    hurray_backend_allocation a{};
-    hurray_error err{};
-    const hurray_status st = b->alloc(state, dev, mc, size, align, 0, &a, &err);
-    INFO(class_name(mc) << " " << size << " bytes aligned to " << align << ": " << err.message);
-    REQUIRE(st == HURRAY_OK);
-    return a;
-  }
+struct Probed : gpu_test::Probed {
+  Probed() : gpu_test::Probed(HURRAY_OPENCL_PLUGIN, "no OpenCL device") {}
 };
 
 // OpenCL functions for the tests, from the plugin's dlopen handle (native [4]).
@@ -126,21 +65,7 @@ struct Probed {
   XX(clSetUserEventStatus)             \
   XX(clReleaseEvent)                   \
   XX(clFinish)
-
-struct Cl {
-#define TEST_CL_XX_(name) decltype(&::name) name = nullptr;
-  TEST_CL_FUNCTIONS(TEST_CL_XX_)
-#undef TEST_CL_XX_
-  explicit Cl(void *lib) {
-    REQUIRE(lib != nullptr);
-#define TEST_CL_XX_(name)                                             \
-  name = reinterpret_cast<decltype(&::name)>(dlsym(lib, #name));      \
-  INFO("dlsym " #name);                                               \
-  REQUIRE(name != nullptr);
-    TEST_CL_FUNCTIONS(TEST_CL_XX_)
-#undef TEST_CL_XX_
-  }
-};
+GPU_TEST_SYMBOLS(Cl, TEST_CL_FUNCTIONS);
 
 // Writes out[i] = i * 2654435761 + seed.
 constexpr const char *kKernelSource = R"CL(
@@ -155,14 +80,17 @@ uint32_t pattern_at(size_t i, uint32_t seed) {
 }
 
 // The test's own program, kernel and command queue on a device: the queue is
-// not the plugin's default queue.
+// not the plugin's default queue. nat and cl: the device's native handles
+// and OpenCL functions.
 struct KernelRig {
-  const Cl &cl;
+  const hurray_backend_native nat;
+  const Cl cl;
   cl_program program = nullptr;
   cl_kernel kernel = nullptr;
   cl_command_queue queue = nullptr;
 
-  KernelRig(const Cl &c, const hurray_backend_native &n) : cl(c) {
+  KernelRig(const Probed &p, int32_t ordinal) : nat(p.native(ordinal)), cl(nat.handles[4]) {
+    const hurray_backend_native &n = nat;
     auto ctx = static_cast<cl_context>(n.handles[2]);
     auto dev = static_cast<cl_device_id>(n.handles[1]);
     cl_int e = CL_SUCCESS;
@@ -207,14 +135,16 @@ struct KernelRig {
   }
 };
 
+constexpr auto kBlockedFor = std::chrono::milliseconds(200);
+
 // A user event that opens on destruction too, so that no thread stays blocked
 // when a check fails.
 struct Gate {
   const Cl &cl;
   cl_event ev = nullptr;
-  Gate(const Cl &c, cl_context ctx) : cl(c) {
+  explicit Gate(const KernelRig &rig) : cl(rig.cl) {
     cl_int e = CL_SUCCESS;
-    ev = cl.clCreateUserEvent(ctx, &e);
+    ev = cl.clCreateUserEvent(static_cast<cl_context>(rig.nat.handles[2]), &e);
     REQUIRE(ev != nullptr);
   }
   void open() {
@@ -225,60 +155,37 @@ struct Gate {
     }
   }
   ~Gate() { open(); }
+  // Runs call on a thread of its own, which must still be blocked (behind
+  // the gate) after kBlockedFor; then opens the gate and returns what call
+  // returned.
+  hurray_status blocks(const std::function<hurray_status()> &call) {
+    std::atomic<bool> done{false};
+    hurray_status st = HURRAY_E_INTERNAL;
+    std::thread caller([&] {
+      st = call();
+      done = true;
+    });
+    std::this_thread::sleep_for(kBlockedFor);
+    CHECK_FALSE(done.load());
+    open();
+    caller.join();
+    return st;
+  }
   Gate(const Gate &) = delete;
   Gate &operator=(const Gate &) = delete;
 };
 
-struct AllocGuard {
-  const Probed &p;
-  hurray_backend_allocation a;
-  ~AllocGuard() { p.b->free(p.state, &a); }
-};
-
-constexpr auto kBlockedFor = std::chrono::milliseconds(200);
-
 }  // namespace
 
 TEST_CASE("opencl: entry table: version size device tag and functions") {
-  const hurray_backend_v1 *b = plugin();
-  CHECK(b->api_version == HURRAY_BACKEND_API_VERSION);
-  CHECK(b->size == sizeof(hurray_backend_v1));
-  CHECK(b->device_tag == HURRAY_DEVICE_OPENCL);
-  CHECK(std::string(b->name) == "opencl");
-  CHECK(b->probe != nullptr);
-  CHECK(b->shutdown != nullptr);
-  CHECK(b->device_count != nullptr);
-  CHECK(b->device_info != nullptr);
-  CHECK(b->alloc != nullptr);
-  CHECK(b->free != nullptr);
-  CHECK(b->copy_to_host != nullptr);
-  CHECK(b->copy_from_host != nullptr);
-  CHECK(b->classify != nullptr);
-  CHECK(b->event_record != nullptr);
-  CHECK(b->event_wait != nullptr);
-  CHECK(b->event_release != nullptr);
-  CHECK(b->native != nullptr);
-  // OpenCL has no IPC of memory or events.
-  CHECK(b->ipc_export_memory == nullptr);
-  CHECK(b->ipc_import_memory == nullptr);
-  CHECK(b->ipc_export_event == nullptr);
-  CHECK(b->ipc_import_event == nullptr);
-  for (void *r : b->reserved) CHECK(r == nullptr);
-  for (uint8_t r : b->reserved0) CHECK(r == 0);
+  gpu_test::check_table(plugin(), HURRAY_DEVICE_OPENCL, "opencl");
+  gpu_test::check_ipc_entries(plugin(), false);  // OpenCL has no IPC of memory or events
 }
 
 TEST_CASE("opencl: probe: every device is described with its native handles") {
   Probed p;
-  const int32_t n = p.count();
-  REQUIRE(n >= 1);
-  for (int32_t dev = 0; dev < n; ++dev) {
-    const hurray_backend_device_info info = p.info(dev);
-    std::printf("opencl device %d: name \"%s\", memory_classes 0x%x, ipc 0x%x, min_alignment %u\n"
-                "  detail: \"%s\"\n",
-                dev, info.name, info.memory_classes, info.ipc, info.min_alignment, info.detail);
-    std::fflush(stdout);
-    CHECK(std::strlen(info.name) > 0);
-    CHECK((info.memory_classes & (1u << HURRAY_MEMORY_STANDARD)) != 0);
+  // Beyond describe_devices: what this plugin reports, and its native handles.
+  auto more = [&p](int32_t dev, const hurray_backend_device_info &info) {
     CHECK((info.memory_classes & (1u << HURRAY_MEMORY_HOST_PINNED)) != 0);
     CHECK((info.memory_classes & ~0x7u) == 0);  // never PEER, nothing else
     CHECK(info.ipc == 0);
@@ -324,13 +231,14 @@ TEST_CASE("opencl: probe: every device is described with its native handles") {
     cl.clGetDeviceInfo(device, CL_DEVICE_SVM_CAPABILITIES, sizeof svm, &svm, nullptr);
     CHECK(((info.memory_classes >> HURRAY_MEMORY_UNIFIED) & 1u) ==
           ((svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) != 0 ? 1u : 0u));
-  }
+  };
+  gpu_test::describe_devices(p, "opencl", more);
 
+  const int32_t n = p.count();
   hurray_backend_device_info info{};
   hurray_error err{};
   CHECK(p.b->device_info(p.state, n, &info, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
   CHECK(err.status == HURRAY_E_DEVICE_UNAVAILABLE);
-  CHECK(p.b->device_info(p.state, -1, &info, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
   hurray_backend_native nat{};
   CHECK(p.b->native(p.state, n, &nat, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
 }
@@ -435,9 +343,7 @@ TEST_CASE("opencl: events: a kernel on another queue waited for on the default q
   Probed p;
   for (int32_t dev = 0; dev < p.count(); ++dev) {
     INFO("device " << dev);
-    const hurray_backend_native nat = p.native(dev);
-    const Cl cl(nat.handles[4]);
-    KernelRig rig(cl, nat);
+    KernelRig rig(p, dev);
     constexpr size_t kCount = 1 << 18;  // 1 MiB of uint32
     AllocGuard g{p, p.alloc(dev, HURRAY_MEMORY_STANDARD, kCount * 4, 4096)};
     std::vector<uint32_t> out(kCount, 0xFFFFFFFFu);
@@ -447,29 +353,18 @@ TEST_CASE("opencl: events: a kernel on another queue waited for on the default q
 
     // The kernel waits for a gate the test opens later, so that the wait
     // below is what orders the copy after it.
-    Gate gate(cl, static_cast<cl_context>(nat.handles[2]));
+    Gate gate(rig);
     auto mem = static_cast<cl_mem>(g.a.data);
-    REQUIRE(cl.clSetKernelArg(rig.kernel, 0, sizeof mem, &mem) == CL_SUCCESS);
+    REQUIRE(rig.cl.clSetKernelArg(rig.kernel, 0, sizeof mem, &mem) == CL_SUCCESS);
     rig.run(kCount, 7u, gate.ev);
-    void *event = nullptr;
-    uint64_t value = 99;
-    REQUIRE(p.b->event_record(p.state, dev, rig.queue, &event, &value, &err) == HURRAY_OK);
-    REQUIRE(event != nullptr);
-    CHECK(value == 0);
+    void *event = p.record(dev, rig.queue);
     CHECK(rig.status(static_cast<cl_event>(event)) != CL_COMPLETE);
 
     // The default queue waits for the event; a copy on it waits too.
-    REQUIRE(p.b->event_wait(p.state, dev, event, 0, nat.handles[3], &err) == HURRAY_OK);
-    std::atomic<bool> done{false};
-    hurray_status copy_status = HURRAY_E_INTERNAL;
-    std::thread reader([&] {
-      copy_status = p.b->copy_to_host(p.state, &g.a, 0, out.data(), kCount * 4, nullptr);
-      done = true;
+    REQUIRE(p.b->event_wait(p.state, dev, event, 0, rig.nat.handles[3], &err) == HURRAY_OK);
+    const hurray_status copy_status = gate.blocks([&] {  // behind the barrier
+      return p.b->copy_to_host(p.state, &g.a, 0, out.data(), kCount * 4, nullptr);
     });
-    std::this_thread::sleep_for(kBlockedFor);
-    CHECK_FALSE(done.load());  // still behind the barrier
-    gate.open();
-    reader.join();
     REQUIRE(copy_status == HURRAY_OK);
     size_t wrong = 0;
     for (size_t i = 0; i < kCount; ++i) wrong += out[i] != pattern_at(i, 7u);
@@ -483,9 +378,7 @@ TEST_CASE("opencl: events: a wait on the host (stream NULL)") {
   Probed p;
   for (int32_t dev = 0; dev < p.count(); ++dev) {
     INFO("device " << dev);
-    const hurray_backend_native nat = p.native(dev);
-    const Cl cl(nat.handles[4]);
-    KernelRig rig(cl, nat);
+    KernelRig rig(p, dev);
     const auto served = p.classes(dev);
     const bool unified =
         std::find(served.begin(), served.end(), HURRAY_MEMORY_UNIFIED) != served.end();
@@ -495,28 +388,21 @@ TEST_CASE("opencl: events: a wait on the host (stream NULL)") {
     hurray_error err{};
     if (unified) {
       std::memset(g.a.host, 0, kCount * 4);
-      REQUIRE(cl.clSetKernelArgSVMPointer(rig.kernel, 0, g.a.data) == CL_SUCCESS);
+      REQUIRE(rig.cl.clSetKernelArgSVMPointer(rig.kernel, 0, g.a.data) == CL_SUCCESS);
     } else {
       auto mem = static_cast<cl_mem>(g.a.data);
-      REQUIRE(cl.clSetKernelArg(rig.kernel, 0, sizeof mem, &mem) == CL_SUCCESS);
+      REQUIRE(rig.cl.clSetKernelArg(rig.kernel, 0, sizeof mem, &mem) == CL_SUCCESS);
     }
-    Gate gate(cl, static_cast<cl_context>(nat.handles[2]));
+    Gate gate(rig);
     rig.run(kCount, 1234u, gate.ev);
     void *event = nullptr;
     uint64_t value = 1;
     REQUIRE(p.b->event_record(p.state, dev, rig.queue, &event, &value, &err) == HURRAY_OK);
     CHECK(value == 0);
 
-    std::atomic<bool> done{false};
-    hurray_status wait_status = HURRAY_E_INTERNAL;
-    std::thread waiter([&] {
-      wait_status = p.b->event_wait(p.state, dev, event, 0, nullptr, nullptr);
-      done = true;
+    const hurray_status wait_status = gate.blocks([&] {  // the host waits for the kernel
+      return p.b->event_wait(p.state, dev, event, 0, nullptr, nullptr);
     });
-    std::this_thread::sleep_for(kBlockedFor);
-    CHECK_FALSE(done.load());  // the host waits for the kernel
-    gate.open();
-    waiter.join();
     REQUIRE(wait_status == HURRAY_OK);
     CHECK(rig.status(static_cast<cl_event>(event)) == CL_COMPLETE);
     std::vector<uint32_t> out(kCount);
@@ -613,14 +499,7 @@ TEST_CASE("opencl: errors: too large an allocation is OUT_OF_MEMORY and names th
 
 // Run by the next test in a child process, in the environment it chooses.
 TEST_CASE("opencl: child: probe and print the result", "[.child]") {
-  const hurray_backend_v1 *b = plugin();
-  void *state = nullptr;
-  hurray_error err{};
-  const hurray_status st = b->probe(&state, &err);
-  std::printf("probe-result status=%d message=%s\n", static_cast<int>(st),
-              st == HURRAY_OK ? "" : err.message);
-  std::fflush(stdout);
-  if (st == HURRAY_OK) b->shutdown(state);
+  gpu_test::print_probe_result(plugin());
 }
 
 TEST_CASE("opencl: probe: no OpenCL platform is DEVICE_UNAVAILABLE with the reason") {
@@ -628,78 +507,28 @@ TEST_CASE("opencl: probe: no OpenCL platform is DEVICE_UNAVAILABLE with the reas
   // child of this program with OCL_ICD_VENDORS pointing at an empty folder.
   char dir[] = "/tmp/hurray-opencl-no-icd-XXXXXX";
   REQUIRE(mkdtemp(dir) != nullptr);
-  char exe[4096] = "";
-  const ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  REQUIRE(len > 0);
-  exe[len] = '\0';
-  const std::string cmd = std::string("OCL_ICD_VENDORS='") + dir + "' '" + exe +
-                          "' 'opencl: child: probe and print the result' 2>&1";
-  FILE *child = popen(cmd.c_str(), "r");
-  REQUIRE(child != nullptr);
-  std::string output;
-  char buf[512];
-  while (std::fgets(buf, sizeof buf, child) != nullptr) output += buf;
-  const int rc = pclose(child);
+  const gpu_test::ChildProbe r = gpu_test::probe_in_child(
+      std::string("OCL_ICD_VENDORS='") + dir + "' ", "opencl: child: probe and print the result");
   rmdir(dir);
-  INFO(output);
-  CHECK(rc == 0);
-  const size_t at = output.find("probe-result status=");
-  REQUIRE(at != std::string::npos);
-  const std::string line = output.substr(at, output.find('\n', at) - at);
-  std::printf("%s\n", line.c_str());
-  CHECK(line.find("status=10 ") != std::string::npos);  // HURRAY_E_DEVICE_UNAVAILABLE
-  void *lib = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (lib != nullptr) {
-    // ocl-icd's answer when it finds no driver.
-    CHECK(line.find("message=[clGetPlatformIDs] CL_PLATFORM_NOT_FOUND_KHR") != std::string::npos);
-    dlclose(lib);
-  } else {
-    CHECK(line.find("libOpenCL.so.1") != std::string::npos);  // dlerror's text
-  }
+  // ocl-icd's answer when it finds no driver.
+  gpu_test::check_child_unavailable(r, "libOpenCL.so.1",
+                                    "message=[clGetPlatformIDs] CL_PLATFORM_NOT_FOUND_KHR");
 }
 
 TEST_CASE("opencl: threads: alloc copy classify and free from several threads at once") {
   Probed p;
-  constexpr int kThreads = 4, kRounds = 40;
-  std::vector<std::vector<uint8_t>> served;  // Catch's macros stay on this thread
-  for (int32_t dev = 0; dev < p.count(); ++dev) served.push_back(p.classes(dev));
-  std::atomic<int> failures{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      for (int r = 0; r < kRounds; ++r) {
-        const int32_t dev = (t + r) % p.count();
-        const std::vector<uint8_t> &classes = served[static_cast<size_t>(dev)];
-        const uint8_t mc = classes[static_cast<size_t>(r) % classes.size()];
-        hurray_backend_allocation a{};
-        if (p.b->alloc(p.state, dev, mc, 65536, 4096, 0, &a, nullptr) != HURRAY_OK) {
-          ++failures;
-          continue;
-        }
-        uint8_t in[256], out[256];
-        std::memset(in, t * 16 + r, sizeof in);
-        if (p.b->copy_from_host(p.state, &a, 1024, in, sizeof in, nullptr) != HURRAY_OK ||
-            p.b->copy_to_host(p.state, &a, 1024, out, sizeof out, nullptr) != HURRAY_OK ||
-            std::memcmp(in, out, sizeof in) != 0)
-          ++failures;
+  const int failures = gpu_test::threads_round_trip(
+      p, [&p](int32_t dev, uint8_t mc, const hurray_backend_allocation &a) {
         int32_t cdev = -1;
         uint8_t cmc = 0;
         const hurray_status cs = p.b->classify(p.state, a.data, &cdev, &cmc, nullptr);
-        if (mc == HURRAY_MEMORY_UNIFIED ? cs != HURRAY_OK || cdev != dev
-                                        : cs != HURRAY_E_UNSUPPORTED)
-          ++failures;
-        p.b->free(p.state, &a);
-      }
-    });
-  }
-  for (std::thread &th : threads) th.join();
-  CHECK(failures.load() == 0);
+        return mc == HURRAY_MEMORY_UNIFIED ? cs == HURRAY_OK && cdev == dev
+                                           : cs == HURRAY_E_UNSUPPORTED;
+      });
+  CHECK(failures == 0);
 }
 
 TEST_CASE("opencl: shutdown: allocations still alive are freed with the state") {
   Probed p;
-  for (uint8_t mc : p.classes(0)) {
-    hurray_backend_allocation a = p.alloc(0, mc, 8192, 4096);
-    CHECK(a.plugin_data != nullptr);  // left for shutdown()
-  }
+  gpu_test::leave_allocations(p);
 }

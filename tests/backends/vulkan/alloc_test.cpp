@@ -20,13 +20,6 @@ const char *class_name(int c) {
   return c >= 0 && c < 4 ? names[c] : "?";
 }
 
-hurray_backend_device_info info_of(int32_t d) {
-  hurray_backend_device_info info{};
-  hurray_error err{};
-  REQUIRE(table().device_info(state(), d, &info, &err) == HURRAY_OK);
-  return info;
-}
-
 std::vector<unsigned char> pattern(size_t n, unsigned seed) {
   std::vector<unsigned char> v(n);
   uint32_t x = seed * 2654435761u + 1;
@@ -45,7 +38,7 @@ TEST_CASE("vulkan: every served class allocates at alignments 64 256 4096 and 65
   const hurray_backend_v1 &t = table();
   void *s = state();
   for (int32_t d = 0; d < t.device_count(s); ++d) {
-    const hurray_backend_device_info info = info_of(d);
+    const hurray_backend_device_info info = hvk::info_of(d);
     for (uint8_t c = 0; c < 3; ++c) {
       if (!(info.memory_classes & (1u << c))) continue;
       for (uint32_t align : {64u, 256u, 4096u, 65536u}) {
@@ -109,7 +102,7 @@ TEST_CASE("vulkan: copy_from_host then copy_to_host round-trips 1 MiB in every s
   void *s = state();
   const size_t n = size_t{1} << 20;
   for (int32_t d = 0; d < t.device_count(s); ++d) {
-    const hurray_backend_device_info info = info_of(d);
+    const hurray_backend_device_info info = hvk::info_of(d);
     for (uint8_t c = 0; c < 3; ++c) {
       if (!(info.memory_classes & (1u << c))) continue;
       INFO("device " << d << " class " << class_name(c));
@@ -148,7 +141,7 @@ TEST_CASE("vulkan: a class the device lacks is DEVICE_UNAVAILABLE naming the cla
   void *s = state();
   int absent = 0;
   for (int32_t d = 0; d < t.device_count(s); ++d) {
-    const hurray_backend_device_info info = info_of(d);
+    const hurray_backend_device_info info = hvk::info_of(d);
     for (uint8_t c = 0; c < 3; ++c) {
       if (info.memory_classes & (1u << c)) continue;
       ++absent;
@@ -180,7 +173,7 @@ TEST_CASE("vulkan: bad arguments are INVALID_ARGUMENT with a message, a bad ordi
   hurray_error err{};
   CHECK(t.alloc(s, t.device_count(s), 0, 64, 64, 0, &a, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
   CHECK(std::string(err.message).find("does not exist") != std::string::npos);
-  const hurray_backend_device_info info = info_of(0);
+  const hurray_backend_device_info info = hvk::info_of(0);
   uint8_t c = 0;
   while (!(info.memory_classes & (1u << c))) ++c;
   CHECK(t.alloc(s, 0, c, 64, 100, 0, &a, &err) == HURRAY_E_INVALID_ARGUMENT);
@@ -200,7 +193,7 @@ TEST_CASE("vulkan: bad arguments are INVALID_ARGUMENT with a message, a bad ordi
 TEST_CASE("vulkan: threads allocate copy and record events at once") {
   const hurray_backend_v1 &t = table();
   void *s = state();
-  const hurray_backend_device_info info = info_of(0);
+  const hurray_backend_device_info info = hvk::info_of(0);
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
   for (int i = 0; i < 4; ++i) {

@@ -35,9 +35,8 @@ TEST_CASE("vulkan: shareable memory exported as an fd imports as a second alloca
   const size_t n = 64 * 1024 + 100;
   int checked = 0;
   for (int32_t d = 0; d < t.device_count(s); ++d) {
-    hurray_backend_device_info info{};
+    const hurray_backend_device_info info = hvk::info_of(d);
     hurray_error err{};
-    REQUIRE(t.device_info(s, d, &info, &err) == HURRAY_OK);
     if (!(info.ipc & HURRAY_BACKEND_IPC_MEMORY)) {
       hurray_backend_allocation a{};
       CHECK(t.alloc(s, d, 0, n, 4096, HURRAY_ALLOC_SHAREABLE, &a, &err) == HURRAY_E_UNSUPPORTED);
@@ -117,9 +116,8 @@ TEST_CASE("vulkan: event IPC works where semaphores export and is refused with a
   const hurray_backend_v1 &t = table();
   void *s = state();
   for (int32_t d = 0; d < t.device_count(s); ++d) {
-    hurray_backend_device_info info{};
+    const hurray_backend_device_info info = hvk::info_of(d);
     hurray_error err{};
-    REQUIRE(t.device_info(s, d, &info, &err) == HURRAY_OK);
     void *event = nullptr;
     uint64_t value = 0;
     REQUIRE(t.event_record(s, d, nullptr, &event, &value, &err) == HURRAY_OK);

@@ -198,13 +198,25 @@ std::string probe_in_child(const char *const *env, int *exit_code) {
   return out;
 }
 
+hurray_backend_device_info info_of(int32_t d) {
+  hurray_backend_device_info info{};
+  hurray_error err{};
+  INFO(err.message);
+  REQUIRE(table().device_info(state(), d, &info, &err) == HURRAY_OK);
+  return info;
+}
+
+hurray_backend_native native_of(int32_t d) {
+  hurray_backend_native n{};
+  hurray_error err{};
+  REQUIRE(table().native(state(), d, &n, &err) == HURRAY_OK);
+  return n;
+}
+
 // ------------------------------------------------------------------ Vk ----
 
 Vk::Vk(int32_t ordinal) {
-  const hurray_backend_v1 &t = table();
-  hurray_backend_native n{};
-  hurray_error err{};
-  REQUIRE(t.native(state(), ordinal, &n, &err) == HURRAY_OK);
+  const hurray_backend_native n = native_of(ordinal);
   instance = static_cast<VkInstance>(n.handles[0]);
   phys = static_cast<VkPhysicalDevice>(n.handles[1]);
   device = static_cast<VkDevice>(n.handles[2]);

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 using hvk::state;
@@ -223,9 +224,8 @@ bool device_local_is_host_coherent(const hvk::Vk &vk) {
 // device when it has no STANDARD class).
 bool standard_allocation(int32_t d, hurray_backend_allocation *a) {
   const hurray_backend_v1 &t = table();
-  hurray_backend_device_info info{};
+  const hurray_backend_device_info info = hvk::info_of(d);
   hurray_error err{};
-  REQUIRE(t.device_info(state(), d, &info, &err) == HURRAY_OK);
   if (!(info.memory_classes & 1u)) {
     WARN("device " << d << " has no STANDARD memory");
     return false;
@@ -238,9 +238,10 @@ bool standard_allocation(int32_t d, hurray_backend_allocation *a) {
   return true;
 }
 
-}  // namespace
-
-TEST_CASE("vulkan: compute shader output is visible after event_wait on a second queue") {
+// For each device with STANDARD memory: body with a zeroed allocation a of
+// kWords words (freed after) and the device's Vulkan functions.
+void on_each_device(
+    const std::function<void(int32_t d, hurray_backend_allocation &a, hvk::Vk &vk)> &body) {
   const hurray_backend_v1 &t = table();
   void *s = state();
   for (int32_t d = 0; d < t.device_count(s); ++d) {
@@ -248,98 +249,102 @@ TEST_CASE("vulkan: compute shader output is visible after event_wait on a second
     if (!standard_allocation(d, &a)) continue;
     {
       hvk::Vk vk(d);
-      // The plugin creates queue 1 of its family when the family has two.
-      VkQueue second = vk.queue;
-      if (vk.family_queue_count() >= 2) vk.vkGetDeviceQueue(vk.device, vk.family, 1, &second);
-      std::printf("device %d: waiting on %s\n", static_cast<int>(d),
-                  second == vk.queue ? "the plugin's queue (the family has one queue)"
-                                     : "queue 1 of the plugin's family");
-      Compute comp(vk, static_cast<VkDeviceMemory>(a.data), kWords * 4ull);
-      Readback rb(vk, kWords * 4ull);
-      const uint32_t seed = 0x5EED0000u + static_cast<uint32_t>(d);
-      comp.dispatch(seed);
-      void *event = nullptr;
-      uint64_t value = 0;
-      hurray_error err{};
-      REQUIRE(t.event_record(s, d, vk.queue, &event, &value, &err) == HURRAY_OK);
-      REQUIRE(t.event_wait(s, d, event, value, second, &err) == HURRAY_OK);
-      // On the waiting queue: copy the shader's output into host memory.
-      VkCommandBuffer cb = comp.begin();
-      VkBufferCopy region{0, 0, kWords * 4ull};
-      vk.vkCmdCopyBuffer(cb, comp.buffer, rb.buffer, 1, &region);
-      VkMemoryBarrier mb{};
-      mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-      mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-      mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-      vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0,
-                              1, &mb, 0, nullptr, 0, nullptr);
-      VkFenceCreateInfo fci{};
-      fci.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
-      VkFence fence = VK_NULL_HANDLE;
-      VK_OK(vk.vkCreateFence(vk.device, &fci, nullptr, &fence));
-      comp.submit(second, cb, fence);
-      VK_OK(vk.vkWaitForFences(vk.device, 1, &fence, VK_TRUE, UINT64_MAX));
-      vk.vkDestroyFence(vk.device, fence, nullptr);
-      CHECK(mismatches(static_cast<const uint32_t *>(rb.ptr), seed) == 0);
-      t.event_release(s, d, event);
-      VK_OK(vk.vkQueueWaitIdle(vk.queue));
-      VK_OK(vk.vkQueueWaitIdle(second));
+      body(d, a, vk);
     }
     t.free(s, &a);
   }
 }
 
+}  // namespace
+
+TEST_CASE("vulkan: compute shader output is visible after event_wait on a second queue") {
+  const hurray_backend_v1 &t = table();
+  void *s = state();
+  on_each_device([&](int32_t d, hurray_backend_allocation &a, hvk::Vk &vk) {
+    // The plugin creates queue 1 of its family when the family has two.
+    VkQueue second = vk.queue;
+    if (vk.family_queue_count() >= 2) vk.vkGetDeviceQueue(vk.device, vk.family, 1, &second);
+    std::printf("device %d: waiting on %s\n", static_cast<int>(d),
+                second == vk.queue ? "the plugin's queue (the family has one queue)"
+                                   : "queue 1 of the plugin's family");
+    Compute comp(vk, static_cast<VkDeviceMemory>(a.data), kWords * 4ull);
+    Readback rb(vk, kWords * 4ull);
+    const uint32_t seed = 0x5EED0000u + static_cast<uint32_t>(d);
+    comp.dispatch(seed);
+    void *event = nullptr;
+    uint64_t value = 0;
+    hurray_error err{};
+    REQUIRE(t.event_record(s, d, vk.queue, &event, &value, &err) == HURRAY_OK);
+    REQUIRE(t.event_wait(s, d, event, value, second, &err) == HURRAY_OK);
+    // On the waiting queue: copy the shader's output into host memory.
+    VkCommandBuffer cb = comp.begin();
+    VkBufferCopy region{0, 0, kWords * 4ull};
+    vk.vkCmdCopyBuffer(cb, comp.buffer, rb.buffer, 1, &region);
+    VkMemoryBarrier mb{};
+    mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+    mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0,
+                            1, &mb, 0, nullptr, 0, nullptr);
+    VkFenceCreateInfo fci{};
+    fci.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+    VkFence fence = VK_NULL_HANDLE;
+    VK_OK(vk.vkCreateFence(vk.device, &fci, nullptr, &fence));
+    comp.submit(second, cb, fence);
+    VK_OK(vk.vkWaitForFences(vk.device, 1, &fence, VK_TRUE, UINT64_MAX));
+    vk.vkDestroyFence(vk.device, fence, nullptr);
+    CHECK(mismatches(static_cast<const uint32_t *>(rb.ptr), seed) == 0);
+    t.event_release(s, d, event);
+    VK_OK(vk.vkQueueWaitIdle(vk.queue));
+    VK_OK(vk.vkQueueWaitIdle(second));
+  });
+}
+
 TEST_CASE("vulkan: compute shader output is visible after a host event_wait and copy_to_host") {
   const hurray_backend_v1 &t = table();
   void *s = state();
-  for (int32_t d = 0; d < t.device_count(s); ++d) {
-    hurray_backend_allocation a{};
-    if (!standard_allocation(d, &a)) continue;
-    {
-      hvk::Vk vk(d);
-      Compute comp(vk, static_cast<VkDeviceMemory>(a.data), kWords * 4ull);
-      const uint32_t seed = 0xC0FFEE00u + static_cast<uint32_t>(d);
-      comp.dispatch(seed);
-      void *event = nullptr;
-      uint64_t value = 0;
-      hurray_error err{};
-      // stream NULL: the plugin's queue, where the shader was submitted.
-      REQUIRE(t.event_record(s, d, nullptr, &event, &value, &err) == HURRAY_OK);
-      CHECK(event == static_cast<void *>(vk.timeline));
-      uint64_t before = 0;
-      VK_OK(vk.vkGetSemaphoreCounterValue(vk.device, vk.timeline, &before));
-      std::printf("device %d: right after event_record the timeline is at %llu of %llu (%s)\n",
-                  static_cast<int>(d), static_cast<unsigned long long>(before),
-                  static_cast<unsigned long long>(value),
-                  before < value ? "the shader is still running" : "already done");
-      const auto t0 = std::chrono::steady_clock::now();
-      REQUIRE(t.event_wait(s, d, event, value, nullptr, &err) == HURRAY_OK);
-      const auto waited = std::chrono::duration_cast<std::chrono::microseconds>(
-                              std::chrono::steady_clock::now() - t0)
-                              .count();
-      std::printf("device %d: the host waited %lld us for the shader\n", static_cast<int>(d),
-                  static_cast<long long>(waited));
-      // The host wait returned only once the value was reached.
-      uint64_t now = 0;
-      VK_OK(vk.vkGetSemaphoreCounterValue(vk.device, vk.timeline, &now));
-      CHECK(now >= value);
-      // Where the device's memory is host-visible and coherent (lavapipe),
-      // read it directly: nothing but the host wait orders this read after
-      // the shader, and event_record made the shader's writes available to
-      // the host.
-      if (device_local_is_host_coherent(vk)) {
-        void *p = nullptr;
-        VK_OK(vk.vkMapMemory(vk.device, static_cast<VkDeviceMemory>(a.data), 0, VK_WHOLE_SIZE, 0,
-                             &p));
-        CHECK(mismatches(static_cast<const uint32_t *>(p), seed) == 0);
-        vk.vkUnmapMemory(vk.device, static_cast<VkDeviceMemory>(a.data));
-      }
-      std::vector<uint32_t> out(kWords, 0);
-      REQUIRE(t.copy_to_host(s, &a, 0, out.data(), kWords * 4ull, &err) == HURRAY_OK);
-      CHECK(mismatches(out.data(), seed) == 0);
-      t.event_release(s, d, event);
-      VK_OK(vk.vkQueueWaitIdle(vk.queue));
+  on_each_device([&](int32_t d, hurray_backend_allocation &a, hvk::Vk &vk) {
+    Compute comp(vk, static_cast<VkDeviceMemory>(a.data), kWords * 4ull);
+    const uint32_t seed = 0xC0FFEE00u + static_cast<uint32_t>(d);
+    comp.dispatch(seed);
+    void *event = nullptr;
+    uint64_t value = 0;
+    hurray_error err{};
+    // stream NULL: the plugin's queue, where the shader was submitted.
+    REQUIRE(t.event_record(s, d, nullptr, &event, &value, &err) == HURRAY_OK);
+    CHECK(event == static_cast<void *>(vk.timeline));
+    uint64_t before = 0;
+    VK_OK(vk.vkGetSemaphoreCounterValue(vk.device, vk.timeline, &before));
+    std::printf("device %d: right after event_record the timeline is at %llu of %llu (%s)\n",
+                static_cast<int>(d), static_cast<unsigned long long>(before),
+                static_cast<unsigned long long>(value),
+                before < value ? "the shader is still running" : "already done");
+    const auto t0 = std::chrono::steady_clock::now();
+    REQUIRE(t.event_wait(s, d, event, value, nullptr, &err) == HURRAY_OK);
+    const auto waited = std::chrono::duration_cast<std::chrono::microseconds>(
+                            std::chrono::steady_clock::now() - t0)
+                            .count();
+    std::printf("device %d: the host waited %lld us for the shader\n", static_cast<int>(d),
+                static_cast<long long>(waited));
+    // The host wait returned only once the value was reached.
+    uint64_t now = 0;
+    VK_OK(vk.vkGetSemaphoreCounterValue(vk.device, vk.timeline, &now));
+    CHECK(now >= value);
+    // Where the device's memory is host-visible and coherent (lavapipe),
+    // read it directly: nothing but the host wait orders this read after
+    // the shader, and event_record made the shader's writes available to
+    // the host.
+    if (device_local_is_host_coherent(vk)) {
+      void *p = nullptr;
+      VK_OK(vk.vkMapMemory(vk.device, static_cast<VkDeviceMemory>(a.data), 0, VK_WHOLE_SIZE, 0,
+                           &p));
+      CHECK(mismatches(static_cast<const uint32_t *>(p), seed) == 0);
+      vk.vkUnmapMemory(vk.device, static_cast<VkDeviceMemory>(a.data));
     }
-    t.free(s, &a);
-  }
+    std::vector<uint32_t> out(kWords, 0);
+    REQUIRE(t.copy_to_host(s, &a, 0, out.data(), kWords * 4ull, &err) == HURRAY_OK);
+    CHECK(mismatches(out.data(), seed) == 0);
+    t.event_release(s, d, event);
+    VK_OK(vk.vkQueueWaitIdle(vk.queue));
+  });
 }

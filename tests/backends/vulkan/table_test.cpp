@@ -1,6 +1,7 @@
 // The plugin's table, probe (and how it fails), device_info, native handles.
 #include <catch2/catch.hpp>
 
+#include "plugin_test_util.h"
 #include "vk_test_util.h"
 
 #include <cstdio>
@@ -12,30 +13,9 @@ using hvk::table;
 
 TEST_CASE("vulkan: entry table: api_version size device_tag name and functions") {
   const hurray_backend_v1 &t = table();
-  CHECK(t.api_version == HURRAY_BACKEND_API_VERSION);
-  CHECK(t.size == sizeof(hurray_backend_v1));
-  CHECK(t.device_tag == HURRAY_DEVICE_VULKAN);
   REQUIRE(t.name != nullptr);
-  CHECK(std::string(t.name) == "vulkan");
-  for (uint8_t b : t.reserved0) CHECK(b == 0);
-  CHECK(t.probe);
-  CHECK(t.shutdown);
-  CHECK(t.device_count);
-  CHECK(t.device_info);
-  CHECK(t.alloc);
-  CHECK(t.free);
-  CHECK(t.copy_to_host);
-  CHECK(t.copy_from_host);
-  CHECK(t.classify);
-  CHECK(t.event_record);
-  CHECK(t.event_wait);
-  CHECK(t.event_release);
-  CHECK(t.ipc_export_memory);
-  CHECK(t.ipc_import_memory);
-  CHECK(t.ipc_export_event);
-  CHECK(t.ipc_import_event);
-  CHECK(t.native);
-  for (void *p : t.reserved) CHECK(p == nullptr);
+  gpu_test::check_table(&t, HURRAY_DEVICE_VULKAN, "vulkan");
+  gpu_test::check_ipc_entries(&t, true);
 }
 
 namespace {
@@ -85,9 +65,7 @@ TEST_CASE("vulkan: probe finds devices and device_info describes each") {
   const int32_t n = t.device_count(s);
   REQUIRE(n >= 1);
   for (int32_t d = 0; d < n; ++d) {
-    hurray_backend_device_info info{};
-    hurray_error err{};
-    REQUIRE(t.device_info(s, d, &info, &err) == HURRAY_OK);
+    const hurray_backend_device_info info = hvk::info_of(d);
     std::printf("vulkan device %d: name \"%s\", memory_classes 0x%x, ipc 0x%x, "
                 "min_alignment %u\n  detail: %s\n",
                 static_cast<int>(d), info.name, info.memory_classes, info.ipc,
@@ -112,9 +90,7 @@ TEST_CASE("vulkan: native handles are the device's and resolve Vulkan without li
   const hurray_backend_v1 &t = table();
   void *s = state();
   for (int32_t d = 0; d < t.device_count(s); ++d) {
-    hurray_backend_native n{};
-    hurray_error err{};
-    REQUIRE(t.native(s, d, &n, &err) == HURRAY_OK);
+    const hurray_backend_native n = hvk::native_of(d);
     for (int i = 0; i < 7; ++i) {
       INFO("slot " << i);
       if (i != 4) CHECK(n.handles[i] != nullptr);  // slot 4 is a family index
@@ -130,6 +106,7 @@ TEST_CASE("vulkan: native handles are the device's and resolve Vulkan without li
     // It is the event that event_record on the plugin's queue returns.
     void *event = nullptr;
     uint64_t v = 0;
+    hurray_error err{};
     REQUIRE(t.event_record(s, d, nullptr, &event, &v, &err) == HURRAY_OK);
     CHECK(event == n.handles[6]);
     CHECK(v > value);

@@ -21,6 +21,10 @@ const hurray_backend_v1 &table();
 // reports as a skipped test.
 void *state();
 
+// What device_info and native answer for device d (REQUIREs success).
+hurray_backend_device_info info_of(int32_t d);
+hurray_backend_native native_of(int32_t d);
+
 // "HURRAY_E_DEVICE_UNAVAILABLE" for 10 (libhurray is not linked here).
 const char *status_name(int status);
 

@@ -146,9 +146,8 @@ TEST_CASE("webgpu: bytes round trip, whole and at every odd offset and size", "[
 TEST_CASE("webgpu: a copy longer than one staging buffer round trips", "[webgpu]") {
   Probed p;
   const size_t n = (size_t{8} << 20) * 2 + 13;  // three staging pieces
-  hurray_backend_allocation a = p.alloc(n);
   const std::vector<unsigned char> in = pattern(n, 9);
-  p.write(a, 0, in.data(), n);
+  hurray_backend_allocation a = p.alloc_with(in);
   std::vector<unsigned char> out(n);
   p.read(a, 0, out.data(), n);
   CHECK(out == in);

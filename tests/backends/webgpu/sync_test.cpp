@@ -66,13 +66,11 @@ TEST_CASE("webgpu: a host wait on an event returns once the work before it is do
 TEST_CASE("webgpu: the event orders a write before the consumer's read", "[webgpu]") {
   Probed p;
   const size_t n = 1 << 16;
-  hurray_backend_allocation a = p.alloc(n);
   const std::vector<unsigned char> in = pattern(n, 5);
-  p.write(a, 0, in.data(), n);
-  void *event = nullptr;
+  hurray_backend_allocation a = p.alloc_with(in);
   uint64_t value = 0;
+  void *event = p.record(p.queue(), &value);
   hurray_error err{};
-  REQUIRE(p.b->event_record(p.state, 0, p.queue(), &event, &value, &err) == HURRAY_OK);
   REQUIRE(p.b->event_wait(p.state, 0, event, 0, nullptr, &err) == HURRAY_OK);
   std::vector<unsigned char> out(n);
   p.read(a, 0, out.data(), n);

@@ -1,7 +1,7 @@
-// What the tests of libhurray-webgpu.so share: the plugin's table (dlopened
-// as libhurray's loader does it), a probed state, and Dawn itself reached
-// through dlsym on native slot 4 (the program links neither Dawn nor
-// libhurray). A WebGPU device is required: the tests run where CI installed
+// What the tests of libhurray-webgpu.so share, beside plugin_test_util.h:
+// the plugin's table (dlopened as libhurray's loader does it), a probed
+// state, and Dawn itself reached through dlsym on native slot 4 (the
+// program links neither Dawn nor libhurray). A WebGPU device is required: the tests run where CI installed
 // the package (scripts/webgpu.sh), so a failed probe fails the test, it is
 // never skipped.
 #pragma once
@@ -17,19 +17,17 @@
 
 #include <catch2/catch.hpp>
 
+#include "plugin_test_util.h"
 #include "webgpu/wgpu_abi.h"
 
 namespace webgpu_test {
 
+using gpu_test::pattern;
+
+// The plugin's table; the plugin stays loaded for the whole process.
 inline const hurray_backend_v1 *plugin() {
-  static void *handle = dlopen(HURRAY_WEBGPU_PLUGIN, RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) FAIL("dlopen " HURRAY_WEBGPU_PLUGIN ": " << dlerror());
-  auto entry =
-      reinterpret_cast<hurray_backend_entry_fn>(dlsym(handle, HURRAY_BACKEND_ENTRY_SYMBOL));
-  REQUIRE(entry != nullptr);
-  const hurray_backend_v1 *table = entry();
-  REQUIRE(table != nullptr);
-  return table;
+  static const hurray_backend_v1 *t = gpu_test::load_plugin(HURRAY_WEBGPU_PLUGIN);
+  return t;
 }
 
 // A probed plugin and its device 0's native handles and Dawn functions.
@@ -76,6 +74,21 @@ struct Probed {
     REQUIRE(st == HURRAY_OK);
     return a;
   }
+  // A STANDARD allocation holding in (written through copy_from_host).
+  hurray_backend_allocation alloc_with(const std::vector<unsigned char> &in) const {
+    hurray_backend_allocation a = alloc(in.size());
+    write(a, 0, in.data(), in.size());
+    return a;
+  }
+  // An event recorded on stream (NULL or the device queue); *value set.
+  void *record(void *stream, uint64_t *value) const {
+    void *event = nullptr;
+    hurray_error err{};
+    const hurray_status st = b->event_record(state, 0, stream, &event, value, &err);
+    INFO("event_record: " << err.message);
+    REQUIRE(st == HURRAY_OK);
+    return event;
+  }
   void write(hurray_backend_allocation &a, uint64_t off, const void *src, uint64_t n) const {
     hurray_error err{};
     const hurray_status st = b->copy_from_host(state, &a, off, src, n, &err);
@@ -89,11 +102,5 @@ struct Probed {
     REQUIRE(st == HURRAY_OK);
   }
 };
-
-inline std::vector<unsigned char> pattern(size_t n, unsigned seed) {
-  std::vector<unsigned char> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = static_cast<unsigned char>((i * 131 + seed) ^ (i >> 9));
-  return v;
-}
 
 }  // namespace webgpu_test

@@ -32,13 +32,10 @@ using plugin_under_test::Probed;
 
 // ---- probe on this machine ------------------------------------------------------
 
-TEST_CASE("cuda: probe on this machine: OK, or DEVICE_UNAVAILABLE naming the cause") {
-  ScopedEnv env("HURRAY_CUDA_LIBRARY", nullptr);
-  std::string message;
-  const hurray_status st = probe_once(&message);
-  std::printf("cuda probe on this machine: status %d: %s\n", static_cast<int>(st),
-              message.empty() ? "(no message)" : message.c_str());
-  // What the plugin must have met, found out independently.
+// What probe must have answered on this machine (the test is in
+// gpu_stream_plugin_test.cpp), found out independently.
+void plugin_under_test::check_probe_on_this_machine(hurray_status st,
+                                                     const std::string &message) {
   dlerror();
   void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
@@ -138,11 +135,7 @@ TEST_CASE("cuda: the error text is the driver's when it can say it, else the plu
 TEST_CASE("cuda: the versioned driver symbols are resolved by their versioned names") {
   // load_api reports the first missing required symbol: from an empty
   // library (libm) that is cuInit; every name is the _v2 one cuda.h maps to.
-  void *libm = dlopen("libm.so.6", RTLD_NOW | RTLD_LOCAL);
-  REQUIRE(libm != nullptr);
-  hurray::cuda::Api api;
-  CHECK(std::string(hurray::cuda::load_api(libm, &api)) == "cuInit");
-  dlclose(libm);
+  CHECK(plugin_under_test::first_missing_in_libm() == "cuInit");
   const char *versioned[] = {
 #define HURRAY_CUDA_XX_(name, symbol, required) symbol,
       HURRAY_CUDA_FUNCTIONS(HURRAY_CUDA_XX_)

@@ -36,6 +36,17 @@ TEST_CASE(PLUGIN_TEST("entry table: version size device tag and functions")) {
   gpu_test::check_full_table(plugin(), put::kTag, put::kName);
 }
 
+// ---- probe ---------------------------------------------------------------------
+
+TEST_CASE(PLUGIN_TEST("probe on this machine: OK, or DEVICE_UNAVAILABLE naming the cause")) {
+  ScopedEnv env(put::kLibraryEnv, nullptr);
+  std::string message;
+  const hurray_status st = probe_once(&message);
+  std::printf("%s probe on this machine: status %d: %s\n", put::kName, static_cast<int>(st),
+              message.empty() ? "(no message)" : message.c_str());
+  put::check_probe_on_this_machine(st, message);
+}
+
 // ---- probe with a wrong runtime library ------------------------------------------
 
 TEST_CASE(PLUGIN_TEST(GPU_STREAM_PICK("HURRAY_CUDA_LIBRARY", "HURRAY_HIP_LIBRARY")

@@ -59,6 +59,23 @@ inline hurray_status probe_once(std::string *message) {
   return gpu_test::probe_once(plugin(), message);
 }
 
+// The symbol load_api says is missing from a library with none of the
+// runtime's (libm): the first required one.
+inline std::string first_missing_in_libm() {
+  void *libm = dlopen("libm.so.6", RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(libm != nullptr);
+  vendor::Api api;
+  const char *missing = vendor::load_api(libm, &api);
+  dlclose(libm);
+  REQUIRE(missing != nullptr);
+  return missing;
+}
+
+// Defined by the plugin's own tests (cuda_backend_test.cpp,
+// hip_backend_test.cpp): what probe, with the machine's runtime, must have
+// answered (st, message), found out without the plugin.
+void check_probe_on_this_machine(hurray_status st, const std::string &message);
+
 // The runtime's error codes with their names (nullptr: the plugin knows none).
 struct Named {
   int code;

@@ -23,19 +23,14 @@
 #include "kit/errors.h"
 #include "plugin_under_test.h"
 
-using gpu_test::ScopedEnv;
 using gpu_test::starts_with;
-using plugin_under_test::probe_once;
 
 // ---- probe on this machine ------------------------------------------------------
 
-TEST_CASE("hip: probe on this machine: OK, or DEVICE_UNAVAILABLE naming the cause") {
-  ScopedEnv env("HURRAY_HIP_LIBRARY", nullptr);
-  std::string message;
-  const hurray_status st = probe_once(&message);
-  std::printf("hip probe on this machine: status %d: %s\n", static_cast<int>(st),
-              message.empty() ? "(no message)" : message.c_str());
-  // What the plugin must have met, found out independently.
+// What probe must have answered on this machine (the test is in
+// gpu_stream_plugin_test.cpp), found out independently.
+void plugin_under_test::check_probe_on_this_machine(hurray_status st,
+                                                     const std::string &message) {
   void *lib = nullptr;
   std::string why;
   for (const char *name : {"libamdhip64.so", "libamdhip64.so.5", "libamdhip64.so.6"}) {
@@ -107,42 +102,45 @@ TEST_CASE("hip: the error text is the runtime's when it says more, else the plug
   CHECK(err.status == HURRAY_E_OUT_OF_MEMORY);
 }
 
+namespace {
+// hipPointerGetAttributes' memory type (and isManaged) in one HIP version,
+// and the class it reads as (kNone: no class).
+struct PointerType {
+  int runtime_major, memory_type, is_managed;
+  uint8_t memory_class;
+};
+constexpr uint8_t kNone = 0xFF;
+constexpr PointerType kPointerTypes[] = {
+    // HIP 5: Host 0, Device 1, Array 2, Unified 3; managed memory reads as
+    // device + isManaged.
+    {5, 0, 0, HURRAY_MEMORY_HOST_PINNED}, {5, 1, 0, HURRAY_MEMORY_STANDARD}, {5, 2, 0, kNone},
+    {5, 3, 0, HURRAY_MEMORY_UNIFIED}, {5, 1, 1, HURRAY_MEMORY_UNIFIED},
+    // HIP 6: Unregistered 0, Host 1, Device 2, Managed 3, Array 10, Unified 11.
+    {6, 0, 0, kNone}, {6, 1, 0, HURRAY_MEMORY_HOST_PINNED}, {6, 2, 0, HURRAY_MEMORY_STANDARD},
+    {6, 3, 0, HURRAY_MEMORY_UNIFIED}, {6, 10, 0, kNone}, {7, 11, 0, HURRAY_MEMORY_UNIFIED},
+    {5, 42, 0, kNone}};
+}  // namespace
+
 TEST_CASE("hip: hipPointerGetAttributes reads by HIP version (6 renumbered hipMemoryType)") {
-  using hurray::hip::class_of_pointer;
-  uint8_t mc = 0xFF;
-  // HIP 5: Host 0, Device 1, Array 2, Unified 3.
-  REQUIRE(class_of_pointer(5, 0, 0, &mc));
-  CHECK(mc == HURRAY_MEMORY_HOST_PINNED);
-  REQUIRE(class_of_pointer(5, 1, 0, &mc));
-  CHECK(mc == HURRAY_MEMORY_STANDARD);
-  CHECK_FALSE(class_of_pointer(5, 2, 0, &mc));
-  REQUIRE(class_of_pointer(5, 3, 0, &mc));
-  CHECK(mc == HURRAY_MEMORY_UNIFIED);
-  REQUIRE(class_of_pointer(5, 1, 1, &mc));  // managed memory reads as device + isManaged
-  CHECK(mc == HURRAY_MEMORY_UNIFIED);
-  // HIP 6: Unregistered 0, Host 1, Device 2, Managed 3, Array 10, Unified 11.
-  CHECK_FALSE(class_of_pointer(6, 0, 0, &mc));
-  REQUIRE(class_of_pointer(6, 1, 0, &mc));
-  CHECK(mc == HURRAY_MEMORY_HOST_PINNED);
-  REQUIRE(class_of_pointer(6, 2, 0, &mc));
-  CHECK(mc == HURRAY_MEMORY_STANDARD);
-  REQUIRE(class_of_pointer(6, 3, 0, &mc));
-  CHECK(mc == HURRAY_MEMORY_UNIFIED);
-  CHECK_FALSE(class_of_pointer(6, 10, 0, &mc));
-  REQUIRE(class_of_pointer(7, 11, 0, &mc));
-  CHECK(mc == HURRAY_MEMORY_UNIFIED);
-  CHECK_FALSE(class_of_pointer(5, 42, 0, &mc));
+  for (const PointerType &t : kPointerTypes) {
+    INFO("HIP " << t.runtime_major << ", memory type " << t.memory_type << ", isManaged "
+                << t.is_managed);
+    uint8_t mc = 0xFF;
+    if (t.memory_class == kNone) {
+      CHECK_FALSE(hurray::hip::class_of_pointer(t.runtime_major, t.memory_type, t.is_managed, &mc));
+      continue;
+    }
+    REQUIRE(hurray::hip::class_of_pointer(t.runtime_major, t.memory_type, t.is_managed, &mc));
+    CHECK(mc == t.memory_class);
+  }
   // The header this is built with is HIP 5's numbering.
   CHECK(static_cast<int>(hipMemoryTypeHost) == 0);
   CHECK(static_cast<int>(hipMemoryTypeDevice) == 1);
 }
 
 TEST_CASE("hip: the runtime functions are resolved by name") {
-  void *libm = dlopen("libm.so.6", RTLD_NOW | RTLD_LOCAL);
-  REQUIRE(libm != nullptr);
+  CHECK(plugin_under_test::first_missing_in_libm() == "hipGetDeviceCount");
   hurray::hip::Api api;
-  CHECK(std::string(hurray::hip::load_api(libm, &api)) == "hipGetDeviceCount");
-  dlclose(libm);
   void *hip = dlopen("libamdhip64.so.5", RTLD_NOW | RTLD_LOCAL);
   if (hip == nullptr) hip = dlopen("libamdhip64.so", RTLD_NOW | RTLD_LOCAL);
   if (hip != nullptr) {  // Debian's HIP 5.2 has every one

@@ -26,6 +26,7 @@
 namespace {
 
 using namespace cuda_ipc_test;
+using hurray_test::view;
 
 // libhurray finds the plugin, and the plugin the fake runtime, in this
 // process and in the peer (which inherits the environment); SHAREABLE memory
@@ -62,12 +63,7 @@ hurray_buffer *wrap(void *data, uint64_t size) {
   d.handle.device_tag = kTag;
   d.handle.memory_class = HURRAY_MEMORY_STANDARD;
   d.data = data;
-  hurray_buffer *b = nullptr;
-  hurray_error err{};
-  const hurray_status st = hurray_buffer_wrap(nullptr, &d, &b, &err);
-  INFO(err.message);
-  REQUIRE(st == HURRAY_OK);
-  return b;
+  return hurray_test::wrap(d);
 }
 
 // SHAREABLE STANDARD memory of device 0 (VMM memory where it can be).
@@ -75,20 +71,9 @@ hurray_buffer *shareable(uint64_t size) {
   return hurray_test::alloc_shareable(size, 4096, kTag, HURRAY_MEMORY_STANDARD);
 }
 
-hurray_buffer *view(hurray_buffer *parent, uint64_t at, uint64_t n) {
-  hurray_buffer *v = nullptr;
-  hurray_error err{};
-  const hurray_status st = hurray_buffer_view(parent, at, n, &v, &err);
-  INFO(err.message);
-  REQUIRE(st == HURRAY_OK);
-  return v;
-}
-
 void send(hurray_ipc_channel *ch, hurray_buffer *b) {
   hurray_error err{};
-  const hurray_status st = hurray_ipc_send(ch, b, nullptr, nullptr, &err);
-  INFO(err.message);
-  REQUIRE(st == HURRAY_OK);
+  hurray_test::require_ok(hurray_ipc_send(ch, b, nullptr, nullptr, &err), err);
 }
 
 hurray_ipc_stats stats_of(hurray_ipc_channel *ch) {

@@ -21,14 +21,9 @@ inline void require_ok(hurray_status st, const hurray_error &err) {
 inline hurray_alloc_desc alloc_desc(uint64_t size, uint32_t alignment, uint8_t tag,
                                     uint8_t memory_class = HURRAY_MEMORY_STANDARD,
                                     int32_t ordinal = 0, uint32_t flags = 0) {
-  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
-  d.flags = flags;
-  d.byte_size = size;
-  d.alignment = alignment;
-  d.device_tag = tag;
-  d.memory_class = memory_class;
-  d.device_ordinal = ordinal;
-  return d;
+  return hurray_alloc_desc{.size = sizeof(hurray_alloc_desc), .flags = flags, .byte_size = size,
+                           .alignment = alignment, .device_tag = tag, .memory_class = memory_class,
+                           .reserved0 = {0, 0}, .device_ordinal = ordinal, .reserved1 = 0};
 }
 
 inline hurray_buffer *alloc(const hurray_alloc_desc &d) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bounded_wait.h"
+#include "cuda_ipc_checks.h"
 #include "cuda_ipc_driver.h"
 #include "peer_process.h"
 #include "../../common/shareable_alloc.h"
@@ -162,9 +163,7 @@ TEST_CASE(FAKE("VMM memory the caller made (its VMM calls, wrapped) crosses as a
   CHECK(m[8192] == 0xEE);
   hurray_buffer_unref(b);
   CHECK(cu.vmm_free(vmm));
-  const std::vector<int> after = cu.counts();
-  CHECK(after[kVmmLive] == before[kVmmLive]);
-  CHECK(after[kBad] == before[kBad]);
+  check_nothing_left(before, cu.counts());
 }
 
 TEST_CASE(FAKE("a consumer that dies holding imported VMM memory: the producer gets it back"),

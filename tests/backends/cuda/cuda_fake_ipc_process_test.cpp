@@ -49,14 +49,6 @@ struct Cu : Driver {
   }
 };
 
-hurray_ipc_options gpu_options() {
-  static const uint8_t tags[] = {kTag};
-  hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
-  o.device_count = 1;
-  o.device_tags = tags;
-  return o;
-}
-
 hurray_buffer *wrap(void *data, uint64_t size) {
   hurray_buffer_desc d = HURRAY_BUFFER_DESC_INIT;
   d.handle.byte_size = size;
@@ -88,7 +80,7 @@ hurray_ipc_stats stats_of(hurray_ipc_channel *ch) {
 // which must open `opens` IPC memory handles and map `maps` VMM descriptors:
 // it exits 0 and every buffer comes back released.
 void check_peer(const std::vector<hurray_buffer *> &bufs, int opens, int maps) {
-  const hurray_ipc_options o = gpu_options();
+  const hurray_ipc_options o = channel_options();
   hurray_test::PeerProcess peer(HURRAY_GPU_IPC_PEER,
                                 {"{fd}", "check", std::to_string(bufs.size()),
                                  std::to_string(opens), std::to_string(maps)},
@@ -173,7 +165,7 @@ TEST_CASE(FAKE("a consumer that dies holding imported VMM memory: the producer g
   hurray_buffer *b = shareable(1 << 20);
   REQUIRE(cu.fill(hurray_buffer_data(b), 0x10, 1 << 20));
   {
-    const hurray_ipc_options o = gpu_options();
+    const hurray_ipc_options o = channel_options();
     hurray_test::PeerProcess peer(HURRAY_GPU_IPC_PEER, {"{fd}", "die"}, &o);
     send(peer.ch, b);
     CHECK(peer.signal_byte() == 'D');

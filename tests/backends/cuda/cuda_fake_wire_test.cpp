@@ -53,10 +53,7 @@ TEST_CASE(FAKE("a wire peer's bad VMM HANDOFFs refused (BP-IPC-DEVMEM), the chan
   const std::vector<int> before = cu.counts();
   const int fds = open_fds();
   {
-    static const uint8_t tags[] = {cuda_ipc_test::kTag};
-    hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
-    o.device_count = 1;
-    o.device_tags = tags;
+    const hurray_ipc_options o = cuda_ipc_test::channel_options();
     hurray_test::PeerProcess peer(HURRAY_GPU_IPC_WIRE_PEER, {"{fd}"}, &o);
     for (int k = 0; k < kBadCount; ++k) {
       hurray_handoff h{};

@@ -6,9 +6,9 @@
 
 #include <hurray.h>
 
-#include <catch2/catch.hpp>
-
 #include <cstdint>
+
+#include "buffer_calls.h"
 
 namespace hurray_test {
 
@@ -16,19 +16,7 @@ inline hurray_buffer *alloc_shareable(uint64_t size, uint32_t alignment,
                                       uint8_t tag = HURRAY_DEVICE_CPU,
                                       uint8_t memory_class = HURRAY_MEMORY_STANDARD,
                                       int32_t ordinal = 0) {
-  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
-  d.flags = HURRAY_ALLOC_SHAREABLE;
-  d.byte_size = size;
-  d.alignment = alignment;
-  d.device_tag = tag;
-  d.memory_class = memory_class;
-  d.device_ordinal = ordinal;
-  hurray_buffer *b = nullptr;
-  hurray_error err{};
-  const hurray_status st = hurray_buffer_alloc(nullptr, &d, &b, &err);
-  INFO(err.message);
-  REQUIRE(st == HURRAY_OK);
-  return b;
+  return alloc(alloc_desc(size, alignment, tag, memory_class, ordinal, HURRAY_ALLOC_SHAREABLE));
 }
 
 }  // namespace hurray_test

@@ -25,22 +25,13 @@
 # HURRAY_BENCH_OUT (where to write the JSON).
 set -uo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-jobs=${JOBS:-$(nproc 2>/dev/null || echo 4)}
+script=cuda-bench
+# shellcheck source-path=SCRIPTDIR source=device-script.sh
+source "$(dirname "${BASH_SOURCE[0]}")/device-script.sh"
 reps=${REPS:-9}
-work=$(mktemp -d "${TMPDIR:-/tmp}/hurray-cuda-bench.XXXXXX")
 build=${HURRAY_BENCH_BUILD_DIR:-$work/build}
-# shellcheck disable=SC2317  # called by the trap
-cleanup() { rm -rf "$work"; }
-trap cleanup EXIT
 
-say() { printf 'cuda-bench: %s\n' "$*"; }
-die() { local code=$1; shift; say "$*" >&2; exit "$code"; }
-
-cuda_include=
-for d in "${CUDA_HOME:+$CUDA_HOME/include}" /usr/local/cuda/include /usr/include; do
-  [[ -n $d && -f $d/cuda.h ]] && { cuda_include=$d; break; }
-done
+cuda_include=$(find_cuda_include)
 [[ -n $cuda_include ]] || die 2 "cannot build: cuda.h not found"
 generator=()
 command -v make >/dev/null 2>&1 || generator=(-G Ninja)

@@ -87,18 +87,12 @@
 # a machine without a GPU; every part then fails).
 set -uo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-jobs=${JOBS:-$(nproc 2>/dev/null || echo 4)}
-part_timeout=${HURRAY_CHECK_TIMEOUT:-120}
 start=$(date +%s)
-work=$(mktemp -d "${TMPDIR:-/tmp}/hurray-cuda-check.XXXXXX")
+script=cuda-check
+# shellcheck source-path=SCRIPTDIR source=device-script.sh
+source "$(dirname "${BASH_SOURCE[0]}")/device-script.sh"
+part_timeout=${HURRAY_CHECK_TIMEOUT:-120}
 build=${HURRAY_CHECK_BUILD_DIR:-$work/build}
-# shellcheck disable=SC2317  # called by the trap
-cleanup() { rm -rf "$work"; }
-trap cleanup EXIT
-
-say() { printf 'cuda-check: %s\n' "$*"; }
-die() { local code=$1; shift; say "$*" >&2; exit "$code"; }
 
 # ---- 0. is there a CUDA device? ----------------------------------------------
 device_probe_c() {
@@ -198,10 +192,7 @@ catch2_found() {
 }
 command -v g++ >/dev/null 2>&1 || missing+=(g++)
 catch2_found || missing+=(catch2)
-cuda_include=
-for d in "${CUDA_HOME:+$CUDA_HOME/include}" /usr/local/cuda/include /usr/include; do
-  [[ -n $d && -f $d/cuda.h ]] && { cuda_include=$d; break; }
-done
+cuda_include=$(find_cuda_include)
 if [[ ${#missing[@]} -gt 0 || -z $cuda_include ]]; then
   if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null 2>&1; then
     pkgs=("${missing[@]}")

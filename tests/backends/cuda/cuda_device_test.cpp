@@ -40,6 +40,7 @@
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
+#include "buffer_calls.h"
 #include "cuda_device_util.h"
 
 using namespace cuda_test;
@@ -247,12 +248,8 @@ TEST_CASE("cuda: device: EVENT handoff between two streams, a PTX kernel writes 
     CU_OK(cu, cu.cuStreamCreate(&a, CU_STREAM_NON_BLOCKING));
     CU_OK(cu, cu.cuStreamCreate(&b, CU_STREAM_NON_BLOCKING));
 
-    hurray_alloc_desc desc = HURRAY_ALLOC_DESC_INIT;
-    desc.byte_size = uint64_t{kElements} * 4;
-    desc.alignment = 4096;
-    desc.device_tag = HURRAY_DEVICE_CUDA;
-    desc.memory_class = HURRAY_MEMORY_STANDARD;
-    desc.device_ordinal = dev;
+    const hurray_alloc_desc desc = hurray_test::alloc_desc(
+        uint64_t{kElements} * 4, 4096, HURRAY_DEVICE_CUDA, HURRAY_MEMORY_STANDARD, dev);
     hurray_buffer *buf = nullptr;
     REQUIRE(hurray_buffer_alloc(nullptr, &desc, &buf, &err) == HURRAY_OK);
     const std::vector<uint32_t> zeros(kElements, 0);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "../../src/backends/kit/ipc.h"
+#include "cuda_ipc_checks.h"
 #include "cuda_ipc_driver.h"
 #include "plugin_test_util.h"
 
@@ -198,9 +199,7 @@ TEST_CASE(FAKE("a VMM descriptor: refused outside its allocation, or of the wron
   CHECK(refused[kVmmLive] == exported[kVmmLive]);  // nothing imported is left
   close(h.fd);
   pl.p.b->free(pl.p.state, &mem);
-  const std::vector<int> after = pl.counts();
-  CHECK(after[kVmmLive] == before[kVmmLive]);
-  CHECK(after[kBad] == before[kBad]);
+  check_nothing_left(before, pl.counts());
 }
 
 TEST_CASE(FAKE("ipc_export_pointer: a range past its allocation, unknown memory, host classes"),

@@ -62,10 +62,7 @@ int main(int argc, char **argv) {
   if (!cu.open(std::getenv(cuda_ipc_test::kLibraryEnv), &why)) return die(why);
   if (mode == "export") return export_one(cu);
   hurray_error err{};
-  const uint8_t tags[] = {cuda_ipc_test::kTag};
-  hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
-  o.device_count = 1;
-  o.device_tags = tags;
+  const hurray_ipc_options o = cuda_ipc_test::channel_options();
   hurray_ipc_channel *ch = nullptr;
   if (hurray_ipc_channel_from_fd(std::atoi(argv[1]), &o, &ch, &err) != HURRAY_OK)
     return die("channel", &err);

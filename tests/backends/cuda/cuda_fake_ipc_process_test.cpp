@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bounded_wait.h"
+#include "cuda_ipc_checks.h"
 #include "cuda_ipc_driver.h"
 #include "peer_process.h"
 #include "../../common/shareable_alloc.h"
@@ -26,6 +27,7 @@
 namespace {
 
 using namespace cuda_ipc_test;
+using hurray_test::view;
 
 // libhurray finds the plugin, and the plugin the fake runtime, in this
 // process and in the peer (which inherits the environment); SHAREABLE memory
@@ -47,14 +49,6 @@ struct Cu : Driver {
   }
 };
 
-hurray_ipc_options gpu_options() {
-  static const uint8_t tags[] = {kTag};
-  hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
-  o.device_count = 1;
-  o.device_tags = tags;
-  return o;
-}
-
 hurray_buffer *wrap(void *data, uint64_t size) {
   hurray_buffer_desc d = HURRAY_BUFFER_DESC_INIT;
   d.handle.byte_size = size;
@@ -62,12 +56,7 @@ hurray_buffer *wrap(void *data, uint64_t size) {
   d.handle.device_tag = kTag;
   d.handle.memory_class = HURRAY_MEMORY_STANDARD;
   d.data = data;
-  hurray_buffer *b = nullptr;
-  hurray_error err{};
-  const hurray_status st = hurray_buffer_wrap(nullptr, &d, &b, &err);
-  INFO(err.message);
-  REQUIRE(st == HURRAY_OK);
-  return b;
+  return hurray_test::wrap(d);
 }
 
 // SHAREABLE STANDARD memory of device 0 (VMM memory where it can be).
@@ -75,20 +64,9 @@ hurray_buffer *shareable(uint64_t size) {
   return hurray_test::alloc_shareable(size, 4096, kTag, HURRAY_MEMORY_STANDARD);
 }
 
-hurray_buffer *view(hurray_buffer *parent, uint64_t at, uint64_t n) {
-  hurray_buffer *v = nullptr;
-  hurray_error err{};
-  const hurray_status st = hurray_buffer_view(parent, at, n, &v, &err);
-  INFO(err.message);
-  REQUIRE(st == HURRAY_OK);
-  return v;
-}
-
 void send(hurray_ipc_channel *ch, hurray_buffer *b) {
   hurray_error err{};
-  const hurray_status st = hurray_ipc_send(ch, b, nullptr, nullptr, &err);
-  INFO(err.message);
-  REQUIRE(st == HURRAY_OK);
+  hurray_test::require_ok(hurray_ipc_send(ch, b, nullptr, nullptr, &err), err);
 }
 
 hurray_ipc_stats stats_of(hurray_ipc_channel *ch) {
@@ -102,7 +80,7 @@ hurray_ipc_stats stats_of(hurray_ipc_channel *ch) {
 // which must open `opens` IPC memory handles and map `maps` VMM descriptors:
 // it exits 0 and every buffer comes back released.
 void check_peer(const std::vector<hurray_buffer *> &bufs, int opens, int maps) {
-  const hurray_ipc_options o = gpu_options();
+  const hurray_ipc_options o = channel_options();
   hurray_test::PeerProcess peer(HURRAY_GPU_IPC_PEER,
                                 {"{fd}", "check", std::to_string(bufs.size()),
                                  std::to_string(opens), std::to_string(maps)},
@@ -177,9 +155,7 @@ TEST_CASE(FAKE("VMM memory the caller made (its VMM calls, wrapped) crosses as a
   CHECK(m[8192] == 0xEE);
   hurray_buffer_unref(b);
   CHECK(cu.vmm_free(vmm));
-  const std::vector<int> after = cu.counts();
-  CHECK(after[kVmmLive] == before[kVmmLive]);
-  CHECK(after[kBad] == before[kBad]);
+  check_nothing_left(before, cu.counts());
 }
 
 TEST_CASE(FAKE("a consumer that dies holding imported VMM memory: the producer gets it back"),
@@ -189,7 +165,7 @@ TEST_CASE(FAKE("a consumer that dies holding imported VMM memory: the producer g
   hurray_buffer *b = shareable(1 << 20);
   REQUIRE(cu.fill(hurray_buffer_data(b), 0x10, 1 << 20));
   {
-    const hurray_ipc_options o = gpu_options();
+    const hurray_ipc_options o = channel_options();
     hurray_test::PeerProcess peer(HURRAY_GPU_IPC_PEER, {"{fd}", "die"}, &o);
     send(peer.ch, b);
     CHECK(peer.signal_byte() == 'D');

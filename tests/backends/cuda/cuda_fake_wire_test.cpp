@@ -19,6 +19,7 @@
 #include "cuda_ipc_driver.h"
 #include "cuda_wire_cases.h"
 #include "peer_process.h"
+#include "../../common/buffer_calls.h"
 #include "../../common/open_fds.h"
 
 namespace {
@@ -28,17 +29,8 @@ using hurray_test::open_fds;
 // libhurray's plugin loaded and probed (its descriptors are not the
 // test's): a buffer of its device made and freed.
 void load_plugin() {
-  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
-  d.byte_size = 4096;
-  d.alignment = 4096;
-  d.device_tag = cuda_ipc_test::kTag;
-  d.memory_class = HURRAY_MEMORY_STANDARD;
-  hurray_buffer *b = nullptr;
-  hurray_error err{};
-  const hurray_status st = hurray_buffer_alloc(nullptr, &d, &b, &err);
-  INFO(err.message);
-  REQUIRE(st == HURRAY_OK);
-  hurray_buffer_unref(b);
+  using namespace hurray_test;
+  hurray_buffer_unref(alloc(alloc_desc(4096, 4096, cuda_ipc_test::kTag)));
 }
 
 }  // namespace
@@ -61,10 +53,7 @@ TEST_CASE(FAKE("a wire peer's bad VMM HANDOFFs refused (BP-IPC-DEVMEM), the chan
   const std::vector<int> before = cu.counts();
   const int fds = open_fds();
   {
-    static const uint8_t tags[] = {cuda_ipc_test::kTag};
-    hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
-    o.device_count = 1;
-    o.device_tags = tags;
+    const hurray_ipc_options o = cuda_ipc_test::channel_options();
     hurray_test::PeerProcess peer(HURRAY_GPU_IPC_WIRE_PEER, {"{fd}"}, &o);
     for (int k = 0; k < kBadCount; ++k) {
       hurray_handoff h{};
@@ -78,9 +67,7 @@ TEST_CASE(FAKE("a wire peer's bad VMM HANDOFFs refused (BP-IPC-DEVMEM), the chan
     }
     hurray_handoff h{};
     hurray_error err{};
-    const hurray_status st = hurray_ipc_receive(peer.ch, 10000, &h, nullptr, &err);
-    INFO(err.message);
-    REQUIRE(st == HURRAY_OK);
+    hurray_test::require_ok(hurray_ipc_receive(peer.ch, 10000, &h, nullptr, &err), err);
     const std::vector<unsigned char> got = cu.read(h.data, kGoodSize);
     CHECK(got == std::vector<unsigned char>(kGoodSize, 0x5A));
     CHECK(cu.fill(h.data, 0xEE, 1));

@@ -12,6 +12,7 @@
 
 #include <dlfcn.h>
 #include <hurray.h>
+#include <hurray_ipc.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -73,6 +74,15 @@ using IpcHandle = GPU_IPC_PICK(CUipcMemHandle, hipIpcMemHandle_t);
 constexpr Result kOk = GPU_IPC_PICK(CUDA_SUCCESS, hipSuccess);
 constexpr auto kFdType =
     GPU_IPC_PICK(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, hipMemHandleTypePosixFileDescriptor);
+
+// A channel's options: the one device is the plugin's.
+inline hurray_ipc_options channel_options() {
+  static const uint8_t tags[] = {kTag};
+  hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
+  o.device_count = 1;
+  o.device_tags = tags;
+  return o;
+}
 
 // The environment of a plugin that makes SHAREABLE memory by VMM.
 inline void shareable_by_vmm() {

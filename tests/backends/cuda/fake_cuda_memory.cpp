@@ -104,6 +104,20 @@ void unref_physical(uint64_t id) {  // under mu
   }
 }
 
+// Under mu: unmap and forget the block of this kind at p (cuMemFree,
+// cuIpcCloseMemHandle); any other address is a bad call.
+bool drop_block(CUdeviceptr p, Kind kind) {
+  auto it = blocks.find(p);
+  if (it == blocks.end() || it->second.kind != kind) {
+    ++counts.bad_calls;
+    return false;
+  }
+  munmap(reinterpret_cast<void *>(p), it->second.size);
+  close(it->second.fd);
+  blocks.erase(it);
+  return true;
+}
+
 bool is_vmm_fd(int fd) {
   char link[64], target[128];
   std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
@@ -148,15 +162,7 @@ FAKE_API CUresult cuMemAlloc(CUdeviceptr *p, size_t n) {
 }
 FAKE_API CUresult cuMemFree(CUdeviceptr p) {
   std::lock_guard<std::mutex> lock(mu);
-  auto it = blocks.find(p);
-  if (it == blocks.end() || it->second.kind != Kind::kLinear) {
-    ++counts.bad_calls;
-    return CUDA_ERROR_INVALID_VALUE;
-  }
-  munmap(reinterpret_cast<void *>(p), it->second.size);
-  close(it->second.fd);
-  blocks.erase(it);
-  return CUDA_SUCCESS;
+  return drop_block(p, Kind::kLinear) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 FAKE_API CUresult cuMemGetAddressRange(CUdeviceptr *base, size_t *size, CUdeviceptr p) {
   std::lock_guard<std::mutex> lock(mu);
@@ -244,14 +250,7 @@ FAKE_API CUresult cuIpcOpenMemHandle(CUdeviceptr *p, CUipcMemHandle h, unsigned)
 }
 FAKE_API CUresult cuIpcCloseMemHandle(CUdeviceptr p) {
   std::lock_guard<std::mutex> lock(mu);
-  auto it = blocks.find(p);
-  if (it == blocks.end() || it->second.kind != Kind::kOpened) {
-    ++counts.bad_calls;
-    return CUDA_ERROR_INVALID_VALUE;
-  }
-  munmap(reinterpret_cast<void *>(p), it->second.size);
-  close(it->second.fd);
-  blocks.erase(it);
+  if (!drop_block(p, Kind::kOpened)) return CUDA_ERROR_INVALID_VALUE;
   ++counts.ipc_closes;
   return CUDA_SUCCESS;
 }

@@ -1,12 +1,13 @@
-// Tests of libhurray-hip.so through its function table only: the plugin is
-// dlopened as libhurray's loader does it (this program links neither
-// libamdhip64 nor libhurray), plus unit tests of the plugin's pure logic
-// (error names, statuses, reading hipPointerGetAttributes across HIP
-// versions), compiled in from src/backends/hip/hip_api.cpp.
+// What only the HIP plugin has, through its function table (dlopened; this
+// program links neither libamdhip64 nor libhurray) and in its pure logic
+// (src/backends/hip/hip_api.cpp): probe's answer on this machine, the error
+// text, reading hipPointerGetAttributes across HIP versions, the runtime
+// functions by name. What every plugin on src/backends/gpu-stream has is
+// tested in tests/backends/gpu-stream/gpu_stream_plugin_test.cpp, built into
+// the same program.
 //
 // Debian's libamdhip64 is installed in CI but there is no AMD GPU: probe
-// must say hipGetDeviceCount's error by name. Each test that needs a device
-// prints the reason and exits with 77 (CTest: skipped).
+// must say hipGetDeviceCount's error by name.
 #include <dlfcn.h>
 #include <hip/hip_runtime_api.h>
 #include <hurray_backend.h>
@@ -20,43 +21,16 @@
 #include <vector>
 
 #include "kit/errors.h"
-#include "api.h"
-#include "plugin_test_util.h"
+#include "plugin_under_test.h"
 
-using gpu_test::AllocGuard;
-using gpu_test::ScopedEnv;
 using gpu_test::starts_with;
-
-namespace {
-
-const hurray_backend_v1 *plugin() {
-  static const hurray_backend_v1 *t = gpu_test::load_plugin(HURRAY_HIP_PLUGIN);
-  return t;
-}
-
-struct Probed : gpu_test::Probed {
-  Probed() : gpu_test::Probed(HURRAY_HIP_PLUGIN, "no HIP device") {}
-};
-
-hurray_status probe_once(std::string *message) { return gpu_test::probe_once(plugin(), message); }
-
-}  // namespace
-
-// ---- the table ----------------------------------------------------------------
-
-TEST_CASE("hip: entry table: version size device tag and functions") {
-  gpu_test::check_full_table(plugin(), HURRAY_DEVICE_ROCM, "hip");
-}
 
 // ---- probe on this machine ------------------------------------------------------
 
-TEST_CASE("hip: probe on this machine: OK, or DEVICE_UNAVAILABLE naming the cause") {
-  ScopedEnv env("HURRAY_HIP_LIBRARY", nullptr);
-  std::string message;
-  const hurray_status st = probe_once(&message);
-  std::printf("hip probe on this machine: status %d: %s\n", static_cast<int>(st),
-              message.empty() ? "(no message)" : message.c_str());
-  // What the plugin must have met, found out independently.
+// What probe must have answered on this machine (the test is in
+// gpu_stream_plugin_test.cpp), found out independently.
+void plugin_under_test::check_probe_on_this_machine(hurray_status st,
+                                                     const std::string &message) {
   void *lib = nullptr;
   std::string why;
   for (const char *name : {"libamdhip64.so", "libamdhip64.so.5", "libamdhip64.so.6"}) {
@@ -91,52 +65,7 @@ TEST_CASE("hip: probe on this machine: OK, or DEVICE_UNAVAILABLE naming the caus
   CHECK(st == HURRAY_OK);
 }
 
-TEST_CASE("hip: HURRAY_HIP_LIBRARY naming no file gives the dlerror text") {
-  ScopedEnv env("HURRAY_HIP_LIBRARY", "/nonexistent/libamdhip64.so");
-  std::string message;
-  CHECK(probe_once(&message) == HURRAY_E_DEVICE_UNAVAILABLE);
-  CHECK(message ==
-        "/nonexistent/libamdhip64.so: cannot open shared object file: No such file or directory");
-}
-
-TEST_CASE("hip: a library without the HIP runtime is refused, naming the missing symbol") {
-  ScopedEnv env("HURRAY_HIP_LIBRARY", "libm.so.6");
-  std::string message;
-  CHECK(probe_once(&message) == HURRAY_E_DEVICE_UNAVAILABLE);
-  CHECK(message == "[dlsym] libm.so.6 has no hipGetDeviceCount (HIP 4.2 or later is needed)");
-}
-
 // ---- pure logic -------------------------------------------------------------------
-
-TEST_CASE("hip: hipError_t names and descriptions, known and unknown") {
-  using hurray::hip::error_description;
-  using hurray::hip::error_name;
-  CHECK(std::string(error_name(hipSuccess)) == "hipSuccess");
-  CHECK(std::string(error_name(hipErrorOutOfMemory)) == "hipErrorOutOfMemory");
-  CHECK(std::string(error_name(hipErrorNoDevice)) == "hipErrorNoDevice");
-  CHECK(std::string(error_name(hipErrorInvalidHandle)) == "hipErrorInvalidHandle");
-  CHECK(std::string(error_name(hipErrorPeerAccessAlreadyEnabled)) ==
-        "hipErrorPeerAccessAlreadyEnabled");
-  CHECK(std::string(error_name(hipErrorNotSupported)) == "hipErrorNotSupported");
-  CHECK(error_name(12345) == nullptr);
-  CHECK(std::string(error_description(hipErrorNoDevice)).find("no usable GPU") !=
-        std::string::npos);
-  CHECK(error_description(12345) == nullptr);
-}
-
-TEST_CASE("hip: hipError_t statuses") {
-  using hurray::hip::status_of;
-  CHECK(status_of(hipSuccess) == HURRAY_OK);
-  CHECK(status_of(hipErrorOutOfMemory) == HURRAY_E_OUT_OF_MEMORY);
-  CHECK(status_of(hipErrorNoDevice) == HURRAY_E_DEVICE_UNAVAILABLE);
-  CHECK(status_of(hipErrorInsufficientDriver) == HURRAY_E_DEVICE_UNAVAILABLE);
-  CHECK(status_of(hipErrorInvalidDevice) == HURRAY_E_DEVICE_UNAVAILABLE);
-  CHECK(status_of(hipErrorInvalidValue) == HURRAY_E_INVALID_ARGUMENT);
-  CHECK(status_of(hipErrorInvalidHandle) == HURRAY_E_INVALID_ARGUMENT);
-  CHECK(status_of(hipErrorNotSupported) == HURRAY_E_UNSUPPORTED);
-  CHECK(status_of(hipErrorLaunchFailure) == HURRAY_E_BACKEND);
-  CHECK(status_of(12345) == HURRAY_E_BACKEND);
-}
 
 namespace {
 const char *fake_name(hipError_t e) {
@@ -173,42 +102,45 @@ TEST_CASE("hip: the error text is the runtime's when it says more, else the plug
   CHECK(err.status == HURRAY_E_OUT_OF_MEMORY);
 }
 
+namespace {
+// hipPointerGetAttributes' memory type (and isManaged) in one HIP version,
+// and the class it reads as (kNone: no class).
+struct PointerType {
+  int runtime_major, memory_type, is_managed;
+  uint8_t memory_class;
+};
+constexpr uint8_t kNone = 0xFF;
+constexpr PointerType kPointerTypes[] = {
+    // HIP 5: Host 0, Device 1, Array 2, Unified 3; managed memory reads as
+    // device + isManaged.
+    {5, 0, 0, HURRAY_MEMORY_HOST_PINNED}, {5, 1, 0, HURRAY_MEMORY_STANDARD}, {5, 2, 0, kNone},
+    {5, 3, 0, HURRAY_MEMORY_UNIFIED}, {5, 1, 1, HURRAY_MEMORY_UNIFIED},
+    // HIP 6: Unregistered 0, Host 1, Device 2, Managed 3, Array 10, Unified 11.
+    {6, 0, 0, kNone}, {6, 1, 0, HURRAY_MEMORY_HOST_PINNED}, {6, 2, 0, HURRAY_MEMORY_STANDARD},
+    {6, 3, 0, HURRAY_MEMORY_UNIFIED}, {6, 10, 0, kNone}, {7, 11, 0, HURRAY_MEMORY_UNIFIED},
+    {5, 42, 0, kNone}};
+}  // namespace
+
 TEST_CASE("hip: hipPointerGetAttributes reads by HIP version (6 renumbered hipMemoryType)") {
-  using hurray::hip::class_of_pointer;
-  uint8_t mc = 0xFF;
-  // HIP 5: Host 0, Device 1, Array 2, Unified 3.
-  REQUIRE(class_of_pointer(5, 0, 0, &mc));
-  CHECK(mc == HURRAY_MEMORY_HOST_PINNED);
-  REQUIRE(class_of_pointer(5, 1, 0, &mc));
-  CHECK(mc == HURRAY_MEMORY_STANDARD);
-  CHECK_FALSE(class_of_pointer(5, 2, 0, &mc));
-  REQUIRE(class_of_pointer(5, 3, 0, &mc));
-  CHECK(mc == HURRAY_MEMORY_UNIFIED);
-  REQUIRE(class_of_pointer(5, 1, 1, &mc));  // managed memory reads as device + isManaged
-  CHECK(mc == HURRAY_MEMORY_UNIFIED);
-  // HIP 6: Unregistered 0, Host 1, Device 2, Managed 3, Array 10, Unified 11.
-  CHECK_FALSE(class_of_pointer(6, 0, 0, &mc));
-  REQUIRE(class_of_pointer(6, 1, 0, &mc));
-  CHECK(mc == HURRAY_MEMORY_HOST_PINNED);
-  REQUIRE(class_of_pointer(6, 2, 0, &mc));
-  CHECK(mc == HURRAY_MEMORY_STANDARD);
-  REQUIRE(class_of_pointer(6, 3, 0, &mc));
-  CHECK(mc == HURRAY_MEMORY_UNIFIED);
-  CHECK_FALSE(class_of_pointer(6, 10, 0, &mc));
-  REQUIRE(class_of_pointer(7, 11, 0, &mc));
-  CHECK(mc == HURRAY_MEMORY_UNIFIED);
-  CHECK_FALSE(class_of_pointer(5, 42, 0, &mc));
+  for (const PointerType &t : kPointerTypes) {
+    INFO("HIP " << t.runtime_major << ", memory type " << t.memory_type << ", isManaged "
+                << t.is_managed);
+    uint8_t mc = 0xFF;
+    if (t.memory_class == kNone) {
+      CHECK_FALSE(hurray::hip::class_of_pointer(t.runtime_major, t.memory_type, t.is_managed, &mc));
+      continue;
+    }
+    REQUIRE(hurray::hip::class_of_pointer(t.runtime_major, t.memory_type, t.is_managed, &mc));
+    CHECK(mc == t.memory_class);
+  }
   // The header this is built with is HIP 5's numbering.
   CHECK(static_cast<int>(hipMemoryTypeHost) == 0);
   CHECK(static_cast<int>(hipMemoryTypeDevice) == 1);
 }
 
 TEST_CASE("hip: the runtime functions are resolved by name") {
-  void *libm = dlopen("libm.so.6", RTLD_NOW | RTLD_LOCAL);
-  REQUIRE(libm != nullptr);
+  CHECK(plugin_under_test::first_missing_in_libm() == "hipGetDeviceCount");
   hurray::hip::Api api;
-  CHECK(std::string(hurray::hip::load_api(libm, &api)) == "hipGetDeviceCount");
-  dlclose(libm);
   void *hip = dlopen("libamdhip64.so.5", RTLD_NOW | RTLD_LOCAL);
   if (hip == nullptr) hip = dlopen("libamdhip64.so", RTLD_NOW | RTLD_LOCAL);
   if (hip != nullptr) {  // Debian's HIP 5.2 has every one
@@ -223,98 +155,4 @@ TEST_CASE("hip: the runtime functions are resolved by name") {
 #define HURRAY_HIP_XX_(name, required, ...) CHECK_FALSE(required);
   HURRAY_HIP_VMM_FUNCTIONS(HURRAY_HIP_XX_)
 #undef HURRAY_HIP_XX_
-}
-
-// ---- with a device (skipped here: exit 77) --------------------------------------
-
-TEST_CASE("hip: probe: every device is described with its native handles") {
-  Probed p;
-  const int32_t n = p.count();
-  REQUIRE(n >= 1);
-  for (int32_t dev = 0; dev < n; ++dev) {
-    const hurray_backend_device_info info = p.info(dev);
-    std::printf("hip device %d: name \"%s\", memory_classes 0x%x, ipc 0x%x\n  detail: \"%s\"\n",
-                dev, info.name, info.memory_classes, info.ipc, info.detail);
-    CHECK(std::strlen(info.name) > 0);
-    CHECK((info.memory_classes & (1u << HURRAY_MEMORY_STANDARD)) != 0);
-    CHECK((info.memory_classes & ~0xFu) == 0);
-    CHECK((info.ipc & HURRAY_BACKEND_IPC_MEMORY) != 0);
-    CHECK(info.min_alignment == 256);
-    const hurray_backend_native nat = p.native(dev);
-    CHECK(reinterpret_cast<uintptr_t>(nat.handles[0]) == static_cast<uintptr_t>(dev));
-    CHECK(nat.handles[1] == nullptr);
-    CHECK(nat.handles[2] != nullptr);
-    CHECK(nat.handles[2] == nat.handles[3]);
-    CHECK(dlsym(nat.handles[4], "hipGetDeviceCount") != nullptr);
-  }
-}
-
-TEST_CASE("hip: alloc: every class at alignments 64 256 4096 65536, classified and copied") {
-  Probed p;
-  for (int32_t dev = 0; dev < p.count(); ++dev) {
-    const uint32_t classes = p.info(dev).memory_classes;
-    for (uint8_t mc = 0; mc <= HURRAY_MEMORY_PEER; ++mc) {
-      hurray_error err{};
-      if (!(classes & (1u << mc))) {
-        hurray_backend_allocation a{};
-        CHECK(p.b->alloc(p.state, dev, mc, 4096, 4096, 0, &a, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
-        std::printf("hip device %d: %s refused: %s\n", dev, gpu_test::class_name(mc), err.message);
-        continue;
-      }
-      for (uint32_t align : {64u, 256u, 4096u, 65536u}) {
-        const uint64_t size = 4099;
-        INFO("device " << dev << ", " << gpu_test::class_name(mc) << ", alignment " << align);
-        AllocGuard g{p, p.alloc(dev, mc, size, align)};
-        CHECK(g.a.flags == 0);
-        CHECK(g.a.alignment == std::max<uint32_t>(align, 256));
-        REQUIRE(g.a.data != nullptr);
-        CHECK(reinterpret_cast<uintptr_t>(g.a.data) % g.a.alignment == 0);
-        int32_t cdev = -1;
-        uint8_t cmc = 0xFF;
-        REQUIRE(p.b->classify(p.state, g.a.data, &cdev, &cmc, &err) == HURRAY_OK);
-        CHECK(cdev == dev);
-        CHECK(cmc == mc);
-        const auto in = gpu_test::pattern(size, mc + align);
-        std::vector<unsigned char> out(in.size());
-        REQUIRE(p.b->copy_from_host(p.state, &g.a, 0, in.data(), size, &err) == HURRAY_OK);
-        REQUIRE(p.b->copy_to_host(p.state, &g.a, 0, out.data(), size, &err) == HURRAY_OK);
-        CHECK(out == in);
-      }
-    }
-  }
-}
-
-TEST_CASE("hip: events: recorded on the plugin's stream, waited on by the host and a stream") {
-  Probed p;
-  for (int32_t dev = 0; dev < p.count(); ++dev) {
-    const hurray_backend_native nat = p.native(dev);
-    hurray_error err{};
-    void *ev = nullptr;
-    uint64_t value = 1;
-    REQUIRE(p.b->event_record(p.state, dev, nullptr, &ev, &value, &err) == HURRAY_OK);
-    CHECK(value == 0);
-    REQUIRE(p.b->event_wait(p.state, dev, ev, 0, nullptr, &err) == HURRAY_OK);
-    REQUIRE(p.b->event_wait(p.state, dev, ev, 0, nat.handles[2], &err) == HURRAY_OK);
-    p.b->event_release(p.state, dev, ev);
-  }
-}
-
-TEST_CASE("hip: IPC in one process: exports and refusals") {
-  Probed p;
-  hurray_error err{};
-  AllocGuard g{p, p.alloc(0, HURRAY_MEMORY_STANDARD, 100000, 65536, HURRAY_ALLOC_SHAREABLE)};
-  hurray_backend_ipc_handle h{};
-  REQUIRE(p.b->ipc_export_memory(p.state, &g.a, &h, &err) == HURRAY_OK);
-  CHECK(h.byte_size == 100000);
-  CHECK(h.fd == -1);
-  hurray_backend_ipc_handle wrong = h;
-  wrong.kind ^= 0xFF;
-  hurray_backend_allocation imported{};
-  CHECK(p.b->ipc_import_memory(p.state, 0, &wrong, HURRAY_MEMORY_STANDARD, &imported, &err) ==
-        HURRAY_E_INVALID_ARGUMENT);
-  if (p.info(0).memory_classes & (1u << HURRAY_MEMORY_HOST_PINNED)) {
-    hurray_backend_allocation a{};
-    CHECK(p.b->alloc(p.state, 0, HURRAY_MEMORY_HOST_PINNED, 4096, 4096, HURRAY_ALLOC_SHAREABLE, &a,
-                     &err) == HURRAY_E_UNSUPPORTED);
-  }
 }

@@ -1,8 +1,10 @@
 // Unit tests of the plugin kit (src/backends/kit), the logic the plugins
 // share: error messages, alignment arithmetic, the over-allocate-and-align
 // loop, the allocation registry, IPC handle packing, opening a library. No
-// device and no vendor library needed. Compiled into the tests of each GPU
-// plugin, named after it by GPU_COMMON_TEST_PREFIX ("cuda: " or "hip: ").
+// device and no vendor library needed. Not built by this folder's
+// CMakeLists.txt: compiled into the tests of each GPU plugin
+// (tests/backends/cuda, tests/backends/hip), named after it by
+// GPU_COMMON_TEST_PREFIX ("cuda: gpu-common: ..." or "hip: gpu-common: ...").
 #include "class_name.h"
 #include "kit/align.h"
 #include "kit/errors.h"

@@ -20,9 +20,14 @@ hurray_status native(void *state, int32_t device, hurray_backend_native *out,
   return HURRAY_OK;
 }
 
-HURRAY_KIT_TABLE(kTable, rt::kDeviceTag, HURRAY_KIT_IPC_ENTRIES,
-                 HURRAY_KIT_ENTRY(t, ipc_export_pointer, ipc_export_pointer))
+constinit const hurray_backend_v1 kTable = [] {
+  hurray_backend_v1 t = kit_table<kit::Ipc::kEntries>(rt::kDeviceTag);
+  t.ipc_export_pointer = kit::barrier<&ipc_export_pointer, "ipc_export_pointer">;
+  return t;
+}();
 
 }  // namespace hurray::gpu_stream
 
-HURRAY_KIT_EXPORT(hurray::gpu_stream::kTable)
+extern "C" HURRAY_API const hurray_backend_v1 *hurray_backend_entry(void) {
+  return &hurray::gpu_stream::kTable;
+}

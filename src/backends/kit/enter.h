@@ -162,7 +162,7 @@ Entered<State> enter_release_after(void *state, int32_t device, const void *even
 // `what` is the entry's name), OK with nothing done when n is 0, else
 // copy(s, a, d, offset, host, n, to_host, err), the plugin's copy over the
 // record `a` and its device `d`. Not noexcept: the entry's barrier
-// (HURRAY_KIT_ENTRY) is the one that catches.
+// (kit::barrier, entry.h) is the one that catches.
 template <class State, class Record, class Copy>
 hurray_status copy_entry(void *state, const hurray_backend_allocation *alloc, uint64_t offset,
                          void *host, uint64_t n, bool to_host, hurray_error *err, Copy &&copy) {

@@ -21,8 +21,10 @@ hurray_status native(void *state, int32_t device, hurray_backend_native *out,
   return HURRAY_OK;
 }
 
-HURRAY_KIT_TABLE(kTable, HURRAY_DEVICE_LEVEL_ZERO, HURRAY_KIT_IPC_ENTRIES)
+constinit const hurray_backend_v1 kTable = kit_table<kit::Ipc::kEntries>(HURRAY_DEVICE_LEVEL_ZERO);
 
 }  // namespace hurray::level_zero
 
-HURRAY_KIT_EXPORT(hurray::level_zero::kTable)
+extern "C" HURRAY_API const hurray_backend_v1 *hurray_backend_entry(void) {
+  return &hurray::level_zero::kTable;
+}

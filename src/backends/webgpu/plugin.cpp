@@ -15,8 +15,10 @@ hurray_status native(void *state, int32_t device, hurray_backend_native *out,
   return HURRAY_OK;
 }
 
-HURRAY_KIT_TABLE(kTable, HURRAY_DEVICE_WEBGPU, HURRAY_KIT_NO_IPC_ENTRIES)
+constinit const hurray_backend_v1 kTable = kit_table<kit::Ipc::kNone>(HURRAY_DEVICE_WEBGPU);
 
 }  // namespace hurray::webgpu
 
-HURRAY_KIT_EXPORT(hurray::webgpu::kTable)
+extern "C" HURRAY_API const hurray_backend_v1 *hurray_backend_entry(void) {
+  return &hurray::webgpu::kTable;
+}

@@ -29,6 +29,7 @@
 #include "kit/registry.h"
 #include "kit/table.h"
 #include "runtime.h"  // the plugin's own: src/backends/cuda or src/backends/hip
+#include "runtime_vmm.h"  // after it: what its vmm.cpp defines
 
 namespace hurray::gpu_stream {
 

@@ -12,12 +12,8 @@ hurray_status native(void *state, int32_t device, hurray_backend_native *out,
                      hurray_error *err) {
   auto [refused, s, d] = kit::enter_out<const State>(state, device, out, err, "native: out");
   if (refused != HURRAY_OK) return refused;
-  out->handles[0] = rt::native_device(d->ref);
-  out->handles[1] = rt::native_context(d->ref);
-  out->handles[2] = d->stream;
-  out->handles[3] = d->stream;
-  out->handles[4] = s->lib;
-  return HURRAY_OK;
+  return kit::give_handles(out, {rt::native_device(d->ref), rt::native_context(d->ref),
+                                 d->stream, d->stream, s->lib});
 }
 
 constinit const hurray_backend_v1 kTable = [] {

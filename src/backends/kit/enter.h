@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <type_traits>
 #include <utility>
 
@@ -98,6 +99,34 @@ Entered<State> enter_out(void *state, int32_t device, Out *out, hurray_error *er
   Entered<State> e = enter<State>(state, device, err, what, ptrs..., out);
   if (e.refused == HURRAY_OK) std::memset(out, 0, sizeof *out);
   return e;
+}
+
+// device_identity's prologue: enter_out(..., "device_identity: out"); *out
+// zeroed is kind NONE, what a plugin leaves when its vendor cannot say.
+template <class State>
+Entered<State> enter_identity(void *state, int32_t device, hurray_backend_device_identity *out,
+                              hurray_error *err) noexcept {
+  return enter_out<State>(state, device, out, err, "device_identity: out");
+}
+
+// native's result: out->handles[0..] = the plugin's handles, in its
+// documented order (docs/backends/<plugin>.md; at most 8, the rest stay as
+// they are); OK.
+inline hurray_status give_handles(hurray_backend_native *out,
+                                  std::initializer_list<void *> handles) noexcept {
+  size_t i = 0;
+  for (void *h : handles)
+    if (i < sizeof out->handles / sizeof out->handles[0]) out->handles[i++] = h;
+  return HURRAY_OK;
+}
+
+// classify's result for memory found: *device and *memory_class (each when
+// not NULL); OK.
+inline hurray_status give_class(int32_t *device, uint8_t *memory_class, int32_t found_device,
+                                uint8_t found_class) noexcept {
+  if (device != nullptr) *device = found_device;
+  if (memory_class != nullptr) *memory_class = found_class;
+  return HURRAY_OK;
 }
 
 // The prologue of copy_to_host and copy_from_host: *s = the state (not

@@ -37,13 +37,14 @@ hurray_status release_after(void *state, int32_t device, void *stream, void *eve
 // (kit::Ipc::kEntries).
 hurray_status ipc_export_memory(void *state, const hurray_backend_allocation *allocation,
                                 hurray_backend_ipc_handle *out, hurray_error *err);
-hurray_status ipc_import_memory(void *state, int32_t device, const hurray_backend_ipc_handle *handle,
-                                uint8_t memory_class, hurray_backend_allocation *out,
-                                hurray_error *err);
+hurray_status ipc_import_memory(void *state, int32_t device,
+                                const hurray_backend_ipc_handle *handle, uint8_t memory_class,
+                                hurray_backend_allocation *out, hurray_error *err);
 hurray_status ipc_export_event(void *state, int32_t device, void *event,
                                hurray_backend_ipc_handle *out, hurray_error *err);
-hurray_status ipc_import_event(void *state, int32_t device, const hurray_backend_ipc_handle *handle,
-                               void **event, hurray_error *err);
+hurray_status ipc_import_event(void *state, int32_t device,
+                               const hurray_backend_ipc_handle *handle, void **event,
+                               hurray_error *err);
 
 // The plugin's table: kit::make_table's head for device_tag and every entry
 // above behind the barrier, the IPC entries only with Ipc::kEntries.

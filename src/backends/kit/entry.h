@@ -2,7 +2,8 @@
 // plugin's own functions, the same for every in-tree plugin.
 //
 //  - The exception barrier. kit::barrier<&fn, "field"> is a noexcept
-//    function that calls fn and turns whatever escapes it into a status: std::bad_alloc is HURRAY_E_OUT_OF_MEMORY, anything else
+//    function that calls fn and turns whatever escapes it into a status:
+//    std::bad_alloc is HURRAY_E_OUT_OF_MEMORY, anything else
 //    HURRAY_E_INTERNAL, with "<plugin>: <entry>: ..." in err. A void entry
 //    (shutdown, free, event_release) swallows it, device_count returns 0. fn
 //    must not be noexcept itself (a throw inside a noexcept function ends the

@@ -12,13 +12,9 @@ hurray_status native(void *state, int32_t device, hurray_backend_native *out,
                      hurray_error *err) {
   auto [refused, s, d] = kit::enter_out<State>(state, device, out, err, "native: out");
   if (refused != HURRAY_OK) return refused;
-  out->handles[0] = d->driver->handle;
-  out->handles[1] = d->handle;
-  out->handles[2] = d->driver->context;
-  out->handles[3] = d->list;
-  out->handles[4] = s->lib;
-  out->handles[5] = reinterpret_cast<void *>(static_cast<uintptr_t>(d->group));
-  return HURRAY_OK;
+  void *group = reinterpret_cast<void *>(static_cast<uintptr_t>(d->group));
+  return kit::give_handles(out, {d->driver->handle, d->handle, d->driver->context, d->list,
+                                 s->lib, group});
 }
 
 constinit const hurray_backend_v1 kTable = kit_table<kit::Ipc::kEntries>(HURRAY_DEVICE_LEVEL_ZERO);

@@ -216,7 +216,7 @@ hurray_status cpu_release_after(void *, int32_t, void *, void *, uint64_t, void 
 
 // The CPU backend's table, filled like every plugin's: each entry behind the
 // kit's exception barrier (src/backends/kit/entry.h), so that nothing thrown
-// (a std::system_error from a mutex) leaves an entry. Left NULL: shutdown
+// below an entry leaves it. Left NULL: shutdown
 // (there is no state), classify, native, the IPC event entries (there are no
 // CPU events) and device_identity (kind NONE, docs/spec/identity.md): the CPU
 // is the one host-memory device, ordinal 0 in every process of the host, and

@@ -15,6 +15,7 @@
 
 #include "../../core/internal.h"
 #include "../../runtime/backends.h"
+#include "../kit/entry.h"
 
 namespace hurray::detail {
 
@@ -213,15 +214,33 @@ hurray_status cpu_release_after(void *, int32_t, void *, void *, uint64_t, void 
   return HURRAY_OK;
 }
 
-// device_identity is NULL (kind NONE, docs/spec/identity.md): the CPU is the
-// one host-memory device, ordinal 0 in every process of the host, and a
-// fixed identity would make two hosts' CPUs look like one device.
-const hurray_backend_v1 kCpuBackend = {
-    HURRAY_BACKEND_API_VERSION, sizeof(hurray_backend_v1), "cpu", HURRAY_DEVICE_CPU, {},
-    cpu_probe, nullptr, cpu_device_count, cpu_device_info, cpu_alloc_fn, cpu_free_fn,
-    cpu_to_host, cpu_from_host, nullptr, cpu_event_record, cpu_event_wait, cpu_event_release,
-    cpu_ipc_export_memory, cpu_ipc_import_memory, nullptr, nullptr, nullptr, nullptr,
-    cpu_release_after, nullptr, {}};
+// The CPU backend's table, filled like every plugin's: each entry behind the
+// kit's exception barrier (src/backends/kit/entry.h), so that nothing thrown
+// below an entry leaves it. Left NULL: shutdown
+// (there is no state), classify, native, the IPC event entries (there are no
+// CPU events) and device_identity (kind NONE, docs/spec/identity.md): the CPU
+// is the one host-memory device, ordinal 0 in every process of the host, and
+// a fixed identity would make two hosts' CPUs look like one device.
+constexpr hurray_backend_v1 make_cpu_table() noexcept {
+  using hurray::kit::barrier;
+  hurray_backend_v1 t = hurray::kit::make_table(HURRAY_DEVICE_CPU);
+  t.probe = barrier<&cpu_probe, "probe">;
+  t.device_count = barrier<&cpu_device_count, "device_count">;
+  t.device_info = barrier<&cpu_device_info, "device_info">;
+  t.alloc = barrier<&cpu_alloc_fn, "alloc">;
+  t.free = barrier<&cpu_free_fn, "free">;
+  t.copy_to_host = barrier<&cpu_to_host, "copy_to_host">;
+  t.copy_from_host = barrier<&cpu_from_host, "copy_from_host">;
+  t.event_record = barrier<&cpu_event_record, "event_record">;
+  t.event_wait = barrier<&cpu_event_wait, "event_wait">;
+  t.event_release = barrier<&cpu_event_release, "event_release">;
+  t.ipc_export_memory = barrier<&cpu_ipc_export_memory, "ipc_export_memory">;
+  t.ipc_import_memory = barrier<&cpu_ipc_import_memory, "ipc_import_memory">;
+  t.release_after = barrier<&cpu_release_after, "release_after">;
+  return t;
+}
+
+constinit const hurray_backend_v1 kCpuBackend = make_cpu_table();
 
 }  // namespace
 

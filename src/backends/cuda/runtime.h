@@ -150,28 +150,12 @@ inline bool mem_range(const Api &cu, uintptr_t p, uintptr_t *base, size_t *size)
   return true;
 }
 // Virtual memory management (cuMemCreate) with POSIX file descriptors
-// (src/backends/cuda/vmm.cpp; gpu-stream/vmm.cpp uses them). Handles are
+// (src/backends/cuda/vmm.cpp, declared in gpu-stream/runtime_vmm.h;
+// gpu-stream/vmm.cpp uses them). Handles are
 // CUmemGenericAllocationHandle values.
 constexpr bool kHasVmm = true;
 constexpr uint32_t kIpcVmmKind = hurray::kit::fourcc('C', 'U', 'V', '1');
 constexpr const char *kIpcMeaningVmm = "a CUDA VMM memory descriptor";
-// The device makes VMM memory exportable as a file descriptor (the calls are
-// there and both device attributes say so); *granularity: the size every
-// allocation is a multiple of.
-bool vmm_probe(const Api &cu, const DeviceRef &d, uint64_t *granularity) noexcept;
-Result vmm_create(const Api &cu, const DeviceRef &d, uint64_t size, uint64_t *handle) noexcept;
-// Reserve size bytes aligned to align, map the handle there and give device
-// d read-write access; on failure what was done is undone and *function
-// names the call that failed.
-Result vmm_map(const Api &cu, const DeviceRef &d, uint64_t handle, uint64_t size, uint64_t align,
-               uintptr_t *base, const char **function) noexcept;
-void vmm_unmap(const Api &cu, uintptr_t base, uint64_t size) noexcept;  // and free the range
-void vmm_release(const Api &cu, uint64_t handle) noexcept;
-// The VMM allocation mapped at p (retained: vmm_release it), or an error
-// when p is not VMM memory.
-Result vmm_retain(const Api &cu, uintptr_t p, uint64_t *handle) noexcept;
-Result vmm_export(const Api &cu, uint64_t handle, int *fd) noexcept;  // a new descriptor
-Result vmm_import(const Api &cu, int fd, uint64_t *handle) noexcept;  // fd stays the caller's
 
 inline const char *export_event_hint(Result r) noexcept {
   return r == CUDA_ERROR_INVALID_HANDLE

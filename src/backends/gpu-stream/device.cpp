@@ -127,8 +127,7 @@ hurray_status device_info(void *state, int32_t device, hurray_backend_device_inf
 // HIP_VISIBLE_DEVICES reorder; NONE when the runtime cannot say.
 hurray_status device_identity(void *state, int32_t device, hurray_backend_device_identity *out,
                               hurray_error *err) {
-  auto [refused, s, d] = kit::enter_out<const State>(state, device, out, err,
-                                                     "device_identity: out");
+  auto [refused, s, d] = kit::enter_identity<const State>(state, device, out, err);
   if (refused != HURRAY_OK) return refused;
   uint8_t uuid[16] = {};
   if (rt::device_uuid(s->api, d->ref, uuid))

@@ -29,6 +29,7 @@
 #include "kit/registry.h"
 #include "kit/table.h"
 #include "runtime.h"  // the plugin's own: src/backends/cuda or src/backends/hip
+#include "runtime_vmm.h"  // after it: what its vmm.cpp defines
 
 namespace hurray::gpu_stream {
 
@@ -198,10 +199,9 @@ hurray_status pointer_class(const State *s, const Device &d0, const void *ptr, u
 
 }  // namespace rt
 
-// ---- the entry points (src/backends/kit/table.h; one file each concern) ----
+// ---- the entry points (src/backends/kit/entries.h; one file each concern) ----
 
-HURRAY_KIT_DECLARE_ENTRIES()
-HURRAY_KIT_DECLARE_IPC_ENTRIES()
+#include "kit/entries.h"
 hurray_status ipc_export_pointer(void *state, int32_t device, uint8_t memory_class,
                                  const void *data, uint64_t byte_size,
                                  hurray_backend_ipc_handle *out, hurray_error *err);

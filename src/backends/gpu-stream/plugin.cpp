@@ -12,17 +12,18 @@ hurray_status native(void *state, int32_t device, hurray_backend_native *out,
                      hurray_error *err) {
   auto [refused, s, d] = kit::enter_out<const State>(state, device, out, err, "native: out");
   if (refused != HURRAY_OK) return refused;
-  out->handles[0] = rt::native_device(d->ref);
-  out->handles[1] = rt::native_context(d->ref);
-  out->handles[2] = d->stream;
-  out->handles[3] = d->stream;
-  out->handles[4] = s->lib;
-  return HURRAY_OK;
+  return kit::give_handles(out, {rt::native_device(d->ref), rt::native_context(d->ref),
+                                 d->stream, d->stream, s->lib});
 }
 
-HURRAY_KIT_TABLE(kTable, rt::kDeviceTag, HURRAY_KIT_IPC_ENTRIES,
-                 HURRAY_KIT_ENTRY(t, ipc_export_pointer, ipc_export_pointer))
+constinit const hurray_backend_v1 kTable = [] {
+  hurray_backend_v1 t = kit_table<kit::Ipc::kEntries>(rt::kDeviceTag);
+  t.ipc_export_pointer = kit::barrier<&ipc_export_pointer, "ipc_export_pointer">;
+  return t;
+}();
 
 }  // namespace hurray::gpu_stream
 
-HURRAY_KIT_EXPORT(hurray::gpu_stream::kTable)
+extern "C" HURRAY_API const hurray_backend_v1 *hurray_backend_entry(void) {
+  return &hurray::gpu_stream::kTable;
+}

@@ -12,8 +12,8 @@ hurray_status event_record(void *state, int32_t device, void *stream, void **eve
   auto [refused, s, d] = kit::enter<const State>(state, device, err,
                                                  "event_record: event and value", event, value);
   if (refused != HURRAY_OK) return refused;
-  const Api &api = s->api;
   const rt::Current current(s->api, d->ref);
+  const Api &api = s->api;
   if (const hurray_status st = check_current(current, s->api, *d, err)) return st;
   rt::Event ev = nullptr;
   Result r = rt::event_create(api, d->ipc_events, &ev);

@@ -143,24 +143,13 @@ inline bool mem_range(const Api &hip, uintptr_t p, uintptr_t *base, size_t *size
 inline const char *export_event_hint(Result) noexcept { return ""; }
 
 // Virtual memory management (hipMemCreate) with POSIX file descriptors
-// (src/backends/hip/vmm.cpp; gpu-stream/vmm.cpp uses them), as CUDA's.
+// (src/backends/hip/vmm.cpp, declared in gpu-stream/runtime_vmm.h;
+// gpu-stream/vmm.cpp uses them), as CUDA's. HIP 5.2 has no device
+// attribute for exportable VMM memory: vmm_probe asks the runtime for the
+// granularity of such memory instead.
 // Handles are hipMemGenericAllocationHandle_t pointers, carried as integers.
 constexpr bool kHasVmm = true;
 constexpr uint32_t kIpcVmmKind = hurray::kit::fourcc('H', 'I', 'V', '1');
 constexpr const char *kIpcMeaningVmm = "a HIP VMM memory descriptor";
-// The runtime has every VMM call and answers the device's granularity for
-// memory exportable as a descriptor (HIP 5.2 has no device attribute for
-// it); *granularity: the size every allocation is a multiple of.
-bool vmm_probe(const Api &hip, const DeviceRef &d, uint64_t *granularity) noexcept;
-Result vmm_create(const Api &hip, const DeviceRef &d, uint64_t size, uint64_t *handle) noexcept;
-// Reserve, map, give device d read-write access; undone on failure,
-// *function naming the call that failed.
-Result vmm_map(const Api &hip, const DeviceRef &d, uint64_t handle, uint64_t size, uint64_t align,
-               uintptr_t *base, const char **function) noexcept;
-void vmm_unmap(const Api &hip, uintptr_t base, uint64_t size) noexcept;  // and free the range
-void vmm_release(const Api &hip, uint64_t handle) noexcept;
-Result vmm_retain(const Api &hip, uintptr_t p, uint64_t *handle) noexcept;
-Result vmm_export(const Api &hip, uint64_t handle, int *fd) noexcept;  // a new descriptor
-Result vmm_import(const Api &hip, int fd, uint64_t *handle) noexcept;  // fd stays the caller's
 
 }  // namespace hurray::gpu_stream::rt

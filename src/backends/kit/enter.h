@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <type_traits>
 #include <utility>
 
@@ -100,6 +101,34 @@ Entered<State> enter_out(void *state, int32_t device, Out *out, hurray_error *er
   return e;
 }
 
+// device_identity's prologue: enter_out(..., "device_identity: out"); *out
+// zeroed is kind NONE, what a plugin leaves when its vendor cannot say.
+template <class State>
+Entered<State> enter_identity(void *state, int32_t device, hurray_backend_device_identity *out,
+                              hurray_error *err) noexcept {
+  return enter_out<State>(state, device, out, err, "device_identity: out");
+}
+
+// native's result: out->handles[0..] = the plugin's handles, in its
+// documented order (docs/backends/<plugin>.md; at most 8, the rest stay as
+// they are); OK.
+inline hurray_status give_handles(hurray_backend_native *out,
+                                  std::initializer_list<void *> handles) noexcept {
+  size_t i = 0;
+  for (void *h : handles)
+    if (i < sizeof out->handles / sizeof out->handles[0]) out->handles[i++] = h;
+  return HURRAY_OK;
+}
+
+// classify's result for memory found: *device and *memory_class (each when
+// not NULL); OK.
+inline hurray_status give_class(int32_t *device, uint8_t *memory_class, int32_t found_device,
+                                uint8_t found_class) noexcept {
+  if (device != nullptr) *device = found_device;
+  if (memory_class != nullptr) *memory_class = found_class;
+  return HURRAY_OK;
+}
+
 // The prologue of copy_to_host and copy_from_host: *s = the state (not
 // NULL: INVALID_ARGUMENT "<plugin>: <what>: the plugin state is NULL (probe
 // first)"), kit::check_copy, and for a non-empty range *a = the
@@ -162,7 +191,7 @@ Entered<State> enter_release_after(void *state, int32_t device, const void *even
 // `what` is the entry's name), OK with nothing done when n is 0, else
 // copy(s, a, d, offset, host, n, to_host, err), the plugin's copy over the
 // record `a` and its device `d`. Not noexcept: the entry's barrier
-// (HURRAY_KIT_ENTRY) is the one that catches.
+// (kit::barrier, entry.h) is the one that catches.
 template <class State, class Record, class Copy>
 hurray_status copy_entry(void *state, const hurray_backend_allocation *alloc, uint64_t offset,
                          void *host, uint64_t n, bool to_host, hurray_error *err, Copy &&copy) {

@@ -1,13 +1,15 @@
 // The entry shim of the plugin kit: what stands between the loader and a
 // plugin's own functions, the same for every in-tree plugin.
 //
-//  - The exception barrier. HURRAY_KIT_ENTRY(table, field, fn) stores in
-//    table.field a noexcept function that calls fn and turns whatever escapes
-//    it into a status: std::bad_alloc is HURRAY_E_OUT_OF_MEMORY, anything else
+//  - The exception barrier. kit::barrier<&fn, "field"> is a noexcept
+//    function that calls fn and turns whatever escapes it into a status:
+//    std::bad_alloc is HURRAY_E_OUT_OF_MEMORY, anything else
 //    HURRAY_E_INTERNAL, with "<plugin>: <entry>: ..." in err. A void entry
 //    (shutdown, free, event_release) swallows it, device_count returns 0. fn
 //    must not be noexcept itself (a throw inside a noexcept function ends the
-//    process before any barrier sees it): the macro refuses one that is.
+//    process before any barrier sees it): the barrier refuses one that is.
+//    A table stores it as `t.field = kit::barrier<&fn, "field">;`
+//    (kit_table in entries.h does so for every entry of a kit plugin).
 //  - The checks every plugin made on its own: the state and the ordinal
 //    (check_device), and a copy's range (check_copy), with one wording.
 //  - make_table: the fixed head of hurray_backend_v1.
@@ -72,6 +74,10 @@ struct Entry<Fn, N> {
   }
 };
 
+// The barrier around Fn, the entry named N: what a table's field holds.
+template <auto Fn, Name N>
+inline constexpr auto barrier = &Entry<Fn, N>::call;
+
 // The table with its head filled and every function NULL.
 constexpr hurray_backend_v1 make_table(uint8_t device_tag) noexcept {
   hurray_backend_v1 t{};
@@ -119,7 +125,3 @@ inline hurray_status give_binary_event(void *ev, void **event, uint64_t *value) 
 }
 
 }  // namespace hurray::kit
-
-// table.field = the barrier around fn (see above).
-#define HURRAY_KIT_ENTRY(table, field, fn) \
-  ((table).field = &::hurray::kit::Entry<&fn, #field>::call)

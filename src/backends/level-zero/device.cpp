@@ -327,7 +327,7 @@ hurray_status device_info(void *state, int32_t device, hurray_backend_device_inf
 // The device's stable identity: ze_device_properties_t.uuid (read at probe).
 hurray_status device_identity(void *state, int32_t device, hurray_backend_device_identity *out,
                               hurray_error *err) {
-  auto [refused, s, d] = kit::enter_out<State>(state, device, out, err, "device_identity: out");
+  auto [refused, s, d] = kit::enter_identity<State>(state, device, out, err);
   if (refused != HURRAY_OK) return refused;
   static_assert(sizeof d->props.uuid.id == 16);
   hurray::kit::set_identity(out, HURRAY_BACKEND_ID_UUID, d->props.uuid.id, sizeof d->props.uuid.id);

@@ -12,17 +12,15 @@ hurray_status native(void *state, int32_t device, hurray_backend_native *out,
                      hurray_error *err) {
   auto [refused, s, d] = kit::enter_out<State>(state, device, out, err, "native: out");
   if (refused != HURRAY_OK) return refused;
-  out->handles[0] = d->driver->handle;
-  out->handles[1] = d->handle;
-  out->handles[2] = d->driver->context;
-  out->handles[3] = d->list;
-  out->handles[4] = s->lib;
-  out->handles[5] = reinterpret_cast<void *>(static_cast<uintptr_t>(d->group));
-  return HURRAY_OK;
+  void *group = reinterpret_cast<void *>(static_cast<uintptr_t>(d->group));
+  return kit::give_handles(out, {d->driver->handle, d->handle, d->driver->context, d->list,
+                                 s->lib, group});
 }
 
-HURRAY_KIT_TABLE(kTable, HURRAY_DEVICE_LEVEL_ZERO, HURRAY_KIT_IPC_ENTRIES)
+constinit const hurray_backend_v1 kTable = kit_table<kit::Ipc::kEntries>(HURRAY_DEVICE_LEVEL_ZERO);
 
 }  // namespace hurray::level_zero
 
-HURRAY_KIT_EXPORT(hurray::level_zero::kTable)
+extern "C" HURRAY_API const hurray_backend_v1 *hurray_backend_entry(void) {
+  return &hurray::level_zero::kTable;
+}

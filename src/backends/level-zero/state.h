@@ -248,8 +248,7 @@ hurray_status check_class(const Device &d, uint8_t mc, hurray_error *err) noexce
 hurray_status check_shareable(const Device &d, uint8_t mc, const char *what,
                               hurray_error *err) noexcept;
 
-// The entry points (src/backends/kit/table.h).
-HURRAY_KIT_DECLARE_ENTRIES()
-HURRAY_KIT_DECLARE_IPC_ENTRIES()
+// The entry points and the table (src/backends/kit/entries.h).
+#include "kit/entries.h"
 
 }  // namespace hurray::level_zero

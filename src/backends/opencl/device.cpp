@@ -226,8 +226,7 @@ hurray_status device_info(void *state, int32_t device, hurray_backend_device_inf
 // (PoCL's CPU device offers neither).
 hurray_status device_identity(void *state, int32_t device, hurray_backend_device_identity *out,
                               hurray_error *err) {
-  auto [refused, s, d] = kit::enter_out<const State>(state, device, out, err,
-                                                     "device_identity: out");
+  auto [refused, s, d] = kit::enter_identity<const State>(state, device, out, err);
   if (refused != HURRAY_OK) return refused;
   const Api &cl = s->cl;
   std::string ext;

@@ -322,11 +322,8 @@ hurray_status classify(void *state, const void *ptr, int32_t *device, uint8_t *m
     auto it = s->svm.upper_bound(p);
     if (ptr != nullptr && it != s->svm.begin()) {
       --it;
-      if (p - it->first < it->second.size) {
-        if (device != nullptr) *device = it->second.device;
-        if (memory_class != nullptr) *memory_class = HURRAY_MEMORY_UNIFIED;
-        return HURRAY_OK;
-      }
+      if (p - it->first < it->second.size)
+        return kit::give_class(device, memory_class, it->second.device, HURRAY_MEMORY_UNIFIED);
     }
   }
   return fail(err, HURRAY_E_UNSUPPORTED,

@@ -11,16 +11,13 @@ hurray_status native(void *state, int32_t device, hurray_backend_native *out,
                      hurray_error *err) {
   auto [refused, s, d] = kit::enter_out<const State>(state, device, out, err, "native: out");
   if (refused != HURRAY_OK) return refused;
-  out->handles[0] = d->platform;
-  out->handles[1] = d->id;
-  out->handles[2] = d->context;
-  out->handles[3] = d->queue;
-  out->handles[4] = s->lib;
-  return HURRAY_OK;
+  return kit::give_handles(out, {d->platform, d->id, d->context, d->queue, s->lib});
 }
 
-HURRAY_KIT_TABLE(kTable, HURRAY_DEVICE_OPENCL, HURRAY_KIT_NO_IPC_ENTRIES)
+constinit const hurray_backend_v1 kTable = kit_table<kit::Ipc::kNone>(HURRAY_DEVICE_OPENCL);
 
 }  // namespace hurray::opencl
 
-HURRAY_KIT_EXPORT(hurray::opencl::kTable)
+extern "C" HURRAY_API const hurray_backend_v1 *hurray_backend_entry(void) {
+  return &hurray::opencl::kTable;
+}

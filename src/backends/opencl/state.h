@@ -138,7 +138,7 @@ using hurray::kit::is_aligned;
 
 void free_allocation(State *s, Allocation *a) noexcept;
 
-// The entry points (src/backends/kit/table.h).
-HURRAY_KIT_DECLARE_ENTRIES()
+// The entry points and the table (src/backends/kit/entries.h).
+#include "kit/entries.h"
 
 }  // namespace hurray::opencl

@@ -363,7 +363,7 @@ hurray_status probe_impl(void **out_state, hurray_error *err) {
 // Vulkan 1.1 reports it), the UUID the IPC import already checks.
 hurray_status device_identity(void *state, int32_t device, hurray_backend_device_identity *out,
                               hurray_error *err) {
-  auto [refused, s, d] = kit::enter_out<State>(state, device, out, err, "device_identity: out");
+  auto [refused, s, d] = kit::enter_identity<State>(state, device, out, err);
   if (refused != HURRAY_OK) return refused;
   hurray::kit::set_identity(out, HURRAY_BACKEND_ID_UUID, d->device_uuid, VK_UUID_SIZE);
   return HURRAY_OK;

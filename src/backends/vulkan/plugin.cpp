@@ -138,8 +138,10 @@ hurray_status native(void *state, int32_t device, hurray_backend_native *out,
   return HURRAY_OK;
 }
 
-HURRAY_KIT_TABLE(kTable, HURRAY_DEVICE_VULKAN, HURRAY_KIT_IPC_ENTRIES)
+constinit const hurray_backend_v1 kTable = kit_table<kit::Ipc::kEntries>(HURRAY_DEVICE_VULKAN);
 
 }  // namespace hurray::vulkan
 
-HURRAY_KIT_EXPORT(hurray::vulkan::kTable)
+extern "C" HURRAY_API const hurray_backend_v1 *hurray_backend_entry(void) {
+  return &hurray::vulkan::kTable;
+}

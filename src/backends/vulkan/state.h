@@ -518,8 +518,7 @@ hurray_status ipc_export_event_impl(Device *d, void *event, hurray_backend_ipc_h
 hurray_status ipc_import_event_impl(Device *d, const hurray_backend_ipc_handle *h, void **event,
                                     hurray_error *err);
 
-// The entry points (src/backends/kit/table.h).
-HURRAY_KIT_DECLARE_ENTRIES()
-HURRAY_KIT_DECLARE_IPC_ENTRIES()
+// The entry points and the table (src/backends/kit/entries.h).
+#include "kit/entries.h"
 
 }  // namespace hurray::vulkan

@@ -84,11 +84,8 @@ hurray_status classify(void *state, const void *ptr, int32_t *device, uint8_t *m
   {
     std::lock_guard<std::mutex> lock(s->mu);
     auto *b = static_cast<WGPUBuffer>(const_cast<void *>(ptr));
-    if (ptr != nullptr && s->live.count(b) != 0) {
-      if (device != nullptr) *device = 0;
-      if (memory_class != nullptr) *memory_class = HURRAY_MEMORY_STANDARD;
-      return HURRAY_OK;
-    }
+    if (ptr != nullptr && s->live.count(b) != 0)
+      return kit::give_class(device, memory_class, 0, HURRAY_MEMORY_STANDARD);
   }
   return fail(err, HURRAY_E_INVALID_ARGUMENT,
               "webgpu: %p is not a WGPUBuffer this plugin allocated (a WebGPU handoff's data is "

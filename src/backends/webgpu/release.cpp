@@ -127,8 +127,7 @@ void stop_releaser(Releaser *r) noexcept {
 }
 
 hurray_status release_after(void *state, int32_t device, void *stream, void *event,
-                            uint64_t value, void (*done)(void *), void *user,
-                            hurray_error *err) {
+                            uint64_t value, void (*done)(void *), void *user, hurray_error *err) {
   auto [refused, s, d] = kit::enter_release_after<State>(state, device, event, value, done,
                                                          "WebGPU", err);
   if (refused != HURRAY_OK) return refused;

@@ -122,7 +122,7 @@ hurray_status read_buffer(State *s, const Device &d, WGPUBuffer b, uint64_t offs
 
 void release_buffer(State *s, WGPUBuffer b) noexcept;  // destroy + release; s->mu held
 
-// The entry points (src/backends/kit/table.h).
-HURRAY_KIT_DECLARE_ENTRIES()
+// The entry points and the table (src/backends/kit/entries.h).
+#include "kit/entries.h"
 
 }  // namespace hurray::webgpu

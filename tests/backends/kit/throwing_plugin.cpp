@@ -110,24 +110,25 @@ hurray_status native(void *state, int32_t, hurray_backend_native *, hurray_error
 }
 
 constexpr hurray_backend_v1 make_table() noexcept {
+  using hurray::kit::barrier;
   hurray_backend_v1 t = hurray::kit::make_table(hurray::kit_test::kDeviceTag);
-  HURRAY_KIT_ENTRY(t, probe, probe);
-  HURRAY_KIT_ENTRY(t, shutdown, shutdown);
-  HURRAY_KIT_ENTRY(t, device_count, device_count);
-  HURRAY_KIT_ENTRY(t, device_info, device_info);
-  HURRAY_KIT_ENTRY(t, alloc, alloc);
-  HURRAY_KIT_ENTRY(t, free, free_);
-  HURRAY_KIT_ENTRY(t, copy_to_host, copy_to_host);
-  HURRAY_KIT_ENTRY(t, copy_from_host, copy_from_host);
-  HURRAY_KIT_ENTRY(t, classify, classify);
-  HURRAY_KIT_ENTRY(t, event_record, event_record);
-  HURRAY_KIT_ENTRY(t, event_wait, event_wait);
-  HURRAY_KIT_ENTRY(t, event_release, event_release);
-  HURRAY_KIT_ENTRY(t, ipc_export_memory, ipc_export_memory);
-  HURRAY_KIT_ENTRY(t, ipc_import_memory, ipc_import_memory);
-  HURRAY_KIT_ENTRY(t, ipc_export_event, ipc_export_event);
-  HURRAY_KIT_ENTRY(t, ipc_import_event, ipc_import_event);
-  HURRAY_KIT_ENTRY(t, native, native);
+  t.probe = barrier<&probe, "probe">;
+  t.shutdown = barrier<&shutdown, "shutdown">;
+  t.device_count = barrier<&device_count, "device_count">;
+  t.device_info = barrier<&device_info, "device_info">;
+  t.alloc = barrier<&alloc, "alloc">;
+  t.free = barrier<&free_, "free">;
+  t.copy_to_host = barrier<&copy_to_host, "copy_to_host">;
+  t.copy_from_host = barrier<&copy_from_host, "copy_from_host">;
+  t.classify = barrier<&classify, "classify">;
+  t.event_record = barrier<&event_record, "event_record">;
+  t.event_wait = barrier<&event_wait, "event_wait">;
+  t.event_release = barrier<&event_release, "event_release">;
+  t.ipc_export_memory = barrier<&ipc_export_memory, "ipc_export_memory">;
+  t.ipc_import_memory = barrier<&ipc_import_memory, "ipc_import_memory">;
+  t.ipc_export_event = barrier<&ipc_export_event, "ipc_export_event">;
+  t.ipc_import_event = barrier<&ipc_import_event, "ipc_import_event">;
+  t.native = barrier<&native, "native">;
   return t;
 }
 

@@ -6,9 +6,22 @@
 
 namespace hurray::level_zero {
 
-#define HURRAY_ZE_XX_(name) HURRAY_KIT_RESOLVE(api->name, #name, true)
-HURRAY_KIT_DEFINE_LOAD_API(HURRAY_ZE_FUNCTIONS, HURRAY_ZE_XX_)
+namespace {
+
+// The table of every function of HURRAY_ZE_FUNCTIONS, all required
+// (kit/library.h).
+constexpr kit::Symbol<Api> kSymbols[] = {
+#define HURRAY_ZE_XX_(name) {#name, kit::slot<&Api::name>, true},
+    HURRAY_ZE_FUNCTIONS(HURRAY_ZE_XX_)
 #undef HURRAY_ZE_XX_
+};
+
+}  // namespace
+
+const char *load_api(void *lib, Api *api) noexcept {
+  *api = Api{};
+  return kit::resolve_symbols<Api>(kit::from_library(lib), kSymbols, api);
+}
 
 const char *result_name(ze_result_t result) noexcept {
   switch (result) {

@@ -6,9 +6,21 @@
 
 namespace hurray::opencl {
 
-#define HURRAY_OPENCL_XX_(name, required) HURRAY_KIT_RESOLVE(api->name, #name, required)
-HURRAY_KIT_DEFINE_LOAD_API(HURRAY_OPENCL_FUNCTIONS, HURRAY_OPENCL_XX_)
+namespace {
+
+// The table of every function of HURRAY_OPENCL_FUNCTIONS (kit/library.h).
+constexpr kit::Symbol<Api> kSymbols[] = {
+#define HURRAY_OPENCL_XX_(name, required) {#name, kit::slot<&Api::name>, required},
+    HURRAY_OPENCL_FUNCTIONS(HURRAY_OPENCL_XX_)
 #undef HURRAY_OPENCL_XX_
+};
+
+}  // namespace
+
+const char *load_api(void *lib, Api *api) noexcept {
+  *api = Api{};
+  return kit::resolve_symbols<Api>(kit::from_library(lib), kSymbols, api);
+}
 
 const char *error_name(cl_int code) noexcept {
   switch (code) {

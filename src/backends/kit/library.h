@@ -1,7 +1,7 @@
 // Opening a vendor library at run time and resolving its entry points: a
 // plugin links no vendor runtime (tests/backends/check_plugin_elf.sh), it
-// dlopens it in probe(). Part of the plugin kit; the plugin author's guide
-// (docs/backends/plugin-kit.md) shows a plugin's table of symbols.
+// dlopens it in probe() and resolves the functions it calls from one table
+// (below). Part of the plugin kit.
 #pragma once
 
 #include <dlfcn.h>

@@ -23,18 +23,14 @@ namespace {
 HURRAY_CUDA_FUNCTIONS(HURRAY_CUDA_XX_)
 #undef HURRAY_CUDA_XX_
 
-// The table of every function of HURRAY_CUDA_FUNCTIONS (kit/library.h).
-constexpr kit::Symbol<Api> kSymbols[] = {
-#define HURRAY_CUDA_XX_(name, symbol, required) {symbol, kit::slot<&Api::name>, required},
-    HURRAY_CUDA_FUNCTIONS(HURRAY_CUDA_XX_)
-#undef HURRAY_CUDA_XX_
-};
-
 }  // namespace
 
+// By symbol, not by name: the versioned one.
+#define HURRAY_CUDA_XX_(name, symbol, required) {symbol, kit::slot<&Api::name>, required},
+constexpr kit::Symbol<Api> kSymbols[] = {HURRAY_CUDA_FUNCTIONS(HURRAY_CUDA_XX_)};
+#undef HURRAY_CUDA_XX_
 const char *load_api(void *lib, Api *api) noexcept {
-  *api = Api{};
-  return kit::resolve_symbols<Api>(kit::from_library(lib), kSymbols, api);
+  return kit::load_symbols<Api>(lib, kSymbols, api);
 }
 
 // (CUresult is 0x7ff... at most: every code fits an int.)

@@ -22,18 +22,13 @@ namespace {
 HURRAY_HIP_FUNCTIONS(HURRAY_HIP_XX_)
 #undef HURRAY_HIP_XX_
 
-// The table of every function of HURRAY_HIP_FUNCTIONS (kit/library.h).
-constexpr kit::Symbol<Api> kSymbols[] = {
-#define HURRAY_HIP_XX_(name, required, ...) {#name, kit::slot<&Api::name>, required},
-    HURRAY_HIP_FUNCTIONS(HURRAY_HIP_XX_)
-#undef HURRAY_HIP_XX_
-};
-
 }  // namespace
 
 const char *load_api(void *lib, Api *api) noexcept {
-  *api = Api{};
-  return kit::resolve_symbols<Api>(kit::from_library(lib), kSymbols, api);
+#define HURRAY_HIP_XX_(name, required, ...) {#name, kit::slot<&Api::name>, required},
+  static constexpr kit::Symbol<Api> kSymbols[] = {HURRAY_HIP_FUNCTIONS(HURRAY_HIP_XX_)};
+#undef HURRAY_HIP_XX_
+  return kit::load_symbols<Api>(lib, kSymbols, api);
 }
 
 HURRAY_GPU_DEFINE_ERROR_TABLES(HIP)

@@ -44,7 +44,7 @@ void *open_library(const char *env_var, const char *const *sonames, std::string 
 //       {"clGetPlatformIDs", kit::slot<&Api::clGetPlatformIDs>, true},
 //       {"clSVMAlloc", kit::slot<&Api::clSVMAlloc>, false},
 //   };
-//   const char *missing = kit::resolve_symbols(kit::from_library(lib), kSymbols, &api);
+//   const char *missing = kit::load_symbols<Api>(lib, kSymbols, &api);
 //
 // The lookup is dlsym on a library, or any function that finds a symbol by
 // name (Vulkan's vkGetInstanceProcAddr / vkGetDeviceProcAddr).
@@ -112,6 +112,14 @@ const char *resolve_symbols(Lookup lookup, std::span<const Symbol<Api>> table, A
     }
   }
   return first;
+}
+
+// resolve_symbols through dlsym in `lib` (a dlopen handle), *api zeroed
+// first: a plugin's load_api.
+template <class Api>
+const char *load_symbols(void *lib, std::span<const Symbol<Api>> table, Api *api) noexcept {
+  *api = Api{};
+  return resolve_symbols<Api>(from_library(lib), table, api);
 }
 
 }  // namespace hurray::kit

@@ -6,20 +6,13 @@
 
 namespace hurray::opencl {
 
-namespace {
-
-// The table of every function of HURRAY_OPENCL_FUNCTIONS (kit/library.h).
-constexpr kit::Symbol<Api> kSymbols[] = {
+// The cl* functions by name, required or not.
 #define HURRAY_OPENCL_XX_(name, required) {#name, kit::slot<&Api::name>, required},
-    HURRAY_OPENCL_FUNCTIONS(HURRAY_OPENCL_XX_)
+constexpr kit::Symbol<Api> kSymbols[] = {HURRAY_OPENCL_FUNCTIONS(HURRAY_OPENCL_XX_)};
 #undef HURRAY_OPENCL_XX_
-};
-
-}  // namespace
 
 const char *load_api(void *lib, Api *api) noexcept {
-  *api = Api{};
-  return kit::resolve_symbols<Api>(kit::from_library(lib), kSymbols, api);
+  return kit::load_symbols<Api>(lib, kSymbols, api);
 }
 
 const char *error_name(cl_int code) noexcept {

@@ -105,32 +105,24 @@ inline constexpr kit::Symbol<DeviceFns> kSemaphoreFdSymbols[] = {
     {"vkImportSemaphoreFdKHR", kit::slot<&DeviceFns::vkImportSemaphoreFdKHR>, false},
 };
 
-// vkGetInstanceProcAddr(instance, name) as a kit lookup (instance may be
-// VK_NULL_HANDLE: the global functions). The InstanceResolver must outlive
-// the lookup.
-struct InstanceResolver {
-  PFN_vkGetInstanceProcAddr gipa;
-  VkInstance instance;
+// get(handle, name) as a kit lookup: vkGetInstanceProcAddr with an instance
+// (VK_NULL_HANDLE: the global functions), vkGetDeviceProcAddr with a device.
+// The Resolver must outlive the lookup.
+template <class Get, class Handle>
+struct Resolver {
+  Get get;
+  Handle handle;
 };
-inline kit::Lookup lookup_in(const InstanceResolver &at) noexcept {
-  return kit::Lookup{[](void *context, const char *name) noexcept -> kit::AnyFunction {
-                       const auto *r = static_cast<const InstanceResolver *>(context);
-                       return r->gipa(r->instance, name);
-                     },
-                     const_cast<InstanceResolver *>(&at)};
-}
+using InstanceResolver = Resolver<PFN_vkGetInstanceProcAddr, VkInstance>;
+using DeviceResolver = Resolver<PFN_vkGetDeviceProcAddr, VkDevice>;
 
-// vkGetDeviceProcAddr(device, name) as a kit lookup; the same rule.
-struct DeviceResolver {
-  PFN_vkGetDeviceProcAddr gdpa;
-  VkDevice device;
-};
-inline kit::Lookup lookup_in(const DeviceResolver &at) noexcept {
+template <class Get, class Handle>
+kit::Lookup lookup_in(const Resolver<Get, Handle> &at) noexcept {
   return kit::Lookup{[](void *context, const char *name) noexcept -> kit::AnyFunction {
-                       const auto *r = static_cast<const DeviceResolver *>(context);
-                       return r->gdpa(r->device, name);
+                       const auto *r = static_cast<const Resolver<Get, Handle> *>(context);
+                       return r->get(r->handle, name);
                      },
-                     const_cast<DeviceResolver *>(&at)};
+                     const_cast<Resolver<Get, Handle> *>(&at)};
 }
 
 }  // namespace hurray::vulkan

@@ -19,8 +19,7 @@ constexpr kit::Symbol<hwgpu_api> kSymbols[] = {
 }  // namespace
 
 const char *load_api(void *lib, hwgpu_api *api) noexcept {
-  *api = hwgpu_api{};
-  return kit::resolve_symbols<hwgpu_api>(kit::from_library(lib), kSymbols, api);
+  return kit::load_symbols<hwgpu_api>(lib, kSymbols, api);
 }
 
 const char *backend_name(uint32_t backend) noexcept {

@@ -92,11 +92,11 @@ Lookup from_library(void *lib) noexcept;
 // Resolve every symbol of `table` into *api through `lookup`, in order, and
 // return the name of the first required one missing (nullptr when none is).
 // When `missing` is not NULL it receives every required one missing, joined
-// with ", " (empty when none). *api keeps what it held before for members
-// the table does not name.
+// with ", " (empty when none; std::bad_alloc may come from there only).
+// *api keeps what it held before for members the table does not name.
 template <class Api>
 const char *resolve_symbols(Lookup lookup, std::span<const Symbol<Api>> table, Api *api,
-                            std::string *missing = nullptr) noexcept {
+                            std::string *missing = nullptr) {
   const char *first = nullptr;
   if (missing != nullptr) missing->clear();
   for (const Symbol<Api> &symbol : table) {
@@ -105,11 +105,8 @@ const char *resolve_symbols(Lookup lookup, std::span<const Symbol<Api>> table, A
     if (address != nullptr || !symbol.required) continue;
     if (first == nullptr) first = symbol.name;
     if (missing == nullptr) continue;
-    try {
-      if (!missing->empty()) *missing += ", ";
-      *missing += symbol.name;
-    } catch (...) {  // out of memory: the first name still says enough
-    }
+    if (!missing->empty()) *missing += ", ";
+    *missing += symbol.name;
   }
   return first;
 }

@@ -25,9 +25,13 @@ HURRAY_CUDA_FUNCTIONS(HURRAY_CUDA_XX_)
 
 }  // namespace
 
-#define HURRAY_CUDA_XX_(name, symbol, required) HURRAY_KIT_RESOLVE(api->name, symbol, required)
-HURRAY_KIT_DEFINE_LOAD_API(HURRAY_CUDA_FUNCTIONS, HURRAY_CUDA_XX_)
+// By symbol, not by name: the versioned one.
+#define HURRAY_CUDA_XX_(name, symbol, required) {symbol, kit::slot<&Api::name>, required},
+constexpr kit::Symbol<Api> kSymbols[] = {HURRAY_CUDA_FUNCTIONS(HURRAY_CUDA_XX_)};
 #undef HURRAY_CUDA_XX_
+const char *load_api(void *lib, Api *api) noexcept {
+  return kit::load_symbols<Api>(lib, kSymbols, api);
+}
 
 // (CUresult is 0x7ff... at most: every code fits an int.)
 HURRAY_GPU_DEFINE_ERROR_TABLES(CUDA)

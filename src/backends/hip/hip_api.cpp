@@ -24,9 +24,12 @@ HURRAY_HIP_FUNCTIONS(HURRAY_HIP_XX_)
 
 }  // namespace
 
-#define HURRAY_HIP_XX_(name, required, ...) HURRAY_KIT_RESOLVE(api->name, #name, required)
-HURRAY_KIT_DEFINE_LOAD_API(HURRAY_HIP_FUNCTIONS, HURRAY_HIP_XX_)
+const char *load_api(void *lib, Api *api) noexcept {
+#define HURRAY_HIP_XX_(name, required, ...) {#name, kit::slot<&Api::name>, required},
+  static constexpr kit::Symbol<Api> kSymbols[] = {HURRAY_HIP_FUNCTIONS(HURRAY_HIP_XX_)};
 #undef HURRAY_HIP_XX_
+  return kit::load_symbols<Api>(lib, kSymbols, api);
+}
 
 HURRAY_GPU_DEFINE_ERROR_TABLES(HIP)
 

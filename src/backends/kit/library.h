@@ -1,19 +1,16 @@
 // Opening a vendor library at run time and resolving its entry points: a
 // plugin links no vendor runtime (tests/backends/check_plugin_elf.sh), it
-// dlopens it in probe(). Part of the plugin kit.
+// dlopens it in probe() and resolves the functions it calls from one table
+// (below). Part of the plugin kit.
 #pragma once
 
 #include <dlfcn.h>
 
+#include <span>
 #include <string>
 
 namespace hurray::kit {
 
-// dlopen (RTLD_NOW | RTLD_LOCAL) the file named by the environment variable
-// `env_var` when it is set and not empty, else the first of `sonames` (a
-// NULL-terminated list) that loads. On failure returns NULL and sets *why to
-// the dlerror() text (of each name tried, joined with "; "). *opened receives
-// the name that was loaded.
 // Where probe finds a plugin's vendor library: the environment variable
 // naming a file (NULL: none), the sonames tried in order (NULL-terminated),
 // and what the message says is needed when a function is missing.
@@ -23,30 +20,103 @@ struct Library {
   const char *needed;
 };
 
-void *open_library(const char *env_var, const char *const *sonames, std::string *opened,
-                   std::string *why);
+// How open_library words a name it could not load.
+enum class Reasons {
+  kFull,   // dlerror()'s text for each name
+  kShort,  // at most 255 characters each, and "NAME: not found" for an absent
+           // file when several names are tried
+};
 
-// Resolve `symbol` from `lib` into *fn; false when it is missing. (dlsym
-// returns void*; the cast to a function pointer type is what POSIX specifies
-// for it.)
-template <class Fn>
-bool resolve(void *lib, const char *symbol, Fn *fn) noexcept {
-  *fn = reinterpret_cast<Fn>(dlsym(lib, symbol));
-  return *fn != nullptr;
+// dlopen (RTLD_NOW | RTLD_LOCAL) the file named by the environment variable
+// `env_var` when it is set and not empty, else the first of `sonames` (a
+// NULL-terminated list) that loads. On failure returns NULL and sets *why to
+// the dlerror() text (of each name tried, joined with "; "). *opened receives
+// the name that was loaded. `reasons` says how each reason is worded.
+void *open_library(const char *env_var, const char *const *sonames, std::string *opened,
+                   std::string *why, Reasons reasons = Reasons::kFull);
+
+// ------------------------------------------------------------ symbols ----
+//
+// A plugin lists the vendor functions it calls in a constexpr table, one
+// Symbol per function, and resolves them all with one call:
+//
+//   constexpr kit::Symbol<Api> kSymbols[] = {
+//       {"clGetPlatformIDs", kit::slot<&Api::clGetPlatformIDs>, true},
+//       {"clSVMAlloc", kit::slot<&Api::clSVMAlloc>, false},
+//   };
+//   const char *missing = kit::load_symbols<Api>(lib, kSymbols, &api);
+//
+// The lookup is dlsym on a library, or any function that finds a symbol by
+// name (Vulkan's vkGetInstanceProcAddr / vkGetDeviceProcAddr).
+
+// Any function pointer: what a lookup answers, cast to the slot's type when
+// it is stored (a cast between function pointer types is always valid).
+using AnyFunction = void (*)();
+
+// Stores `address` in the member Member of *api.
+template <class T>
+struct MemberOf;
+template <class Api, class Fn>
+struct MemberOf<Fn Api::*> {
+  using Table = Api;
+  using Function = Fn;
+};
+template <auto Member>
+void store(typename MemberOf<decltype(Member)>::Table *api, AnyFunction address) noexcept {
+  api->*Member = reinterpret_cast<typename MemberOf<decltype(Member)>::Function>(address);
+}
+
+// The slot of a Symbol: where its address goes (kit::slot<&Api::member>).
+template <auto Member>
+inline constexpr auto slot = &store<Member>;
+
+// One vendor function of a plugin's table: the symbol looked up, the member
+// of Api it goes to, and whether the plugin cannot work without it (a
+// missing optional one leaves its member nullptr).
+template <class Api>
+struct Symbol {
+  const char *name;
+  void (*store)(Api *api, AnyFunction address) noexcept;
+  bool required;
+};
+
+// Finds one symbol by name: lookup(context, name), nullptr when missing.
+struct Lookup {
+  AnyFunction (*lookup)(void *context, const char *name) noexcept;
+  void *context;
+};
+
+// dlsym in `lib` (a dlopen handle).
+Lookup from_library(void *lib) noexcept;
+
+// Resolve every symbol of `table` into *api through `lookup`, in order, and
+// return the name of the first required one missing (nullptr when none is).
+// When `missing` is not NULL it receives every required one missing, joined
+// with ", " (empty when none; std::bad_alloc may come from there only).
+// *api keeps what it held before for members the table does not name.
+template <class Api>
+const char *resolve_symbols(Lookup lookup, std::span<const Symbol<Api>> table, Api *api,
+                            std::string *missing = nullptr) {
+  const char *first = nullptr;
+  if (missing != nullptr) missing->clear();
+  for (const Symbol<Api> &symbol : table) {
+    const AnyFunction address = lookup.lookup(lookup.context, symbol.name);
+    symbol.store(api, address);
+    if (address != nullptr || !symbol.required) continue;
+    if (first == nullptr) first = symbol.name;
+    if (missing == nullptr) continue;
+    if (!missing->empty()) *missing += ", ";
+    *missing += symbol.name;
+  }
+  return first;
+}
+
+// resolve_symbols through dlsym in `lib` (a dlopen handle), *api zeroed
+// first: a plugin's load_api.
+template <class Api>
+const char *load_symbols(void *lib, std::span<const Symbol<Api>> table, Api *api) noexcept {
+  *api = Api{};
+  return resolve_symbols<Api>(from_library(lib), table, api);
 }
 
 }  // namespace hurray::kit
-
-// A plugin's load_api, written once: `const char *load_api(void *lib, Api *api)`
-// resolves every function of the plugin's X-macro list `functions` into
-// *api (zeroed first) and returns the symbol of the first required one
-// `lib` lacks, NULL when none is missing (kit::probe_state reports it).
-// `entry(...)` is the plugin's own macro for one element of its list: it
-// expands to HURRAY_KIT_RESOLVE(api->member, "symbol", required).
-#define HURRAY_KIT_RESOLVE(slot, symbol, required) \
-  if (!::hurray::kit::resolve(lib, symbol, &(slot)) && (required)) return symbol;
-#define HURRAY_KIT_DEFINE_LOAD_API(functions, entry)   \
-  const char *load_api(void *lib, Api *api) noexcept { \
-    *api = Api{};                                      \
-    functions(entry) return nullptr;                   \
-  }

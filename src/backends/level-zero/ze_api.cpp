@@ -6,10 +6,6 @@
 
 namespace hurray::level_zero {
 
-#define HURRAY_ZE_XX_(name) HURRAY_KIT_RESOLVE(api->name, #name, true)
-HURRAY_KIT_DEFINE_LOAD_API(HURRAY_ZE_FUNCTIONS, HURRAY_ZE_XX_)
-#undef HURRAY_ZE_XX_
-
 const char *result_name(ze_result_t result) noexcept {
   switch (result) {
     // Every code of ze_result_t in Level Zero 1.4 (ze_api.h), in its order.
@@ -60,6 +56,15 @@ const char *result_name(ze_result_t result) noexcept {
     default:
       return nullptr;
   }
+}
+
+// Every ze* function is required.
+#define HURRAY_ZE_XX_(name) {#name, kit::slot<&Api::name>, true},
+constexpr kit::Symbol<Api> kSymbols[] = {HURRAY_ZE_FUNCTIONS(HURRAY_ZE_XX_)};
+#undef HURRAY_ZE_XX_
+
+const char *load_api(void *lib, Api *api) noexcept {
+  return kit::load_symbols<Api>(lib, kSymbols, api);
 }
 
 }  // namespace hurray::level_zero

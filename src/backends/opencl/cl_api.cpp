@@ -6,9 +6,14 @@
 
 namespace hurray::opencl {
 
-#define HURRAY_OPENCL_XX_(name, required) HURRAY_KIT_RESOLVE(api->name, #name, required)
-HURRAY_KIT_DEFINE_LOAD_API(HURRAY_OPENCL_FUNCTIONS, HURRAY_OPENCL_XX_)
+// The cl* functions by name, required or not.
+#define HURRAY_OPENCL_XX_(name, required) {#name, kit::slot<&Api::name>, required},
+constexpr kit::Symbol<Api> kSymbols[] = {HURRAY_OPENCL_FUNCTIONS(HURRAY_OPENCL_XX_)};
 #undef HURRAY_OPENCL_XX_
+
+const char *load_api(void *lib, Api *api) noexcept {
+  return kit::load_symbols<Api>(lib, kSymbols, api);
+}
 
 const char *error_name(cl_int code) noexcept {
   switch (code) {

@@ -192,29 +192,18 @@ std::unique_ptr<Device> open_device(State &s, VkPhysicalDevice phys, int32_t ord
     return skip(std::string("[vkCreateDevice] ") + vk_result_name(r));
   }
 
-  // Device functions. vkDestroyDevice first, so that the destructor works.
-  const PFN_vkGetDeviceProcAddr gdpa = s.fn.vkGetDeviceProcAddr;
-  d->fn.vkDestroyDevice = fn_cast<PFN_vkDestroyDevice>(gdpa(d->dev, "vkDestroyDevice"));
+  // Device functions; without vkDestroyDevice the destructor cannot work.
+  const DeviceResolver at{s.fn.vkGetDeviceProcAddr, d->dev};
+  std::string missing;
+  kit::resolve_symbols<DeviceFns>(lookup_in(at), kDeviceSymbols, &d->fn, &missing);
   if (!d->fn.vkDestroyDevice) {
     // Leak rather than call through nothing; this cannot happen on a loader.
     d->dev = VK_NULL_HANDLE;
     return skip("[vkGetDeviceProcAddr] vkDestroyDevice missing");
   }
-  std::string missing;
-#define HVK_LOAD(name)                                                \
-  d->fn.name = fn_cast<PFN_##name>(gdpa(d->dev, #name));              \
-  if (!d->fn.name) missing += missing.empty() ? #name : ", " #name;
-  HVK_DEVICE_FNS(HVK_LOAD)
-#undef HVK_LOAD
   if (!missing.empty()) return skip("[vkGetDeviceProcAddr] missing " + missing);
-  if (mem_fd)
-    d->fn.vkGetMemoryFdKHR = fn_cast<PFN_vkGetMemoryFdKHR>(gdpa(d->dev, "vkGetMemoryFdKHR"));
-  if (sem_fd) {
-    d->fn.vkGetSemaphoreFdKHR =
-        fn_cast<PFN_vkGetSemaphoreFdKHR>(gdpa(d->dev, "vkGetSemaphoreFdKHR"));
-    d->fn.vkImportSemaphoreFdKHR =
-        fn_cast<PFN_vkImportSemaphoreFdKHR>(gdpa(d->dev, "vkImportSemaphoreFdKHR"));
-  }
+  if (mem_fd) kit::resolve_symbols<DeviceFns>(lookup_in(at), kMemoryFdSymbols, &d->fn);
+  if (sem_fd) kit::resolve_symbols<DeviceFns>(lookup_in(at), kSemaphoreFdSymbols, &d->fn);
   if (!d->fn.vkGetMemoryFdKHR && d->ipc_memory) {
     d->ipc_memory = false;
     d->ipc_memory_why = "vkGetMemoryFdKHR missing";
@@ -278,25 +267,24 @@ hurray_status probe_impl(void **out_state, hurray_error *err) {
   if (!out_state) return fail(err, HURRAY_E_INVALID_ARGUMENT, "probe: state is NULL");
   *out_state = nullptr;
   auto s = std::make_unique<State>();
-  const char *env = std::getenv("HURRAY_VULKAN_LOADER");
-  const char *loader = env && *env ? env : "libvulkan.so.1";
-  dlerror();
-  s->lib = dlopen(loader, RTLD_NOW | RTLD_LOCAL);
-  if (!s->lib) {
-    const char *why = dlerror();
-    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "%s", why ? why : loader);
-  }
-  void *sym = dlsym(s->lib, "vkGetInstanceProcAddr");
-  if (!sym)
+  static constexpr const char *kSonames[] = {"libvulkan.so.1", nullptr};
+  std::string loader, not_loaded;
+  s->lib = kit::open_library("HURRAY_VULKAN_LOADER", kSonames, &loader, &not_loaded);
+  if (!s->lib) return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "%s", not_loaded.c_str());
+  static constexpr kit::Symbol<State> kLoaderSymbols[] = {
+      {"vkGetInstanceProcAddr", kit::slot<&State::gipa>, true},
+  };
+  if (kit::resolve_symbols<State>(kit::from_library(s->lib), kLoaderSymbols, s.get()) != nullptr)
     return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
-                "%s is not a Vulkan loader: it has no vkGetInstanceProcAddr", loader);
-  std::memcpy(&s->gipa, &sym, sizeof sym);
+                "%s is not a Vulkan loader: it has no vkGetInstanceProcAddr", loader.c_str());
 
-  const auto enumerate_version = fn_cast<PFN_vkEnumerateInstanceVersion>(
-      s->gipa(VK_NULL_HANDLE, "vkEnumerateInstanceVersion"));
+  GlobalFns global;
+  const InstanceResolver no_instance{s->gipa, VK_NULL_HANDLE};
+  const char *absent =
+      kit::resolve_symbols<GlobalFns>(lookup_in(no_instance), kGlobalSymbols, &global);
   uint32_t loader_version = VK_API_VERSION_1_0;
-  if (enumerate_version) {
-    const VkResult r = enumerate_version(&loader_version);
+  if (global.vkEnumerateInstanceVersion) {
+    const VkResult r = global.vkEnumerateInstanceVersion(&loader_version);
     if (r != VK_SUCCESS)
       return vk_fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "vkEnumerateInstanceVersion", r, "%s",
                      "");
@@ -304,13 +292,11 @@ hurray_status probe_impl(void **out_state, hurray_error *err) {
   if (loader_version < VK_API_VERSION_1_2)
     return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
                 "the Vulkan loader %s offers Vulkan %u.%u; the vulkan backend needs 1.2",
-                loader, VK_API_VERSION_MAJOR(loader_version),
+                loader.c_str(), VK_API_VERSION_MAJOR(loader_version),
                 VK_API_VERSION_MINOR(loader_version));
-  const auto create_instance =
-      fn_cast<PFN_vkCreateInstance>(s->gipa(VK_NULL_HANDLE, "vkCreateInstance"));
-  if (!create_instance)
+  if (absent != nullptr)  // vkCreateInstance, the one required
     return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
-                "[vkGetInstanceProcAddr] vkCreateInstance missing from %s", loader);
+                "[vkGetInstanceProcAddr] vkCreateInstance missing from %s", loader.c_str());
 
   VkApplicationInfo app{};
   app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
@@ -322,18 +308,15 @@ hurray_status probe_impl(void **out_state, hurray_error *err) {
   VkInstanceCreateInfo ici{};
   ici.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
   ici.pApplicationInfo = &app;
-  VkResult r = create_instance(&ici, nullptr, &s->instance);
+  VkResult r = global.vkCreateInstance(&ici, nullptr, &s->instance);
   if (r != VK_SUCCESS) {
     s->instance = VK_NULL_HANDLE;
     return vk_fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "vkCreateInstance", r, "%s", "");
   }
   std::string missing;
-#define HVK_LOAD(name)                                              \
-  s->fn.name = fn_cast<PFN_##name>(s->gipa(s->instance, #name));    \
-  if (!s->fn.name) missing += missing.empty() ? #name : ", " #name;
-  HVK_INSTANCE_FNS(HVK_LOAD)
-#undef HVK_LOAD
-  if (!missing.empty())
+  const InstanceResolver at{s->gipa, s->instance};
+  if (kit::resolve_symbols<InstanceFns>(lookup_in(at), kInstanceSymbols, &s->fn, &missing) !=
+      nullptr)
     return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "[vkGetInstanceProcAddr] missing %s",
                 missing.c_str());
 

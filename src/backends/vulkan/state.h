@@ -1,10 +1,10 @@
 // libhurray-vulkan.so, the Vulkan device plugin (device tag 0x04), plugin
 // ABI hurray_backend_v1: this header holds its state (instance, devices,
-// memory types, timelines, allocations), its table of Vulkan functions and
-// the helpers every file of src/backends/vulkan uses; one file a concern:
-// device (probe), memory, copy, sync (queue helpers, events), ipc, plugin
-// (the entry points and the table). It links no Vulkan library: probe()
-// dlopens the loader. Memory classes map to memory types (STANDARD is never
+// memory types, timelines, allocations) and the helpers every file of
+// src/backends/vulkan uses; one file a concern: functions (the tables of
+// Vulkan functions), device (probe), memory, copy, sync (queue helpers,
+// events), ipc, plugin (the entry points and the table). It links no Vulkan
+// library: probe() dlopens the loader. Memory classes map to memory types (STANDARD is never
 // mapped: data is the VkDeviceMemory handle), events are timeline
 // semaphores, IPC is OPAQUE_FD. The user reference (native handle slots,
 // classes, events, IPC kinds, threads) is docs/backends/vulkan.md.
@@ -13,6 +13,7 @@
 #include <hurray_backend.h>
 
 #include "class_name.h"
+#include "functions.h"
 #include "kit/enter.h"
 #include "kit/entry.h"
 #include "kit/errors.h"
@@ -130,76 +131,6 @@ inline __attribute__((format(printf, 5, 6))) hurray_status vk_fail(
     return fail(err, status, "[%s] %s (%s)", function, vk_result_name(r), what);
   return fail(err, status, "[%s] %s", function, vk_result_name(r));
 }
-// ----------------------------------------------------------- functions ----
-
-#define HVK_INSTANCE_FNS(X)                          \
-  X(vkDestroyInstance)                               \
-  X(vkEnumeratePhysicalDevices)                      \
-  X(vkGetPhysicalDeviceProperties)                   \
-  X(vkGetPhysicalDeviceProperties2)                  \
-  X(vkGetPhysicalDeviceFeatures2)                    \
-  X(vkGetPhysicalDeviceMemoryProperties)             \
-  X(vkGetPhysicalDeviceQueueFamilyProperties)        \
-  X(vkEnumerateDeviceExtensionProperties)            \
-  X(vkGetPhysicalDeviceExternalBufferProperties)     \
-  X(vkGetPhysicalDeviceExternalSemaphoreProperties)  \
-  X(vkCreateDevice)                                  \
-  X(vkGetDeviceProcAddr)
-
-#define HVK_DEVICE_FNS(X)          \
-  X(vkDestroyDevice)               \
-  X(vkGetDeviceQueue)              \
-  X(vkDeviceWaitIdle)              \
-  X(vkAllocateMemory)              \
-  X(vkFreeMemory)                  \
-  X(vkMapMemory)                   \
-  X(vkUnmapMemory)                 \
-  X(vkFlushMappedMemoryRanges)     \
-  X(vkInvalidateMappedMemoryRanges) \
-  X(vkCreateBuffer)                \
-  X(vkDestroyBuffer)               \
-  X(vkGetBufferMemoryRequirements) \
-  X(vkBindBufferMemory)            \
-  X(vkCreateCommandPool)           \
-  X(vkDestroyCommandPool)          \
-  X(vkAllocateCommandBuffers)      \
-  X(vkBeginCommandBuffer)          \
-  X(vkEndCommandBuffer)            \
-  X(vkCmdPipelineBarrier)          \
-  X(vkCmdCopyBuffer)               \
-  X(vkQueueSubmit)                 \
-  X(vkCreateFence)                 \
-  X(vkDestroyFence)                \
-  X(vkWaitForFences)               \
-  X(vkResetFences)                 \
-  X(vkCreateSemaphore)             \
-  X(vkDestroySemaphore)            \
-  X(vkWaitSemaphores)              \
-  X(vkSignalSemaphore)             \
-  X(vkGetSemaphoreCounterValue)
-
-// Present only with their extension.
-#define HVK_DEVICE_OPT_FNS(X) \
-  X(vkGetMemoryFdKHR)         \
-  X(vkGetSemaphoreFdKHR)      \
-  X(vkImportSemaphoreFdKHR)
-
-#define HVK_MEMBER(name) PFN_##name name = nullptr;
-struct InstanceFns {
-  HVK_INSTANCE_FNS(HVK_MEMBER)
-};
-struct DeviceFns {
-  HVK_DEVICE_FNS(HVK_MEMBER)
-  HVK_DEVICE_OPT_FNS(HVK_MEMBER)
-};
-#undef HVK_MEMBER
-
-// PFN_vkVoidFunction -> the real type (both are plain function pointers).
-template <class Fn>
-Fn fn_cast(PFN_vkVoidFunction f) noexcept {
-  return reinterpret_cast<Fn>(f);
-}
-
 template <class Handle>
 void *to_ptr(Handle h) noexcept {
   return reinterpret_cast<void *>(h);

@@ -1,22 +1,25 @@
 // The WebGPU entry points, resolved at run time (the plugin links no WebGPU
 // library), and the names of the enum values it reports.
-#include <dlfcn.h>
-
 #include "api.h"
+#include "kit/library.h"
 #include "state.h"
 
 namespace hurray::webgpu {
 
-const char *load_api(void *lib, hwgpu_api *api) noexcept {
-  *api = hwgpu_api{};
-  // dlsym returns void*; the cast to a function pointer type is what POSIX
-  // specifies for it. Every function of HWGPU_FUNCTIONS is required.
-#define HURRAY_WEBGPU_XX_(name, ret, params)                        \
-  api->name = reinterpret_cast<hwgpu_##name##_fn>(dlsym(lib, #name)); \
-  if (api->name == nullptr) return #name;
-  HWGPU_FUNCTIONS(HURRAY_WEBGPU_XX_)
+namespace {
+
+// The table of every function of HWGPU_FUNCTIONS, all required
+// (kit/library.h).
+constexpr kit::Symbol<hwgpu_api> kSymbols[] = {
+#define HURRAY_WEBGPU_XX_(name, ret, params) {#name, kit::slot<&hwgpu_api::name>, true},
+    HWGPU_FUNCTIONS(HURRAY_WEBGPU_XX_)
 #undef HURRAY_WEBGPU_XX_
-  return nullptr;
+};
+
+}  // namespace
+
+const char *load_api(void *lib, hwgpu_api *api) noexcept {
+  return kit::load_symbols<hwgpu_api>(lib, kSymbols, api);
 }
 
 const char *backend_name(uint32_t backend) noexcept {

@@ -216,25 +216,15 @@ hurray_status open_devices(State *s, hurray_error *err) {
 // the first of library_names() that dlopen loads, held in *lib. On failure
 // *why says why for each name, shortly (four of dlopen's full messages
 // would not fit in hurray_error.message): "NAME: not found" for a missing
-// file, dlopen's text otherwise. (A compact variant of the kit's
-// open_library, kept here: see the note.)
+// file, dlopen's text otherwise (kit::Reasons::kShort).
 bool find_library(void **lib, std::string *path, std::string *why) {
-  const char *env = std::getenv("HURRAY_WEBGPU_LIBRARY");
-  const std::vector<std::string> names =
-      env != nullptr && *env != '\0' ? std::vector<std::string>{env} : library_names();
-  for (const std::string &n : names) {
-    dlerror();
-    if ((*lib = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL)) != nullptr) {
-      *path = n;
-      return true;
-    }
-    const char *e = dlerror();
-    std::string text = e != nullptr ? e : n + ": cannot be loaded";
-    const std::string missing = ": cannot open shared object file: No such file or directory";
-    if (names.size() > 1 && text == n + missing) text = n + ": not found";
-    hurray::kit::note(why, "%s", text.c_str());
-  }
-  return false;
+  const std::vector<std::string> names = library_names();
+  std::vector<const char *> sonames;
+  for (const std::string &n : names) sonames.push_back(n.c_str());
+  sonames.push_back(nullptr);
+  *lib = hurray::kit::open_library("HURRAY_WEBGPU_LIBRARY", sonames.data(), path, why,
+                                   hurray::kit::Reasons::kShort);
+  return *lib != nullptr;
 }
 
 hurray_status probe(void **state, hurray_error *err) {

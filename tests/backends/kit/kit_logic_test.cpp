@@ -304,3 +304,83 @@ TEST_CASE(NAME("the vendor library: an override, a list of names, dlerror text")
   if (lib != nullptr) dlclose(lib);
   unsetenv("HURRAY_GPU_COMMON_TEST_LIBRARY");
 }
+
+TEST_CASE(NAME("the vendor library: short reasons for several names")) {
+  std::string opened, why;
+  const char *const none[] = {"libhurray-test-absent-1.so", "libhurray-test-absent-2.so", nullptr};
+  unsetenv("HURRAY_GPU_COMMON_TEST_LIBRARY");
+  CHECK(open_library("HURRAY_GPU_COMMON_TEST_LIBRARY", none, &opened, &why, Reasons::kShort) ==
+        nullptr);
+  CHECK(why == "libhurray-test-absent-1.so: not found; libhurray-test-absent-2.so: not found");
+  // One name (here the environment's): dlopen's whole text, clipped at 255.
+  const std::string path = "/nonexistent/" + std::string(300, 'x') + ".so";
+  setenv("HURRAY_GPU_COMMON_TEST_LIBRARY", path.c_str(), 1);
+  CHECK(open_library("HURRAY_GPU_COMMON_TEST_LIBRARY", none, &opened, &why, Reasons::kShort) ==
+        nullptr);
+  CHECK(why.size() == 255);
+  CHECK(why.rfind("/nonexistent/xxx", 0) == 0);
+  unsetenv("HURRAY_GPU_COMMON_TEST_LIBRARY");
+}
+
+namespace {
+
+// A table of three functions of libm, one of which libm lacks.
+struct MathApi {
+  double (*cos)(double) = nullptr;
+  double (*absent)(double) = nullptr;
+  double (*sin)(double) = nullptr;
+};
+constexpr Symbol<MathApi> kMathRequired[] = {
+    {"cos", slot<&MathApi::cos>, true},
+    {"hurray_test_absent_1", slot<&MathApi::absent>, true},
+    {"sin", slot<&MathApi::sin>, true},
+    {"hurray_test_absent_2", slot<&MathApi::absent>, true},
+};
+constexpr Symbol<MathApi> kMathOptional[] = {
+    {"cos", slot<&MathApi::cos>, true},
+    {"hurray_test_absent_1", slot<&MathApi::absent>, false},
+    {"sin", slot<&MathApi::sin>, true},
+};
+
+// A lookup that is no library: it counts the names asked for.
+AnyFunction counting_lookup(void *context, const char *name) noexcept {
+  ++*static_cast<int *>(context);
+  return std::strcmp(name, "cos") == 0 ? reinterpret_cast<AnyFunction>(&counting_lookup)
+                                       : nullptr;
+}
+
+}  // namespace
+
+TEST_CASE(NAME("the vendor symbols: one table, required and optional, any lookup")) {
+  void *libm = dlopen("libm.so.6", RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(libm != nullptr);
+  MathApi api;
+  std::string missing = "stale";
+  // Every symbol is looked up; the first required one missing is named,
+  // and all of them in *missing.
+  CHECK(std::string(resolve_symbols<MathApi>(from_library(libm), kMathRequired, &api,
+                                             &missing)) == "hurray_test_absent_1");
+  CHECK(missing == "hurray_test_absent_1, hurray_test_absent_2");
+  CHECK(api.cos != nullptr);
+  CHECK(api.sin != nullptr);
+  CHECK(api.absent == nullptr);
+  CHECK(api.cos(0.0) == 1.0);
+  // A missing optional one is no failure: its slot is nullptr.
+  MathApi optional;
+  optional.absent = [](double x) { return x; };
+  CHECK(resolve_symbols<MathApi>(from_library(libm), kMathOptional, &optional, &missing) ==
+        nullptr);
+  CHECK(missing.empty());
+  CHECK(optional.absent == nullptr);
+  CHECK(optional.sin(0.0) == 0.0);
+  dlclose(libm);
+
+  // Any lookup: it is asked once per entry, in order.
+  int asked = 0;
+  MathApi counted;
+  CHECK(std::string(resolve_symbols<MathApi>(Lookup{counting_lookup, &asked}, kMathOptional,
+                                             &counted)) == "sin");
+  CHECK(asked == 3);
+  CHECK(reinterpret_cast<AnyFunction>(counted.cos) ==
+        reinterpret_cast<AnyFunction>(&counting_lookup));
+}

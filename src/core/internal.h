@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <new>
 
+#include "barrier.h"
+
 // Return early from a function returning hurray_status when expr fails.
 #define HURRAY_RETURN_NOT_OK(expr)                      \
   do {                                                  \
@@ -115,16 +117,8 @@ hurray_status status_of_rule(hurray_rule rule) noexcept;
 // below may let exceptions fly. Every exception the code here throws is a
 // shortage (std::bad_alloc, std::length_error, a std::system_error for a
 // thread), so each becomes OUT_OF_MEMORY "<who>: out of memory".
-// barrier() is the general form, for a body that returns something else:
-// on an exception it returns on_throw() instead.
-template <class Body, class OnThrow>
-auto barrier(Body &&body, OnThrow &&on_throw) noexcept -> decltype(body()) {
-  try {
-    return body();
-  } catch (...) {
-    return on_throw();
-  }
-}
+// barrier() (core/barrier.h) is the general form, for a body that returns
+// something else: on an exception it returns on_throw() instead.
 template <class Body>
 hurray_status guarded(hurray_error *err, const char *who, Body &&body) noexcept {
   return barrier(body, [&] {

@@ -227,7 +227,9 @@ hurray_status accept_one(hurray_ipc_listener *l, int32_t timeout_ms,
       if (!pfds[i + 1].revents) continue;
       const Handshake h = hs[i];
       bool done = false;
-      const hurray_status st = handshake(h.ch, 0, h.start, &done, err);
+      // its own barrier: a handshake that runs out of memory is dropped below
+      const hurray_status st =
+          guarded(err, "hurray_ipc", [&] { return handshake(h.ch, 0, h.start, &done, err); });
       if (st == HURRAY_OK && !done) continue;
       unwatch(l->ep, h.ch->sock);
       hs.erase(hs.begin() + static_cast<std::ptrdiff_t>(i));

@@ -1,6 +1,7 @@
 // hurray_net_limits and the allowlist (net_limits.h).
 #include "net_limits.h"
 
+#include "barrier.h"
 #include "budget.h"
 #include "ucx.h"
 #include "../core/struct_size.h"
@@ -83,7 +84,7 @@ bool prefix_matches(const unsigned char *a, const unsigned char *b, int bits) {
 hurray_status Allowlist::parse(const char *list, hurray_error *err) noexcept {
   blocks_.clear();
   if (list == nullptr) return HURRAY_OK;
-  try {
+  return guarded(err, [&] {
     const std::string all(list);
     size_t at = 0;
     while (at <= all.size()) {
@@ -139,9 +140,7 @@ hurray_status Allowlist::parse(const char *list, hurray_error *err) noexcept {
                   "%s: the allow list \"%s\" names no address (NULL admits any peer)", kAdmitId,
                   list);
     return HURRAY_OK;
-  } catch (...) {
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
-  }
+  });
 }
 
 bool Allowlist::admits(const sockaddr *sa) const noexcept {

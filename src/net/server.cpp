@@ -6,6 +6,7 @@
 // the connections of clients gone; its port and statistics. Its state is
 // in server_state.h; the answers it sends in server_send.cpp; admission,
 // limits and timeouts in guard.cpp.
+#include "barrier.h"
 #include "budget.h"
 #include "internal.h"
 #include "server_state.h"
@@ -134,7 +135,7 @@ HURRAY_API hurray_status hurray_net_server_create(const hurray_net_server_config
                 "HURRAY_NET_SERVER_CONFIG_INIT)");
   *out = nullptr;
   hurray_net_server *s = nullptr;
-  try {
+  return guarded(err, [&] {
     s = new hurray_net_server;
     s->ctx = config->context;
     s->alloc = config->alloc;
@@ -190,10 +191,7 @@ HURRAY_API hurray_status hurray_net_server_create(const hurray_net_server_config
               static_cast<unsigned>(s->port), s->offers.size());
     *out = s;
     return HURRAY_OK;
-  } catch (...) {
-    hurray_net_server_destroy(s);
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
-  }
+  }, [&] { hurray_net_server_destroy(s); });  // what was built, on an exception
 }
 
 HURRAY_API void hurray_net_server_destroy(hurray_net_server *s) {
@@ -253,6 +251,7 @@ HURRAY_API void hurray_net_server_destroy(hurray_net_server *s) {
     hurray_policy_destroy(s->policy);
     delete s;
   } catch (...) {
+    // Kept: a destructor, with no status to return the barrier's to.
     // Nothing above allocates; never let an exception cross the C ABI.
   }
 }
@@ -272,7 +271,7 @@ HURRAY_API hurray_status hurray_net_server_poll(hurray_net_server *s, int32_t ti
                 "hurray_net_server_poll: server and out are required, out->size set");
   std::memset(out, 0, sizeof *out);
   out->size = sizeof *out;
-  try {
+  return guarded(err, [&] {
     const Deadline deadline = Deadline::in(timeout_ms);
     for (;;) {
       // Progress while UCX has work, but handle a message as soon as one is
@@ -301,9 +300,7 @@ HURRAY_API hurray_status hurray_net_server_poll(hurray_net_server *s, int32_t ti
       if (!s->incoming.empty()) continue;
       s->w.wait(deadline.left_ms(100));
     }
-  } catch (...) {
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
-  }
+  });
 }
 
 HURRAY_API hurray_status hurray_net_server_limits(const hurray_net_server *s,

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "../core/internal.h"
+#include "../core/log.h"
 #include "dispatch.h"
 #include "hurray_known_plugins.h"
 #include "identity.h"
@@ -330,24 +331,14 @@ Registry &registry() {
   return *r;
 }
 
-bool debug_enabled() {
-  static const bool on = [] {
-    const char *v = std::getenv("HURRAY_LOG");
-    return v && std::strcmp(v, "debug") == 0;
-  }();
-  return on;
-}
-
 }  // namespace
 
 void log_debug(const char *fmt, ...) noexcept {
-  if (!debug_enabled()) return;
-  char buf[512];
+  if (!debug_logging()) return;
   va_list ap;
   va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  vlog_debug("hurray", fmt, ap);
   va_end(ap);
-  std::fprintf(stderr, "hurray: %s\n", buf);
 }
 
 // The registry is the only part of the core that allocates with throwing

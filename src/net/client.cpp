@@ -146,10 +146,9 @@ extern "C" {
 
 HURRAY_API hurray_status hurray_net_client_connect(const hurray_net_client_config *config,
                                                    hurray_net_client **out, hurray_error *err) {
-  hurray::detail::SizeRefusal small;
-  if (config != nullptr && hurray::detail::below_first_size<hurray_net_client_config>(
-                               "hurray_net_client_connect", config->size, &small))
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s", small.text);
+  if (hurray_status st =
+          hurray::detail::refuse_below_first(config, "hurray_net_client_connect", err, fail))
+    return st;
   if (config == nullptr || out == nullptr || config->reserved0 != 0 ||
       config->address == nullptr)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,

@@ -29,11 +29,7 @@ bool desc_ok(const hurray_net_transfer_desc *d) {
 // name and both sizes before the generic check.
 hurray_status check_desc_size(const hurray_net_transfer_desc *d, const char *who,
                               hurray_error *err) {
-  hurray::detail::SizeRefusal small;
-  if (d != nullptr &&
-      hurray::detail::below_first_size<hurray_net_transfer_desc>(who, d->size, &small))
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s", small.text);
-  return HURRAY_OK;
+  return hurray::detail::refuse_below_first(d, who, err, fail);
 }
 }  // namespace
 
@@ -305,7 +301,8 @@ HURRAY_API hurray_status hurray_net_client_put_test(hurray_net_client *c, uint64
   if (c == nullptr || done == nullptr)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_net_client_put_test: client and done are required");
-  return guarded(err, [&] { return c->wait_put(ticket, false, done, "hurray_net_client_put_test", err); });
+  return guarded(err,
+                 [&] { return c->wait_put(ticket, false, done, "hurray_net_client_put_test", err); });
 }
 
 HURRAY_API hurray_status hurray_net_client_put_wait(hurray_net_client *c, uint64_t ticket,

@@ -19,10 +19,9 @@ hurray_status resolve_limits(const hurray_net_limits *in, Limits *out, hurray_er
     derive_budgets(room_now(), nullptr, out);
     return HURRAY_OK;
   }
-  hurray::detail::SizeRefusal small;
-  if (hurray::detail::below_first_size<hurray_net_limits>("hurray_net_server_create", in->size,
-                                                          &small))
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s", small.text);
+  if (hurray_status st =
+          hurray::detail::refuse_below_first(in, "hurray_net_server_create", err, fail))
+    return st;
   if (in->size < sizeof(hurray_net_limits) || in->reserved0 != 0)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_net_server_create: limits must come from HURRAY_NET_LIMITS_INIT "

@@ -124,10 +124,9 @@ extern "C" {
 
 HURRAY_API hurray_status hurray_net_server_create(const hurray_net_server_config *config,
                                                   hurray_net_server **out, hurray_error *err) {
-  hurray::detail::SizeRefusal small;
-  if (config != nullptr && hurray::detail::below_first_size<hurray_net_server_config>(
-                               "hurray_net_server_create", config->size, &small))
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s", small.text);
+  if (hurray_status st =
+          hurray::detail::refuse_below_first(config, "hurray_net_server_create", err, fail))
+    return st;
   if (config == nullptr || out == nullptr || config->reserved0 != 0 ||
       (config->n_devices > 0 && config->devices == nullptr))
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
@@ -262,10 +261,9 @@ HURRAY_API uint16_t hurray_net_server_port(const hurray_net_server *s) {
 
 HURRAY_API hurray_status hurray_net_server_poll(hurray_net_server *s, int32_t timeout_ms,
                                                 hurray_net_received *out, hurray_error *err) {
-  hurray::detail::SizeRefusal small;
-  if (out != nullptr && hurray::detail::below_first_size<hurray_net_received>(
-                            "hurray_net_server_poll", out->size, &small))
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s", small.text);
+  if (hurray_status st =
+          hurray::detail::refuse_below_first(out, "hurray_net_server_poll", err, fail))
+    return st;
   if (s == nullptr || out == nullptr || out->size < sizeof(hurray_net_received))
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_net_server_poll: server and out are required, out->size set");

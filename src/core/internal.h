@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <new>
 
+#include "barrier.h"
+
 // Return early from a function returning hurray_status when expr fails.
 #define HURRAY_RETURN_NOT_OK(expr)                      \
   do {                                                  \
@@ -107,6 +109,22 @@ hurray_status status_of_rule(hurray_rule rule) noexcept;
 // INVALID_ARGUMENT "<fn>: <what> is NULL", for `if (!p) return null_argument(...)`.
 [[gnu::cold]] hurray_status null_argument(hurray_error *err, const char *fn,
                                           const char *what) noexcept;
+
+// ---- the exception barrier of libhurray (core, handoff, runtime, IPC) ----
+// The one place where an exception thrown inside the library stops: a
+// public entry point whose body can throw (a std::vector or std::string
+// growing, a std::thread starting) runs it through guarded(), and the code
+// below may let exceptions fly. Every exception the code here throws is a
+// shortage (std::bad_alloc, std::length_error, a std::system_error for a
+// thread), so each becomes OUT_OF_MEMORY "<who>: out of memory".
+// barrier() (core/barrier.h) is the general form, for a body that returns
+// something else: on an exception it returns on_throw() instead.
+template <class Body>
+hurray_status guarded(hurray_error *err, const char *who, Body &&body) noexcept {
+  return barrier(body, [&] {
+    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "%s: out of memory", who);
+  });
+}
 
 // The body of a hurray_*_create(T **out, err): *out = a new T, else
 // INVALID_ARGUMENT "<fn>: out is NULL" or OUT_OF_MEMORY "<fn>: out of memory".

@@ -71,4 +71,16 @@ bool below_first_size(const char *who, uint32_t size, SizeRefusal *out) noexcept
   return true;
 }
 
+// The whole check, for a layer's own fail(): HURRAY_E_INVALID_ARGUMENT with
+// the refusal's text when p is not null and p->size is below T's first
+// published size; HURRAY_OK otherwise (a null p is the caller's to refuse).
+template <class T, class Fail>
+hurray_status refuse_below_first(const T *p, const char *who, hurray_error *err,
+                                 Fail fail) noexcept {
+  SizeRefusal small;
+  if (p != nullptr && below_first_size<T>(who, p->size, &small))
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s", small.text);
+  return HURRAY_OK;
+}
+
 }  // namespace hurray::detail

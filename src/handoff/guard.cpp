@@ -24,8 +24,11 @@ uint64_t checksum(const void *data, uint64_t n) {
 
 namespace {
 
-std::mutex &quarantine_mu() {
-  static auto *m = new std::mutex;
+// Never destroyed (released records may still arrive at exit), and built in
+// static storage: nothing here can throw.
+std::mutex &quarantine_mu() noexcept {
+  alignas(std::mutex) static unsigned char storage[sizeof(std::mutex)];
+  static std::mutex *const m = ::new (storage) std::mutex;
   return *m;
 }
 

@@ -206,12 +206,10 @@ HURRAY_API hurray_status hurray_ipc_send_many(hurray_ipc_channel *ch,
     if (!buffers[i])
       return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                   "hurray_ipc_send_many: buffers[%zu] is NULL", i);
-  try {
-    return send_many(ch, buffers, count, desc, ids, n, err);
-  } catch (...) {
+  return barrier([&] { return send_many(ch, buffers, count, desc, ids, n, err); }, [&] {
     return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE,
                 "hurray_ipc_send_many: out of memory (%zu of %zu sent)", *n, count);
-  }
+  });
 }
 
 HURRAY_API hurray_status hurray_ipc_release_many(hurray_handoff *handoffs, size_t count,
@@ -220,6 +218,8 @@ HURRAY_API hurray_status hurray_ipc_release_many(hurray_handoff *handoffs, size_
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_ipc_release_many: handoffs is NULL");
   std::vector<Collected> c;
+  // Kept: not a boundary but a best effort (the RELEASEs go in one message
+  // when there is room to collect them; each on its own when there is not).
   try {
     c.reserve(count);
   } catch (...) {
@@ -237,7 +237,9 @@ HURRAY_API hurray_status hurray_ipc_release_many(hurray_handoff *handoffs, size_
     }
   }
   t_collect = saved;
-  const hurray_status sent = send_collected(c, first == HURRAY_OK ? err : nullptr);
+  hurray_error *const to = first == HURRAY_OK ? err : nullptr;
+  const hurray_status sent =
+      guarded(to, "hurray_ipc_release_many", [&] { return send_collected(c, to); });
   return first != HURRAY_OK ? first : sent;
 }
 

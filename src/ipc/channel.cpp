@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <new>
 
@@ -144,6 +145,13 @@ size_t encode_hello(const Options &o, uint8_t *buf) {
   return wire::encode(hello, buf, wire::kMaxMessage);
 }
 
+namespace {
+// For a channel only this thread knows yet: dropping it closes it.
+struct Unref {
+  void operator()(hurray_ipc_channel *ch) const { channel_unref(ch); }
+};
+}  // namespace
+
 hurray_status new_channel(int fd, const Options &o, const ucred &cred, bool hello_sent,
                           hurray_ipc_channel **out, hurray_error *err) {
   auto *ch = new (std::nothrow) hurray_ipc_channel;
@@ -158,24 +166,18 @@ hurray_status new_channel(int fd, const Options &o, const ucred &cred, bool hell
   ch->peer_pid = cred.pid;
   ch->peer_uid = cred.uid;
   ch->peer_gid = cred.gid;
+  // closes the socket and frees ch on an early return, also when the copy
+  // of the options throws (to the entry point's barrier)
+  std::unique_ptr<hurray_ipc_channel, Unref> owned(ch);
+  ch->opts = o;
   Deferred d;
-  hurray_status st = HURRAY_OK;
-  try {
-    ch->opts = o;
-  } catch (...) {
-    st = fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
-  }
-  if (st == HURRAY_OK && !hello_sent) {
+  if (!hello_sent) {
     uint8_t buf[wire::kMaxMessage];
     const size_t n = encode_hello(o, buf);
     std::lock_guard<std::mutex> lock(ch->mu);
-    st = send_msg(ch, buf, n, nullptr, 0, d, err);
+    HURRAY_RETURN_NOT_OK(send_msg(ch, buf, n, nullptr, 0, d, err));
   }
-  if (st != HURRAY_OK) {
-    channel_unref(ch);
-    return st;
-  }
-  *out = ch;
+  *out = owned.release();
   return HURRAY_OK;
 }
 
@@ -268,8 +270,12 @@ hurray_status make_channel(int fd, const Options &o, const ucred &cred, bool hel
 
 extern "C" {
 
-HURRAY_API hurray_status hurray_ipc_channel_from_fd(int fd, const hurray_ipc_options *opts,
-                                                    hurray_ipc_channel **out, hurray_error *err) {
+namespace {
+
+// The body of hurray_ipc_channel_from_fd (it may throw: the entry point runs
+// it through guarded()).
+hurray_status channel_from_fd(int fd, const hurray_ipc_options *opts, hurray_ipc_channel **out,
+                              hurray_error *err) {
   if (fd < 0 || !out) {
     if (fd >= 0) close(fd);
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
@@ -282,19 +288,22 @@ HURRAY_API hurray_status hurray_ipc_channel_from_fd(int fd, const hurray_ipc_opt
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_ipc_channel_from_fd: fd is not a SOCK_SEQPACKET socket");
   }
-  try {
-    Options o;
-    hurray_status st = read_options(opts, &o, err);
-    ucred cred;
-    if (st == HURRAY_OK) st = hurray::ipc::check_peer(fd, o, &cred, err);
-    if (st != HURRAY_OK) {
-      close(fd);
-      return st;
-    }
-    return make_channel(fd, o, cred, false, o.hello_timeout_ms, out, err);
-  } catch (...) {
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
+  Options o;
+  hurray_status st = read_options(opts, &o, err);
+  ucred cred;
+  if (st == HURRAY_OK) st = hurray::ipc::check_peer(fd, o, &cred, err);
+  if (st != HURRAY_OK) {
+    close(fd);
+    return st;
   }
+  return make_channel(fd, o, cred, false, o.hello_timeout_ms, out, err);
+}
+
+}  // namespace
+
+HURRAY_API hurray_status hurray_ipc_channel_from_fd(int fd, const hurray_ipc_options *opts,
+                                                    hurray_ipc_channel **out, hurray_error *err) {
+  return guarded(err, "hurray_ipc", [&] { return channel_from_fd(fd, opts, out, err); });
 }
 
 HURRAY_API void hurray_ipc_close(hurray_ipc_channel *ch) {
@@ -302,6 +311,9 @@ HURRAY_API void hurray_ipc_close(hurray_ipc_channel *ch) {
   Deferred d;
   {
     std::lock_guard<std::mutex> lock(ch->mu);
+    // Kept: not a boundary but the fallback of a close, which returns
+    // nothing and must finish: when the list of releases to call back
+    // cannot grow, the handoffs are released here, without the callback.
     try {
       shut(ch, HURRAY_IPC_CLOSED, "closed by hurray_ipc_close", true, d);
     } catch (...) {

@@ -26,6 +26,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <string>
@@ -35,6 +36,7 @@
 #include "internal.h"
 
 using hurray::detail::fail;
+using hurray::detail::guarded;
 using namespace hurray::ipc;
 
 namespace {
@@ -94,27 +96,23 @@ struct hurray_ipc_listener {
   std::vector<Handshake> handshakes;
 };
 
-extern "C" {
+// The bodies of the entry points below; they may throw (a std::string, a
+// vector growing): each entry point runs its body through guarded().
+namespace {
 
-HURRAY_API hurray_status hurray_ipc_listen(const char *path, const hurray_ipc_options *opts,
-                                           hurray_ipc_listener **out, hurray_error *err) {
+hurray_status listen_at(const char *path, const hurray_ipc_options *opts,
+                        hurray_ipc_listener **out, hurray_error *err) {
   if (!out)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc_listen: out is NULL");
   sockaddr_un a;
   HURRAY_RETURN_NOT_OK(unix_address(path, &a, err));
   auto *l = new (std::nothrow) hurray_ipc_listener;
   if (!l) return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
-  try {
-    l->path = path;
-    l->handshakes.reserve(kMaxHandshakes);
-    if (const hurray_status st = read_options(opts, &l->opts, err); st != HURRAY_OK) {
-      delete l;
-      return st;
-    }
-  } catch (...) {
-    delete l;
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
-  }
+  std::unique_ptr<hurray_ipc_listener> owned(l);  // deletes it if what follows throws
+  l->path = path;
+  l->handshakes.reserve(kMaxHandshakes);
+  HURRAY_RETURN_NOT_OK(read_options(opts, &l->opts, err));
+  owned.release();
   struct stat sb;
   if (lstat(path, &sb) == 0 && S_ISSOCK(sb.st_mode)) {
     if (answers(a)) {
@@ -160,10 +158,8 @@ HURRAY_API hurray_status hurray_ipc_listen(const char *path, const hurray_ipc_op
   return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "[%s] %s: %s", step, path, std::strerror(e));
 }
 
-HURRAY_API int hurray_ipc_listener_fd(const hurray_ipc_listener *l) { return l ? l->ep : -1; }
-
-HURRAY_API hurray_status hurray_ipc_accept(hurray_ipc_listener *l, int32_t timeout_ms,
-                                           hurray_ipc_channel **out, hurray_error *err) {
+hurray_status accept_one(hurray_ipc_listener *l, int32_t timeout_ms,
+                         hurray_ipc_channel **out, hurray_error *err) {
   if (!l || !out)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc_accept: %s is NULL",
                 l ? "out" : "listener");
@@ -187,12 +183,7 @@ HURRAY_API hurray_status hurray_ipc_accept(hurray_ipc_listener *l, int32_t timeo
       }
       hurray_ipc_channel *ch = nullptr;
       hurray_error ignored;
-      hurray_status st;
-      try {
-        st = new_channel(fd, l->opts, cred, false, &ch, &ignored);  // takes fd
-      } catch (...) {
-        return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
-      }
+      const hurray_status st = new_channel(fd, l->opts, cred, false, &ch, &ignored);  // takes fd
       if (st != HURRAY_OK) continue;  // gone already (a new socket has room for one message)
       if (hs.size() == kMaxHandshakes) {  // too many silent ones: drop the oldest
         unwatch(l->ep, hs.front().ch->sock);
@@ -236,12 +227,9 @@ HURRAY_API hurray_status hurray_ipc_accept(hurray_ipc_listener *l, int32_t timeo
       if (!pfds[i + 1].revents) continue;
       const Handshake h = hs[i];
       bool done = false;
-      hurray_status st;
-      try {
-        st = handshake(h.ch, 0, h.start, &done, err);
-      } catch (...) {
-        st = fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
-      }
+      // its own barrier: a handshake that runs out of memory is dropped below
+      const hurray_status st =
+          guarded(err, "hurray_ipc", [&] { return handshake(h.ch, 0, h.start, &done, err); });
       if (st == HURRAY_OK && !done) continue;
       unwatch(l->ep, h.ch->sock);
       hs.erase(hs.begin() + static_cast<std::ptrdiff_t>(i));
@@ -261,6 +249,50 @@ HURRAY_API hurray_status hurray_ipc_accept(hurray_ipc_listener *l, int32_t timeo
   }
 }
 
+hurray_status connect_to(const char *path, const hurray_ipc_options *opts,
+                         hurray_ipc_channel **out, hurray_error *err) {
+  if (!out)
+    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc_connect: out is NULL");
+  sockaddr_un a;
+  HURRAY_RETURN_NOT_OK(unix_address(path, &a, err));
+  Options o;
+  HURRAY_RETURN_NOT_OK(read_options(opts, &o, err));
+  const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0) return io_fail(err, "socket", errno);
+  if (connect(fd, reinterpret_cast<const sockaddr *>(&a), sizeof a) != 0) {
+    const int e = errno;
+    close(fd);
+    return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "[connect] %s: %s", path, std::strerror(e));
+  }
+  ucred cred;  // the listener's, as it was when it listened
+  if (const hurray_status st = check_peer(fd, o, &cred, err); st != HURRAY_OK) {
+    close(fd);
+    return st;
+  }
+  return make_channel(fd, o, cred, false, o.hello_timeout_ms, out, err);
+}
+
+}  // namespace
+
+extern "C" {
+
+HURRAY_API hurray_status hurray_ipc_listen(const char *path, const hurray_ipc_options *opts,
+                                           hurray_ipc_listener **out, hurray_error *err) {
+  return guarded(err, "hurray_ipc", [&] { return listen_at(path, opts, out, err); });
+}
+
+HURRAY_API int hurray_ipc_listener_fd(const hurray_ipc_listener *l) { return l ? l->ep : -1; }
+
+HURRAY_API hurray_status hurray_ipc_accept(hurray_ipc_listener *l, int32_t timeout_ms,
+                                           hurray_ipc_channel **out, hurray_error *err) {
+  return guarded(err, "hurray_ipc", [&] { return accept_one(l, timeout_ms, out, err); });
+}
+
+HURRAY_API hurray_status hurray_ipc_connect(const char *path, const hurray_ipc_options *opts,
+                                            hurray_ipc_channel **out, hurray_error *err) {
+  return guarded(err, "hurray_ipc", [&] { return connect_to(path, opts, out, err); });
+}
+
 HURRAY_API void hurray_ipc_listener_destroy(hurray_ipc_listener *l) {
   if (!l) return;
   for (const Handshake &h : l->handshakes) channel_unref(h.ch);
@@ -271,33 +303,6 @@ HURRAY_API void hurray_ipc_listener_destroy(hurray_ipc_listener *l) {
   if (lstat(l->path.c_str(), &sb) == 0 && sb.st_dev == l->dev && sb.st_ino == l->ino)
     unlink(l->path.c_str());
   delete l;
-}
-
-HURRAY_API hurray_status hurray_ipc_connect(const char *path, const hurray_ipc_options *opts,
-                                            hurray_ipc_channel **out, hurray_error *err) {
-  if (!out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc_connect: out is NULL");
-  sockaddr_un a;
-  HURRAY_RETURN_NOT_OK(unix_address(path, &a, err));
-  try {
-    Options o;
-    HURRAY_RETURN_NOT_OK(read_options(opts, &o, err));
-    const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    if (fd < 0) return io_fail(err, "socket", errno);
-    if (connect(fd, reinterpret_cast<const sockaddr *>(&a), sizeof a) != 0) {
-      const int e = errno;
-      close(fd);
-      return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "[connect] %s: %s", path, std::strerror(e));
-    }
-    ucred cred;  // the listener's, as it was when it listened
-    if (const hurray_status st = check_peer(fd, o, &cred, err); st != HURRAY_OK) {
-      close(fd);
-      return st;
-    }
-    return make_channel(fd, o, cred, false, o.hello_timeout_ms, out, err);
-  } catch (...) {
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
-  }
 }
 
 }  // extern "C"

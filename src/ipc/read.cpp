@@ -286,12 +286,11 @@ Read handle_batch(hurray_ipc_channel *ch, Batch &b, Deferred &d, uint32_t *handl
       if (st == HURRAY_OK && !fd_budget_take(p.nfds)) st = over_budget(p.nfds, err);
     }
     if (st == HURRAY_OK && p.m.type == Type::HandoffMany) {
-      try {
-        st = queue_many(ch, b.dg[i].buf, len, fds, err);
-      } catch (...) {  // the entries' room: this side's shortage, but the batch is lost
-        st = fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE,
+      // the entries' room: this side's shortage, but the batch is lost
+      st = barrier([&] { return queue_many(ch, b.dg[i].buf, len, fds, err); }, [&] {
+        return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE,
                   "hurray_ipc: out of memory for a HANDOFF_MANY");
-      }
+      });
     }
     if (st == HURRAY_OK && p.m.type == Type::ReleaseMany) st = release_many(ch, p.m, d, err);
     if (st != HURRAY_OK) {
@@ -378,13 +377,12 @@ HURRAY_API hurray_status hurray_ipc_progress(hurray_ipc_channel *ch, int32_t tim
   for (;;) {
     Deferred d;
     const uint32_t before = handled;
-    Read r;
-    try {
+    Read r = Read::Error;  // what the barrier leaves
+    // through the barrier round by round: the callbacks below run anyway
+    st = guarded(err, "hurray_ipc_progress", [&] {
       r = read_round(ch, timeout_ms, start, d, &handled, err, [] { return false; });
-    } catch (...) {
-      r = Read::Error;
-      st = fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc_progress: out of memory");
-    }
+      return HURRAY_OK;
+    });
     finish(d);  // callbacks run without the locks
     if (st != HURRAY_OK) break;
     if (r == Read::Closed || r == Read::Error) {

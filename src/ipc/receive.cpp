@@ -65,17 +65,17 @@ hurray_status send_release(hurray_ipc_channel *ch, uint64_t id, hurray_error *er
   m.id = id;
   const size_t n = wire::encode(m, buf, sizeof buf);
   Deferred d;
-  hurray_status st;
-  try {  // called from a release, through C: nothing may escape
+  // called from a release (the free function of an imported buffer),
+  // through C: nothing may escape, and the deferred work runs anyway
+  const hurray_status st = guarded(err, "hurray_ipc", [&] {
     std::lock_guard<std::mutex> lock(ch->mu);
-    st = send_msg(ch, buf, n, nullptr, 0, d, err);
-    if (st == HURRAY_OK)
+    const hurray_status sent = send_msg(ch, buf, n, nullptr, 0, d, err);
+    if (sent == HURRAY_OK)
       ++ch->stats.releases_sent;
     else
       ++ch->stats.releases_failed;
-  } catch (...) {
-    st = fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
-  }
+    return sent;
+  });
   finish(d);
   return st;
 }
@@ -88,6 +88,10 @@ void free_imported(void *user, void *) {
   auto *r = static_cast<Imported *>(user);
   if (r->backend_owned && r->cacheable) {
     bool kept = false;
+    // Kept (and the two below): fallbacks inside a free function called
+    // through C, not boundaries: with no memory to cache the mapping it is
+    // freed, with none to collect the RELEASE it is sent on its own, with
+    // none to list the buffers to take back they go at close.
     try {
       std::lock_guard<std::mutex> lock(r->ch->mu);
       if (!r->ch->closed && r->key.byte_size <= kCacheBytes) {
@@ -305,7 +309,7 @@ hurray_status import(hurray_ipc_channel *ch, Pending &p, hurray_handoff *out, hu
   delete r;
   if (st == HURRAY_E_PROTOCOL) {  // what the peer sent is malformed: the channel closes
     Deferred d;
-    try {
+    try {  // kept: a fallback (see free_imported), the channel closes anyway
       std::lock_guard<std::mutex> lock(ch->mu);
       ++ch->stats.messages_rejected;
       shut(ch, HURRAY_IPC_PEER_GONE, "the peer sent an unusable handoff", true, d);
@@ -372,7 +376,8 @@ HURRAY_API hurray_status hurray_ipc_receive(hurray_ipc_channel *ch, int32_t time
   for (;;) {
     Deferred d;
     Read r = Read::Nothing;
-    try {
+    // through the barrier round by round: the deferred work below runs anyway
+    const hurray_status step = guarded(err, "hurray_ipc_receive", [&] {
       {
         std::lock_guard<std::mutex> lock(ch->mu);
         got = take(ch, &p, d, &st, err);
@@ -389,8 +394,10 @@ HURRAY_API hurray_status hurray_ipc_receive(hurray_ipc_channel *ch, int32_t time
         std::lock_guard<std::mutex> lock(ch->mu);
         got = take(ch, &p, d, &st, err);
       }
-    } catch (...) {
-      st = fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc_receive: out of memory");
+      return HURRAY_OK;
+    });
+    if (step != HURRAY_OK) {
+      st = step;
       got = -1;
     }
     finish(d);

@@ -331,8 +331,10 @@ hurray_status send_one(hurray_ipc_channel *ch, hurray_buffer *buffer,
   const int nfds = prep.nfds;
   const hurray_handoff &local = prep.local;
   Deferred d;
-  hurray_status st;
-  try {
+  // through the barrier here, not at the entry point: the prepared export
+  // is discarded and the deferred work done whatever happens
+  hurray_status st = HURRAY_OK;
+  st = guarded(err, "hurray_ipc_send", [&] {
     const int64_t start = now_ms();
     // flow control: not beyond the window a peer of version 3 announced
     const auto open = [ch, nfds] {
@@ -381,9 +383,8 @@ hurray_status send_one(hurray_ipc_channel *ch, hurray_buffer *buffer,
       }
       break;
     }
-  } catch (...) {
-    st = fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc_send: out of memory");
-  }
+    return st;
+  });
   discard(prep, st == HURRAY_OK);
   finish(d);
   if (st == HURRAY_OK && id) *id = m.id;

@@ -15,32 +15,29 @@
 namespace hurray::net {
 
 hurray_status load_key(const char *key, const char *key_file, const char *who, Key *out,
-                       hurray_error *err) noexcept {
+                       hurray_error *err) {
   out->bytes.clear();
   if (key != nullptr && key_file != nullptr)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "%s: %s: give key or key_file, not both", kAuthId, who);
-  try {
-    if (key != nullptr) {
-      out->bytes = key;
-    } else if (key_file != nullptr) {
-      FILE *f = std::fopen(key_file, "rb");
-      if (f == nullptr)
-        return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                    "%s: %s: cannot read the key file %s: %s", kAuthId, who, key_file,
-                    std::strerror(errno));
-      char buf[512];
-      size_t n;
-      while ((n = std::fread(buf, 1, sizeof buf, f)) > 0 && out->bytes.size() <= kMaxKeySize)
-        out->bytes.append(buf, n);
-      std::fclose(f);
-      if (!out->bytes.empty() && out->bytes.back() == '\n') out->bytes.pop_back();
-      if (!out->bytes.empty() && out->bytes.back() == '\r') out->bytes.pop_back();
-    } else {
-      return HURRAY_OK;
-    }
-  } catch (...) {
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
+  // no memory for the key: to the barrier of the entry point that asked
+  if (key != nullptr) {
+    out->bytes = key;
+  } else if (key_file != nullptr) {
+    FILE *f = std::fopen(key_file, "rb");
+    if (f == nullptr)
+      return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
+                  "%s: %s: cannot read the key file %s: %s", kAuthId, who, key_file,
+                  std::strerror(errno));
+    char buf[512];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0 && out->bytes.size() <= kMaxKeySize)
+      out->bytes.append(buf, n);
+    std::fclose(f);
+    if (!out->bytes.empty() && out->bytes.back() == '\n') out->bytes.pop_back();
+    if (!out->bytes.empty() && out->bytes.back() == '\r') out->bytes.pop_back();
+  } else {
+    return HURRAY_OK;
   }
   if (out->bytes.size() < kMinKeySize || out->bytes.size() > kMaxKeySize) {
     const size_t n = out->bytes.size();
@@ -57,6 +54,7 @@ bool mac_of(const Key &key, const char *label, const unsigned char *a, size_t na
             const unsigned char *b, size_t nb, const unsigned char *c, size_t nc,
             unsigned char mac[kMacSize]) noexcept {
   std::memset(mac, 0, kMacSize);
+  // Kept: not a boundary but an answer (no MAC, so the peer is refused).
   try {
     std::string msg(label);
     msg.append(reinterpret_cast<const char *>(a), na);

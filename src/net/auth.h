@@ -27,8 +27,9 @@ struct Key {
 // trailing newline dropped); both NULL: no key. HURRAY_E_INVALID_ARGUMENT
 // when both are given, the file cannot be read, or the key is shorter than
 // kMinKeySize bytes (or longer than kMaxKeySize). `who` starts the message.
+// Throws std::bad_alloc (the caller runs it inside its barrier).
 hurray_status load_key(const char *key, const char *key_file, const char *who, Key *out,
-                       hurray_error *err) noexcept;
+                       hurray_error *err);
 
 // HMAC-SHA256 under `key` of label || a || b || c into mac; false when it
 // cannot be computed (the caller then refuses the peer).

@@ -1,6 +1,8 @@
 // The client's side of the bootstrap (bootstrap.h).
 #include "bootstrap.h"
 
+#include "barrier.h"
+
 #include "bootwire.h"
 
 #include <arpa/inet.h>
@@ -164,7 +166,7 @@ hurray_status bootstrap_connect(Worker &w, const char *host, uint16_t port, cons
                 "hurray-net: the server address is empty");
   ucp_address_t *mine = nullptr;
   size_t mine_len = 0;
-  try {
+  return guarded(err, [&] {
     Socket s;
     if (hurray_status st = dial(host, port, d, &s, err)) return st;
     auto lost = [&](const char *when) {
@@ -244,10 +246,9 @@ hurray_status bootstrap_connect(Worker &w, const char *host, uint16_t port, cons
                   host, static_cast<unsigned>(port), ucs_status_string(us));
     }
     return HURRAY_OK;
-  } catch (...) {
+  }, [&] {
     if (mine != nullptr) ucp_worker_release_address(w.worker, mine);
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
-  }
+  });
 }
 
 }  // namespace hurray::net

@@ -268,6 +268,7 @@ void hurray_net_server::bootstrap_progress() {
       ::close(fd);
       continue;
     }
+    // Kept: not a boundary but the accept loop going on without this one.
     try {
       auto b = std::make_unique<Boot>();
       b->fd = fd;

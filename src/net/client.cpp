@@ -5,6 +5,7 @@
 // PUT_ACKs of PUTs in flight kept for them, the answer a call waits for),
 // and hurray_net_client_peer_devices. Its state is in client_state.h; PUT
 // and GET in client_transfer.cpp.
+#include "barrier.h"
 #include "bootstrap.h"
 #include "client_state.h"
 #include "../core/struct_size.h"
@@ -145,17 +146,16 @@ extern "C" {
 
 HURRAY_API hurray_status hurray_net_client_connect(const hurray_net_client_config *config,
                                                    hurray_net_client **out, hurray_error *err) {
-  hurray::detail::SizeRefusal small;
-  if (config != nullptr && hurray::detail::below_first_size<hurray_net_client_config>(
-                               "hurray_net_client_connect", config->size, &small))
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s", small.text);
+  if (hurray_status st =
+          hurray::detail::refuse_below_first(config, "hurray_net_client_connect", err, fail))
+    return st;
   if (config == nullptr || out == nullptr || config->reserved0 != 0 ||
       config->address == nullptr)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_net_client_connect: config (with an address) and out are required");
   *out = nullptr;
   hurray_net_client *c = nullptr;
-  try {
+  return guarded(err, [&] {
     c = new hurray_net_client;
     c->ctx = config->context;
     c->timeout_ms = config->timeout_ms == 0 ? 60000 : config->timeout_ms;
@@ -227,10 +227,7 @@ HURRAY_API hurray_status hurray_net_client_connect(const hurray_net_client_confi
               config->address, static_cast<unsigned>(config->port), n, server_transport);
     *out = c;
     return HURRAY_OK;
-  } catch (...) {
-    hurray_net_client_destroy(c);
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
-  }
+  }, [&] { hurray_net_client_destroy(c); });  // what was built, on an exception
 }
 
 HURRAY_API void hurray_net_client_destroy(hurray_net_client *c) {
@@ -262,6 +259,7 @@ HURRAY_API void hurray_net_client_destroy(hurray_net_client *c) {
     hurray_policy_destroy(c->policy);
     delete c;
   } catch (...) {
+    // Kept: a destructor, with no status to return the barrier's to.
   }
 }
 

@@ -3,6 +3,7 @@
 // each call, ucp_worker_arm) and an eventfd made readable while a PUT in
 // flight has finished (hurray_net_client_put_test would say done) or UCX
 // has events not yet progressed.
+#include "barrier.h"
 #include "client_state.h"
 #include "readiness.h"
 
@@ -49,10 +50,5 @@ extern "C" HURRAY_API int hurray_net_client_fd(hurray_net_client *c, hurray_erro
     fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_net_client_fd: no client");
     return -1;
   }
-  try {
-    return c->make_fd(err) == HURRAY_OK ? c->epfd : -1;
-  } catch (...) {
-    fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
-    return -1;
-  }
+  return guarded(err, [&] { return c->make_fd(err); }) == HURRAY_OK ? c->epfd : -1;
 }

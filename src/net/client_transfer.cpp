@@ -5,6 +5,7 @@
 // _put_test, _put_wait; a buffer's bytes staged through host memory where
 // needed), and a GET received into exactly the declared device of this
 // machine (hurray_net_client_get).
+#include "barrier.h"
 #include "client_state.h"
 #include "../core/struct_size.h"
 
@@ -28,11 +29,7 @@ bool desc_ok(const hurray_net_transfer_desc *d) {
 // name and both sizes before the generic check.
 hurray_status check_desc_size(const hurray_net_transfer_desc *d, const char *who,
                               hurray_error *err) {
-  hurray::detail::SizeRefusal small;
-  if (d != nullptr &&
-      hurray::detail::below_first_size<hurray_net_transfer_desc>(who, d->size, &small))
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s", small.text);
-  return HURRAY_OK;
+  return hurray::detail::refuse_below_first(d, who, err, fail);
 }
 }  // namespace
 
@@ -76,12 +73,10 @@ hurray_status hurray_net_client::start_put(const unsigned char handle[HURRAY_HAN
   uint32_t flags = UCP_AM_SEND_FLAG_REPLY;
   if (n >= kRndvMin) flags |= UCP_AM_SEND_FLAG_RNDV;
   PutOp &o = *op;
-  try {
-    puts.emplace(o.id, std::move(op));
-  } catch (...) {  // nothing sent yet
-    if (op) release_source(*op);
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
-  }
+  if (hurray_status st = guarded(
+          err, [&] { puts.emplace(o.id, std::move(op)); return HURRAY_OK; },
+          [&] { if (op) release_source(*op); }))  // nothing sent yet
+    return st;
   const bool traced = trace::on();
   const ucs_status_ptr_t req =
       am_send(ep, kPut, o.header, sizeof o.header, n ? data : nullptr, n, flags,
@@ -172,7 +167,7 @@ hurray_status put_handoff(hurray_net_client *c, const hurray_handoff *source,
                 "%s: client, source and desc (from HURRAY_NET_TRANSFER_DESC_INIT) are required",
                 who);
   if (c->failed) return c->lost(err);
-  try {
+  return guarded(err, [&] {
     unsigned char wire[HURRAY_HANDLE_SIZE];
     if (hurray_status st = c->check_put(source->handle, desc, wire, err)) return st;
     if (hurray_status st = hurray_handoff_check(source, c->policy, err)) return st;
@@ -184,9 +179,7 @@ hurray_status put_handoff(hurray_net_client *c, const hurray_handoff *source,
                   "memory only; use hurray_net_client_put_buffer, which stages it",
                   who, hurray_device_tag_name(h.device_tag));
     return c->start_put(wire, desc, source->data, std::make_unique<PutOp>(), ticket, err);
-  } catch (...) {
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
-  }
+  });
 }
 
 // hurray_net_client_put_buffer_start and hurray_net_client_put_buffer: hold
@@ -200,16 +193,14 @@ hurray_status put_buffer(hurray_net_client *c, hurray_buffer *source,
                 "%s: client, source and desc are required", who);
   if (c->failed) return c->lost(err);
   std::unique_ptr<PutOp> op;
-  try {
-    op = std::make_unique<PutOp>();
-  } catch (...) {
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
-  }
+  if (hurray_status st = guarded(err, [&] { op = std::make_unique<PutOp>(); return HURRAY_OK; }))
+    return st;
   bool host = false;
   if (hurray_status st = hold(source, &op->held, &host, err)) return st;
   op->holding = true;
-  hurray_status st;
-  try {
+  hurray_status st = HURRAY_OK;
+  // what is held is released below, also when the body throws
+  st = guarded(err, [&] {
     unsigned char wire[HURRAY_HANDLE_SIZE];
     st = c->check_put(op->held.handle, desc, wire, err);
     if (!st) st = hurray_handoff_check(&op->held, c->policy, err);
@@ -227,19 +218,14 @@ hurray_status put_buffer(hurray_net_client *c, hurray_buffer *source,
       data = op->staging;
     }
     if (!st) return c->start_put(wire, desc, data, std::move(op), ticket, err);
-  } catch (...) {
-    st = fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
-  }
+    return st;
+  });
   if (op) release_source(*op);
   return st;
 }
 
 hurray_status put_wait(hurray_net_client *c, uint64_t ticket, const char *who, hurray_error *err) {
-  try {
-    return c->wait_put(ticket, true, nullptr, who, err);
-  } catch (...) {
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
-  }
+  return guarded(err, [&] { return c->wait_put(ticket, true, nullptr, who, err); });
 }
 }  // namespace
 
@@ -251,6 +237,29 @@ struct Rearm {
     if (c != nullptr) c->rearm();
   }
 };
+
+// A PUT of either source, by the function that starts it.
+hurray_status put_start(hurray_net_client *c, const hurray_handoff *source,
+                        const hurray_net_transfer_desc *desc, uint64_t *ticket, const char *who,
+                        hurray_error *err) {
+  return put_handoff(c, source, desc, ticket, who, err);
+}
+hurray_status put_start(hurray_net_client *c, hurray_buffer *source,
+                        const hurray_net_transfer_desc *desc, uint64_t *ticket, const char *who,
+                        hurray_error *err) {
+  return put_buffer(c, source, desc, ticket, who, err);
+}
+
+// hurray_net_client_put and hurray_net_client_put_buffer: start, then wait.
+template <class Source>
+hurray_status put_and_wait(hurray_net_client *c, Source *source,
+                           const hurray_net_transfer_desc *desc, const char *who,
+                           hurray_error *err) {
+  const Rearm after{c};  // the readiness descriptor, once this call is done
+  uint64_t ticket = 0;
+  if (hurray_status st = put_start(c, source, desc, &ticket, who, err)) return st;
+  return put_wait(c, ticket, who, err);
+}
 }  // namespace
 
 extern "C" {
@@ -258,21 +267,13 @@ extern "C" {
 HURRAY_API hurray_status hurray_net_client_put(hurray_net_client *c, const hurray_handoff *source,
                                                const hurray_net_transfer_desc *desc,
                                                hurray_error *err) {
-  const Rearm after{c};  // the readiness descriptor, once this call is done
-  uint64_t ticket = 0;
-  if (hurray_status st = put_handoff(c, source, desc, &ticket, "hurray_net_client_put", err))
-    return st;
-  return put_wait(c, ticket, "hurray_net_client_put", err);
+  return put_and_wait(c, source, desc, "hurray_net_client_put", err);
 }
 
 HURRAY_API hurray_status hurray_net_client_put_buffer(hurray_net_client *c, hurray_buffer *source,
                                                       const hurray_net_transfer_desc *desc,
                                                       hurray_error *err) {
-  const Rearm after{c};  // the readiness descriptor, once this call is done
-  uint64_t ticket = 0;
-  if (hurray_status st = put_buffer(c, source, desc, &ticket, "hurray_net_client_put_buffer", err))
-    return st;
-  return put_wait(c, ticket, "hurray_net_client_put_buffer", err);
+  return put_and_wait(c, source, desc, "hurray_net_client_put_buffer", err);
 }
 
 HURRAY_API hurray_status hurray_net_client_put_start(hurray_net_client *c,
@@ -300,11 +301,8 @@ HURRAY_API hurray_status hurray_net_client_put_test(hurray_net_client *c, uint64
   if (c == nullptr || done == nullptr)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_net_client_put_test: client and done are required");
-  try {
-    return c->wait_put(ticket, false, done, "hurray_net_client_put_test", err);
-  } catch (...) {
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
-  }
+  return guarded(err,
+                 [&] { return c->wait_put(ticket, false, done, "hurray_net_client_put_test", err); });
 }
 
 HURRAY_API hurray_status hurray_net_client_put_wait(hurray_net_client *c, uint64_t ticket,
@@ -330,7 +328,8 @@ HURRAY_API hurray_status hurray_net_client_get(hurray_net_client *c,
   hurray_buffer *b = nullptr;
   void *staging = nullptr;
   hurray_status st = HURRAY_OK;
-  try {
+  // what was received and staged is given back below, also when the body throws
+  st = guarded(err, [&] {
     // This machine is the receiver: it must have the declared device.
     const std::vector<Offer> mine = local_offers(c->ctx, {desc->device_tag});
     if ((st = check_offer(mine, desc->device_tag, desc->memory_class, desc->device_ordinal,
@@ -402,9 +401,8 @@ HURRAY_API hurray_status hurray_net_client_get(hurray_net_client *c,
       }
     }
     if (!st && staging != nullptr) st = hurray_buffer_copy_from_host(b, 0, staging, in.length, err);
-  } catch (...) {
-    st = fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
-  }
+    return st;
+  });
   release_data(c->w.worker, in);
   std::free(staging);
   if (st) {

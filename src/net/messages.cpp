@@ -3,6 +3,7 @@
 // progress (the only work done inside UCX's callbacks), the receive of a
 // rendezvous message's bytes, and an answer's status, rule and message
 // turned into a hurray_error and back.
+#include "barrier.h"
 #include "internal.h"
 
 #include <cstdio>
@@ -33,7 +34,8 @@ void reply_from(const hurray_error &e, Reply *r) {
 
 ucs_status_t queue_am(std::deque<Incoming> *q, Op op, const void *header, size_t header_length,
                       void *data, size_t length, const ucp_am_recv_param_t *param) {
-  try {
+  // A UCX callback: the layer's barrier, with the status UCX understands.
+  return barrier([&] {
     Incoming in;
     in.op = op;
     if (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) in.ep = param->reply_ep;
@@ -60,9 +62,7 @@ ucs_status_t queue_am(std::deque<Incoming> *q, Op op, const void *header, size_t
     if (op == kPut && header_length >= kPrefixSize) trace::mark('h', request_id_of(header));
     q->push_back(std::move(in));
     return ret;
-  } catch (...) {
-    return UCS_ERR_NO_MEMORY;  // the sender's request fails with it
-  }
+  }, [] { return UCS_ERR_NO_MEMORY; });  // the sender's request fails with it
 }
 
 ucs_status_ptr_t recv_data(ucp_worker_h w, void *desc, void *dst, size_t length,

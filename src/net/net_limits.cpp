@@ -1,6 +1,7 @@
 // hurray_net_limits and the allowlist (net_limits.h).
 #include "net_limits.h"
 
+#include "barrier.h"
 #include "budget.h"
 #include "ucx.h"
 #include "../core/struct_size.h"
@@ -18,10 +19,9 @@ hurray_status resolve_limits(const hurray_net_limits *in, Limits *out, hurray_er
     derive_budgets(room_now(), nullptr, out);
     return HURRAY_OK;
   }
-  hurray::detail::SizeRefusal small;
-  if (hurray::detail::below_first_size<hurray_net_limits>("hurray_net_server_create", in->size,
-                                                          &small))
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s", small.text);
+  if (hurray_status st =
+          hurray::detail::refuse_below_first(in, "hurray_net_server_create", err, fail))
+    return st;
   if (in->size < sizeof(hurray_net_limits) || in->reserved0 != 0)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_net_server_create: limits must come from HURRAY_NET_LIMITS_INIT "
@@ -83,7 +83,7 @@ bool prefix_matches(const unsigned char *a, const unsigned char *b, int bits) {
 hurray_status Allowlist::parse(const char *list, hurray_error *err) noexcept {
   blocks_.clear();
   if (list == nullptr) return HURRAY_OK;
-  try {
+  return guarded(err, [&] {
     const std::string all(list);
     size_t at = 0;
     while (at <= all.size()) {
@@ -139,9 +139,7 @@ hurray_status Allowlist::parse(const char *list, hurray_error *err) noexcept {
                   "%s: the allow list \"%s\" names no address (NULL admits any peer)", kAdmitId,
                   list);
     return HURRAY_OK;
-  } catch (...) {
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
-  }
+  });
 }
 
 bool Allowlist::admits(const sockaddr *sa) const noexcept {

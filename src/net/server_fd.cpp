@@ -5,6 +5,7 @@
 // would make progress at once (a PUT landed and not taken, UCX events not
 // yet progressed) and a timerfd for the next timeout (a bootstrap's
 // handshake, a connection's stall or idle time).
+#include "barrier.h"
 #include "internal.h"
 #include "server_state.h"
 #include "readiness.h"
@@ -113,10 +114,5 @@ extern "C" HURRAY_API int hurray_net_server_fd(hurray_net_server *s, hurray_erro
     fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_net_server_fd: no server");
     return -1;
   }
-  try {
-    return s->make_fd(err) == HURRAY_OK ? s->epfd : -1;
-  } catch (...) {
-    fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
-    return -1;
-  }
+  return guarded(err, [&] { return s->make_fd(err); }) == HURRAY_OK ? s->epfd : -1;
 }

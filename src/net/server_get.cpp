@@ -5,6 +5,7 @@
 // through host memory where its bytes are not host-addressable; sent
 // eagerly or by rendezvous). Its send completes in finish()
 // (server_put.cpp).
+#include "barrier.h"
 #include "internal.h"
 #include "server_state.h"
 
@@ -101,15 +102,13 @@ HURRAY_API hurray_status hurray_net_server_register(hurray_net_server *s, uint64
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_net_server_register: id %llu is already registered",
                 static_cast<unsigned long long>(buffer_id));
-  try {
+  return guarded(err, [&] {
     Registered reg{buffer, {}, nullptr};
     bool host = false;
     if (hurray_status st = hold(buffer, &reg.held, &host, err)) return st;
     s->registry.emplace(buffer_id, reg);
     return HURRAY_OK;
-  } catch (...) {
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
-  }
+  });
 }
 
 HURRAY_API hurray_status hurray_net_server_unregister(hurray_net_server *s, uint64_t buffer_id,
@@ -136,7 +135,7 @@ HURRAY_API hurray_status hurray_net_server_register_for(hurray_net_server *s,
   if (s == nullptr || buffer == nullptr)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_net_server_register_for: server and buffer are required");
-  try {
+  return guarded(err, [&] {
     std::shared_ptr<Allowlist> who;
     if (peers != nullptr) {
       who = std::make_shared<Allowlist>();
@@ -145,9 +144,7 @@ HURRAY_API hurray_status hurray_net_server_register_for(hurray_net_server *s,
     if (hurray_status st = hurray_net_server_register(s, buffer_id, buffer, err)) return st;
     s->registry.at(buffer_id).who = std::move(who);
     return HURRAY_OK;
-  } catch (...) {
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray-net: out of memory");
-  }
+  });
 }
 
 }  // extern "C"

@@ -21,6 +21,8 @@
 #include <new>
 #include <string>
 
+#include "../core/log.h"
+
 namespace hurray::net {
 
 hurray_status fail(hurray_error *err, hurray_status status, hurray_rule rule, const char *fmt,
@@ -45,17 +47,11 @@ hurray_status fail(hurray_error *err, hurray_status status, hurray_rule rule, co
 }
 
 void log_debug(const char *fmt, ...) noexcept {
-  static const bool on = [] {
-    const char *v = std::getenv("HURRAY_LOG");
-    return v != nullptr && std::strcmp(v, "debug") == 0;
-  }();
-  if (!on) return;
-  char line[512];
+  if (!hurray::detail::debug_logging()) return;
   va_list ap;
   va_start(ap, fmt);
-  std::vsnprintf(line, sizeof line, fmt, ap);
+  hurray::detail::vlog_debug("hurray-net", fmt, ap);
   va_end(ap);
-  std::fprintf(stderr, "hurray-net: %s\n", line);
 }
 
 namespace trace {
@@ -81,7 +77,7 @@ State *state() noexcept {
     const char *prefix = std::getenv("HURRAY_NET_TRACE");
     if (prefix == nullptr || *prefix == '\0') return nullptr;
     static State s;
-    try {
+    try {  // kept: no memory for the trace turns it off, nothing else
       s.path = std::string(prefix) + "." + std::to_string(static_cast<long>(getpid()));
     } catch (...) {
       return nullptr;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "../core/internal.h"
+#include "../core/log.h"
 #include "dispatch.h"
 #include "hurray_known_plugins.h"
 #include "identity.h"
@@ -330,32 +331,21 @@ Registry &registry() {
   return *r;
 }
 
-bool debug_enabled() {
-  static const bool on = [] {
-    const char *v = std::getenv("HURRAY_LOG");
-    return v && std::strcmp(v, "debug") == 0;
-  }();
-  return on;
-}
-
 }  // namespace
 
 void log_debug(const char *fmt, ...) noexcept {
-  if (!debug_enabled()) return;
-  char buf[512];
+  if (!debug_logging()) return;
   va_list ap;
   va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  vlog_debug("hurray", fmt, ap);
   va_end(ap);
-  std::fprintf(stderr, "hurray: %s\n", buf);
 }
 
+// The registry is the only part of the core that allocates with throwing
+// containers: its two ways in (backend_for, device_ref) and the report are
+// where the core's public entry points meet the barrier.
 hurray_status backend_for(uint8_t tag, Backend *out, hurray_error *err) noexcept {
-  try {
-    return registry().get(tag, out, err);
-  } catch (...) {
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "backend registry: out of memory");
-  }
+  return guarded(err, "backend registry", [&] { return registry().get(tag, out, err); });
 }
 
 hurray_status backend_device_slow(uint8_t tag, int32_t ordinal, Backend *out,
@@ -370,12 +360,22 @@ hurray_status backend_device_slow(uint8_t tag, int32_t ordinal, Backend *out,
 }
 
 const DeviceRef *device_ref(const Backend &b, int32_t device) noexcept {
-  try {
-    return registry().ref(b, device);
-  } catch (...) {
-    return nullptr;
-  }
+  return barrier([&] { return registry().ref(b, device); },
+                 []() -> const DeviceRef * { return nullptr; });
 }
+
+namespace {
+// Copies text into out (cap bytes, NUL-terminated when cap > 0); returns
+// its full length, as snprintf does.
+size_t copy_report(const char *text, size_t n, char *out, size_t cap) noexcept {
+  if (cap) {
+    const size_t k = n < cap - 1 ? n : cap - 1;
+    std::memcpy(out, text, k);
+    out[k] = '\0';
+  }
+  return n;
+}
+}  // namespace
 
 }  // namespace hurray::detail
 
@@ -385,18 +385,15 @@ extern "C" {
 
 HURRAY_API size_t hurray_backend_report(hurray_context *ctx, char *out, size_t cap) {
   (void)ctx;
-  std::string r;
-  try {
-    r = registry().report();
-  } catch (...) {
-    r = "backend report: out of memory\n";
-  }
-  if (cap) {
-    const size_t n = r.size() < cap - 1 ? r.size() : cap - 1;
-    std::memcpy(out, r.data(), n);
-    out[n] = '\0';
-  }
-  return r.size();
+  return barrier(
+      [&] {
+        const std::string r = registry().report();
+        return copy_report(r.data(), r.size(), out, cap);
+      },
+      [&] {
+        static constexpr char kNoMemory[] = "backend report: out of memory\n";
+        return copy_report(kNoMemory, sizeof kNoMemory - 1, out, cap);
+      });
 }
 
 }  // extern "C"

@@ -46,6 +46,8 @@ hurray_status probe(const hurray_backend_v1 *t, Backend *out, hurray_error *err)
   std::memset(err, 0, sizeof *err);
   *out = Backend{t, nullptr};
   hurray_status st;
+  // Kept: not this layer's barrier but a call into a plugin, whose own
+  // barrier (the kit's) a plugin not built on the kit may lack.
   try {
     st = t->probe(&out->state, err);
   } catch (...) {

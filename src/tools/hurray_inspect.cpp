@@ -370,6 +370,7 @@ int run(int argc, char **argv) {
 
 // Never std::terminate (an abort, exit 134) on bad_alloc or another
 // exception: exit 2 with a message.
+// The tool's barrier: every exception of run() stops here.
 int main(int argc, char **argv) {
   try {
     return run(argc, argv);

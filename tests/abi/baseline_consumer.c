@@ -9,15 +9,7 @@
 
 #include "hurray.h"
 
-static int failures;
-
-#define CHECK(cond)                                                          \
-  do {                                                                       \
-    if (!(cond)) {                                                           \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                            \
-    }                                                                        \
-  } while (0)
+#include "../common/c_check.h"
 
 /* byte_size 0x0102030405060708, alignment 4096, CUDA, EVENT, UNIFIED. */
 static const unsigned char kWire[HURRAY_HANDLE_SIZE] = {

@@ -5,15 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int failures;
-
-#define CHECK(cond)                                                          \
-  do {                                                                       \
-    if (!(cond)) {                                                           \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                            \
-    }                                                                        \
-  } while (0)
+#include "../../common/c_check.h"
 
 int main(void) {
   hurray_buffer_handle h, back;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "../../src/ipc/wire.h"
+#include "../common/scm_rights.h"
 #include "../common/shareable_alloc.h"
 #include "../ipc/peer_process.h"
 
@@ -364,34 +365,14 @@ namespace {
 
 // recvmsg one datagram and the descriptor that came with it (-1 if none).
 ssize_t recv_with_fd(int sock, uint8_t *buf, size_t cap, int *fd) {
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 2)] = {};
-  iovec iov{buf, cap};
-  msghdr mh{};
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  mh.msg_control = control;
-  mh.msg_controllen = sizeof control;
-  const ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-  *fd = -1;
-  for (cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) std::memcpy(fd, CMSG_DATA(c), sizeof(int));
+  std::vector<int> fds;
+  const ssize_t n = hurray_test::recv_with_fds(sock, buf, cap, &fds);
+  *fd = fds.empty() ? -1 : fds[0];
   return n;
 }
 
 void send_with_fd(int sock, const uint8_t *buf, size_t n, int fd) {
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  iovec iov{const_cast<uint8_t *>(buf), n};
-  msghdr mh{};
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  mh.msg_control = control;
-  mh.msg_controllen = sizeof control;
-  cmsghdr *c = CMSG_FIRSTHDR(&mh);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  REQUIRE(sendmsg(sock, &mh, 0) == static_cast<ssize_t>(n));
+  REQUIRE(hurray_test::send_with_fd(sock, buf, n, fd));
 }
 
 }  // namespace

@@ -40,16 +40,9 @@ using ipctest::stats_of;
 
 // The Vulkan buffer the consumer releases after its gated work, sent.
 uint64_t send_vulkan(hurray_ipc_channel *ch) {
-  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
-  d.flags = HURRAY_ALLOC_SHAREABLE;
-  d.byte_size = 65536;
-  d.alignment = HURRAY_IPC_ALIGNMENT;
-  d.device_tag = HURRAY_DEVICE_VULKAN;
-  d.memory_class = HURRAY_MEMORY_UNIFIED;
-  hurray_buffer *b = nullptr;
+  hurray_buffer *b = hurray_test::alloc_shareable(65536, HURRAY_IPC_ALIGNMENT, HURRAY_DEVICE_VULKAN,
+                                                  HURRAY_MEMORY_UNIFIED);
   hurray_error err{};
-  INFO(err.message);
-  REQUIRE(hurray_buffer_alloc(nullptr, &d, &b, &err) == HURRAY_OK);
   uint64_t id = 0;
   REQUIRE(hurray_ipc_send(ch, b, nullptr, &id, &err) == HURRAY_OK);
   hurray_buffer_unref(b);
@@ -84,12 +77,7 @@ TEST_CASE("release_after: the consumer's RELEASE leaves when its device work com
   for (int i = 0; i < 20; ++i) REQUIRE(hurray_ipc_progress(peer.ch, 10, nullptr, nullptr) == HURRAY_OK);
   REQUIRE(backs.ids.empty());
   // "go": the consumer releases it, opens its gate, and the deferred RELEASE leaves.
-  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
-  d.flags = HURRAY_ALLOC_SHAREABLE;
-  d.byte_size = 4096;
-  d.alignment = HURRAY_IPC_ALIGNMENT;
-  hurray_buffer *go = nullptr;
-  REQUIRE(hurray_buffer_alloc(nullptr, &d, &go, nullptr) == HURRAY_OK);
+  hurray_buffer *go = hurray_test::alloc_shareable(4096, HURRAY_IPC_ALIGNMENT);
   REQUIRE(hurray_ipc_send(peer.ch, go, nullptr, nullptr, nullptr) == HURRAY_OK);
   hurray_buffer_unref(go);
   for (int i = 0; i < 300 && backs.ids.size() < 2; ++i)  // at most 30 s

@@ -53,6 +53,7 @@ hurray_handoff make_handoff(hurray_context *ctx, uint8_t tag, Counter *c) {
 
 using hurray_test::settle;
 using hurray_test::wait_for;
+using hurray_test::wait_for_each;
 
 void need_device(uint8_t tag) {
   int32_t n = 0;
@@ -145,11 +146,7 @@ void gated_release(uint8_t tag, void *(*stream_of)(Gate &), int n) {
   for (auto &c : counts) early += c.n.load();
   REQUIRE(early == 0);  // the gate is closed: no release may have happened
   gate.open();
-  REQUIRE(wait_for([&] {
-    for (auto &c : counts)
-      if (c.n.load() == 0) return false;
-    return true;
-  }));
+  REQUIRE(wait_for_each(counts, [](auto &c) { return c.n.load(); }));
   settle();
   for (auto &c : counts) REQUIRE(c.n.load() == 1);
   delete owned;
@@ -254,11 +251,7 @@ void racing_release(uint8_t tag, void *(*stream_of)(Gate &)) {
   gate.open();
   for (auto &th : threads) th.join();
   REQUIRE(failed.load() == 0);
-  REQUIRE(wait_for([&] {
-    for (auto &c : counts)
-      if (c.n.load() == 0) return false;
-    return true;
-  }));
+  REQUIRE(wait_for_each(counts, [](auto &c) { return c.n.load(); }));
   settle();
   for (auto &c : counts) REQUIRE(c.n.load() == 1);
   delete owned;
@@ -431,11 +424,7 @@ TEST_CASE("release_after: WebGPU defers to the queue's work-done callback", "[we
     REQUIRE(h.release == nullptr);
     if (ev.event_free_fn) ev.event_free_fn(ev.event_user, ev.sync_object);
   }
-  REQUIRE(wait_for([&] {
-    for (auto &s : seen)
-      if (s.c.n.load() == 0) return false;
-    return true;
-  }));
+  REQUIRE(wait_for_each(seen, [](auto &s) { return s.c.n.load(); }));
   settle();
   for (auto &s : seen) {
     REQUIRE(s.c.n.load() == 1);
@@ -528,11 +517,7 @@ void event_handed_over(uint8_t tag, void *(*event_of)(Gate &), uint64_t value, i
     REQUIRE(s.freed.load() == 0);  // the deferred release still needs the event
   }
   gate.open();
-  REQUIRE(wait_for([&] {
-    for (auto &s : seen)
-      if (s.freed.load() == 0) return false;
-    return true;
-  }));
+  REQUIRE(wait_for_each(seen, [](auto &s) { return s.freed.load(); }));
   settle();
   for (auto &s : seen) {
     REQUIRE(s.released.n.load() == 1);

@@ -24,6 +24,7 @@
 
 #include <catch2/catch.hpp>
 #include "../common/open_fds.h"
+#include "../common/shareable_alloc.h"
 
 #ifndef HURRAY_IPC_RAW_PEER
 #error "HURRAY_IPC_RAW_PEER (path of hurray_ipc_raw_peer) is not defined"
@@ -145,14 +146,24 @@ hurray_ipc_stats stats(hurray_ipc_channel *ch) {
 }
 
 hurray_buffer *shareable(uint64_t size, int fill) {
-  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
-  d.flags = HURRAY_ALLOC_SHAREABLE;
-  d.byte_size = size;
-  d.alignment = HURRAY_IPC_ALIGNMENT;
-  hurray_buffer *b = nullptr;
-  REQUIRE(hurray_buffer_alloc(nullptr, &d, &b, nullptr) == HURRAY_OK);
+  hurray_buffer *b = hurray_test::alloc_shareable(size, HURRAY_IPC_ALIGNMENT);
   std::memset(hurray_buffer_data(b), fill, size);
   return b;
+}
+
+// A fresh directory under /tmp for a socket path, removed (when empty) at
+// the end of the test.
+struct TempDir {
+  char dir[40] = "/tmp/hurray-ipc-hostile-XXXXXX";
+  TempDir() { REQUIRE(mkdtemp(dir)); }
+  ~TempDir() { rmdir(dir); }
+  std::string file(const char *name) const { return std::string(dir) + "/" + name; }
+};
+
+hurray_ipc_listener *listen_at(const std::string &path) {
+  hurray_ipc_listener *l = nullptr;
+  REQUIRE(hurray_ipc_listen(path.c_str(), nullptr, &l, nullptr) == HURRAY_OK);
+  return l;
 }
 
 bool has(const hurray_error &e, const char *what) {
@@ -468,11 +479,9 @@ TEST_CASE("hostile: a READ_ONLY handoff is mapped read-only by the consumer") {
 }
 
 TEST_CASE("hostile: silent connections hold up neither accept nor a correct consumer") {
-  char dir[] = "/tmp/hurray-ipc-hostile-XXXXXX";
-  REQUIRE(mkdtemp(dir));
-  const std::string path = std::string(dir) + "/s";
-  hurray_ipc_listener *l = nullptr;
-  REQUIRE(hurray_ipc_listen(path.c_str(), nullptr, &l, nullptr) == HURRAY_OK);
+  TempDir tmp;
+  const std::string path = tmp.file("s");
+  hurray_ipc_listener *l = listen_at(path);
   {
     Child s1({HURRAY_IPC_RAW_PEER, "silent", path}), s2({HURRAY_IPC_RAW_PEER, "silent", path});
     REQUIRE(s1.read_out(1) == "R");
@@ -527,15 +536,12 @@ TEST_CASE("hostile: silent connections hold up neither accept nor a correct cons
     CHECK(mute.wait_exit() == 0);  // closed by the listener, which is still open
   }
   hurray_ipc_listener_destroy(l);
-  rmdir(dir);
 }
 
 TEST_CASE("hostile: a peer that hangs up right after its HELLO is still accepted, gone") {
-  char dir[] = "/tmp/hurray-ipc-hostile-XXXXXX";
-  REQUIRE(mkdtemp(dir));
-  const std::string path = std::string(dir) + "/s";
-  hurray_ipc_listener *l = nullptr;
-  REQUIRE(hurray_ipc_listen(path.c_str(), nullptr, &l, nullptr) == HURRAY_OK);
+  TempDir tmp;
+  const std::string path = tmp.file("s");
+  hurray_ipc_listener *l = listen_at(path);
   {
     Child bye({HURRAY_IPC_RAW_PEER, "hello-bye", path});
     hurray_ipc_channel *ch = nullptr;
@@ -559,13 +565,11 @@ TEST_CASE("hostile: a peer that hangs up right after its HELLO is still accepted
     hurray_ipc_close(ch);
   }
   hurray_ipc_listener_destroy(l);
-  rmdir(dir);
 }
 
 TEST_CASE("hostile: the socket is 0600 whatever the umask, and a live path is not taken over") {
-  char dir[] = "/tmp/hurray-ipc-hostile-XXXXXX";
-  REQUIRE(mkdtemp(dir));
-  const std::string path = std::string(dir) + "/s";
+  TempDir tmp;
+  const std::string path = tmp.file("s");
   const mode_t old = umask(0);
   hurray_ipc_listener *l1 = nullptr, *l2 = nullptr, *l3 = nullptr;
   const hurray_status st1 = hurray_ipc_listen(path.c_str(), nullptr, &l1, nullptr);
@@ -601,7 +605,6 @@ TEST_CASE("hostile: the socket is 0600 whatever the umask, and a live path is no
   close(s);
   REQUIRE(hurray_ipc_listen(path.c_str(), nullptr, &l2, nullptr) == HURRAY_OK);
   hurray_ipc_listener_destroy(l2);
-  rmdir(dir);
 }
 
 // Another uid needs root here (setuid in the child): exit 77 (skipped) else.

@@ -63,10 +63,7 @@ int main(void) {
   CHECK(hurray_table_validate(table, 17, NULL, &err) == HURRAY_E_SIZE);
   CHECK(strcmp(err.rule_id, "BP-SIZE") == 0);
 
-  if (failures) {
-    fprintf(stderr, "baseline header consumer: %d check(s) failed\n", failures);
-    return 1;
-  }
+  if (checks_failed("baseline header consumer")) return 1;
   printf("baseline header consumer: OK against libhurray %s\n",
          hurray_version_string());
   return 0;

@@ -175,10 +175,7 @@ int main(int argc, char **argv) {
   }
 
   dlclose(lib);
-  if (failures) {
-    fprintf(stderr, "libffi consumer: %d check(s) failed\n", failures);
-    return 1;
-  }
+  if (checks_failed("libffi consumer")) return 1;
   printf("libffi consumer: OK\n");
   return 0;
 }

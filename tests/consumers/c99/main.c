@@ -48,10 +48,7 @@ int main(void) {
   CHECK(strcmp(hurray_rule_id((hurray_rule)err.rule), "BP-ALIGN-IPC") == 0);
   hurray_policy_destroy(policy);
 
-  if (failures) {
-    fprintf(stderr, "c99 consumer: %d check(s) failed\n", failures);
-    return 1;
-  }
+  if (checks_failed("c99 consumer")) return 1;
   printf("c99 consumer: OK (libhurray %s)\n", hurray_version_string());
   return 0;
 }

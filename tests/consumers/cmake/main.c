@@ -33,10 +33,7 @@ int main(void) {
   CHECK(hurray_table_validate(wire, sizeof wire, policy, &err) == HURRAY_OK);
   hurray_policy_destroy(policy);
 
-  if (failures) {
-    fprintf(stderr, "cmake consumer: %d check(s) failed\n", failures);
-    return 1;
-  }
+  if (checks_failed("cmake consumer")) return 1;
   printf("cmake consumer: OK (libhurray %s)\n", hurray_version_string());
   return 0;
 }

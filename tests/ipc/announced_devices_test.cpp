@@ -18,7 +18,7 @@
 #include <catch2/catch.hpp>
 #include "../common/shareable_alloc.h"
 
-#include "ipcfake_env.h"
+#include "../common/ipcfake_env.h"
 
 namespace {
 

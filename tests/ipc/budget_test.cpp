@@ -15,16 +15,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "peer_process.h"
+#include "peer_paths.h"
+#include "../common/peer_process.h"
 #include "../common/open_fds.h"
 #include "../common/shareable_alloc.h"
-
-#ifndef HURRAY_IPC_RAW_PEER
-#error "HURRAY_IPC_RAW_PEER (path of hurray_ipc_raw_peer) is not defined"
-#endif
-#ifndef HURRAY_IPC_PEER
-#error "HURRAY_IPC_PEER (path of hurray_ipc_test_peer) is not defined"
-#endif
 
 namespace {
 

@@ -22,7 +22,7 @@
 #include "../common/shareable_alloc.h"
 
 #include "../../src/ipc/wire.h"
-#include "peer_process.h"
+#include "../common/peer_process.h"
 
 namespace {
 

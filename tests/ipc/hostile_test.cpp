@@ -23,15 +23,11 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include "peer_paths.h"
+#include "../common/child_process.h"
 #include "../common/open_fds.h"
+#include "../common/proc_maps.h"
 #include "../common/shareable_alloc.h"
-
-#ifndef HURRAY_IPC_RAW_PEER
-#error "HURRAY_IPC_RAW_PEER (path of hurray_ipc_raw_peer) is not defined"
-#endif
-#ifndef HURRAY_IPC_PEER
-#error "HURRAY_IPC_PEER (path of hurray_ipc_test_peer) is not defined"
-#endif
 
 namespace {
 
@@ -45,33 +41,12 @@ long rss_kib() {
   return -1;
 }
 
-bool mapped(const char *name) {
-  std::ifstream f("/proc/self/maps");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.find(name) != std::string::npos) return true;
-  return false;
-}
-
-// The permissions column of /proc/self/maps for the mapping holding p.
-std::string perms_of(const void *p) {
-  std::ifstream f("/proc/self/maps");
-  std::string line;
-  const auto a = reinterpret_cast<uintptr_t>(p);
-  while (std::getline(f, line)) {
-    unsigned long lo = 0, hi = 0;
-    char perms[8] = {};
-    if (std::sscanf(line.c_str(), "%lx-%lx %7s", &lo, &hi, perms) == 3 && a >= lo && a < hi)
-      return perms;
-  }
-  return "";
-}
+using hurray_test::mapped;
+using hurray_test::perms_of;
 
 // Run a program with argv; its stdout is a pipe (*out). SIGKILLed and
 // reaped by the destructor unless waited for.
-struct Child {
-  pid_t pid = -1;
-  int out = -1;
+struct Child : hurray_test::ChildProcess {
   explicit Child(std::initializer_list<std::string> args, int keep_fd = -1) {
     int pipefd[2];
     REQUIRE(pipe2(pipefd, O_CLOEXEC) == 0);
@@ -90,13 +65,6 @@ struct Child {
     close(pipefd[1]);
     out = pipefd[0];
   }
-  ~Child() {
-    if (pid > 0) {
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
-    if (out >= 0) close(out);
-  }
   std::string read_out(size_t n) {
     std::string s(n, '\0');
     size_t got = 0;
@@ -107,12 +75,6 @@ struct Child {
     }
     s.resize(got);
     return s;
-  }
-  int wait_exit() {
-    int status = 0;
-    REQUIRE(waitpid(pid, &status, 0) == pid);
-    pid = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
 };
 

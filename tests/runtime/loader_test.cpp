@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "hurray_known_plugins.h"
+#include "../common/proc_maps.h"
 
 namespace {
 
@@ -30,13 +31,7 @@ std::string report() {
   return r;
 }
 
-bool maps_contain(const char *needle) {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line))
-    if (line.find(needle) != std::string::npos) return true;
-  return false;
-}
+using hurray_test::mapped;
 
 struct PrivateContext {
   hurray_context *ctx = nullptr;
@@ -166,7 +161,7 @@ TEST_CASE("no vendor runtime is loaded until its device is used", "[loader][lazy
   hurray_buffer_unref(b);
   for (const char *lib : {"libvulkan", "libOpenCL", "libcuda", "libamdhip64", "libze_loader",
                           "libhurray-vulkan", "libhurray-opencl"})
-    CHECK_FALSE(maps_contain(lib));
+    CHECK_FALSE(mapped(lib));
 }
 
 namespace {

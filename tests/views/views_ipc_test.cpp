@@ -23,7 +23,7 @@
 #include "../common/scm_rights.h"
 #include "../common/shareable_alloc.h"
 #include "../common/view_of.h"
-#include "../ipc/peer_process.h"
+#include "../common/peer_process.h"
 
 namespace {
 

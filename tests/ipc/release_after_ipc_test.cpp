@@ -21,7 +21,7 @@
 #include <catch2/catch.hpp>
 
 #include "ipc_test_support.h"
-#include "peer_process.h"
+#include "../common/peer_process.h"
 
 #ifndef HURRAY_IPC_RELEASE_PEER
 #error "HURRAY_IPC_RELEASE_PEER (path of hurray_ipc_release_peer) is not defined"
@@ -34,6 +34,15 @@ struct ReleasePeer : hurray_test::PeerProcess {
   explicit ReleasePeer(const hurray_ipc_options *opts)
       : PeerProcess(HURRAY_IPC_RELEASE_PEER, {"{fd}"}, opts) {}
 };
+
+// Channel options that announce Vulkan only.
+const uint8_t kVulkan[] = {HURRAY_DEVICE_VULKAN};
+const hurray_ipc_options kVulkanOnly = [] {
+  hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
+  o.device_count = 1;
+  o.device_tags = kVulkan;
+  return o;
+}();
 
 using ipctest::Backs;     // ipc_test_support.h
 using ipctest::stats_of;
@@ -58,17 +67,12 @@ void need_vulkan() {
   }
 }
 
-const uint8_t kVulkan[] = {HURRAY_DEVICE_VULKAN};
-
 }  // namespace
 
 TEST_CASE("release_after: the consumer's RELEASE leaves when its device work completes",
           "[.release-after]") {
   need_vulkan();
-  hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
-  o.device_count = 1;
-  o.device_tags = kVulkan;
-  ReleasePeer peer(&o);
+  ReleasePeer peer(&kVulkanOnly);
   Backs backs;
   hurray_ipc_set_release_callback(peer.ch, Backs::on, &backs, nullptr);
   const uint64_t id = send_vulkan(peer.ch);
@@ -92,10 +96,7 @@ TEST_CASE("release_after: the consumer's RELEASE leaves when its device work com
 TEST_CASE("release_after: a consumer SIGKILLed with a release pending is reclaimed",
           "[.release-after]") {
   need_vulkan();
-  hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
-  o.device_count = 1;
-  o.device_tags = kVulkan;
-  ReleasePeer peer(&o);
+  ReleasePeer peer(&kVulkanOnly);
   Backs backs;
   hurray_ipc_set_release_callback(peer.ch, Backs::on, &backs, nullptr);
   send_vulkan(peer.ch);

@@ -55,6 +55,21 @@ using hurray_test::settle;
 using hurray_test::wait_for;
 using hurray_test::wait_for_each;
 
+// A context whose policy allows the private device tag (the example
+// plugin's 0xF0).
+hurray_context *private_tag_context(uint8_t tag) {
+  hurray_context *ctx = nullptr;
+  hurray_policy *pol = nullptr;
+  hurray_error err{};
+  INFO(err.message);
+  REQUIRE(hurray_context_create(&ctx, &err) == HURRAY_OK);
+  REQUIRE(hurray_policy_create(&pol, &err) == HURRAY_OK);
+  REQUIRE(hurray_policy_allow_private_tag(pol, tag, 1, &err) == HURRAY_OK);
+  REQUIRE(hurray_context_set_policy(ctx, pol, &err) == HURRAY_OK);
+  hurray_policy_destroy(pol);
+  return ctx;
+}
+
 void need_device(uint8_t tag) {
   int32_t n = 0;
   hurray_error err{};
@@ -322,15 +337,8 @@ TEST_CASE("release_after: guard reports work that never completed (BP-REL-DEFER)
 // handoff. Run with HURRAY_BACKEND_PATH naming the example plugin.
 TEST_CASE("release_after: a backend without the entry waits on the host", "[fallback]") {
   constexpr uint8_t kTag = 0xF0;
-  hurray_context *ctx = nullptr;
-  hurray_policy *pol = nullptr;
   hurray_error err{};
-  INFO(err.message);
-  REQUIRE(hurray_context_create(&ctx, &err) == HURRAY_OK);
-  REQUIRE(hurray_policy_create(&pol, &err) == HURRAY_OK);
-  REQUIRE(hurray_policy_allow_private_tag(pol, kTag, 1, &err) == HURRAY_OK);
-  REQUIRE(hurray_context_set_policy(ctx, pol, &err) == HURRAY_OK);
-  hurray_policy_destroy(pol);
+  hurray_context *ctx = private_tag_context(kTag);
   need_device(kTag);
   int deferred = -1;
   REQUIRE(hurray_device_release_after_deferred(ctx, kTag, 0, &deferred, &err) == HURRAY_OK);
@@ -604,14 +612,7 @@ TEST_CASE("release_after_event: on an error the caller keeps both", "[event-erro
   // wait) refuses an event it never recorded: the handoff and the event stay
   // the caller's; one it recorded is waited for, then both go before the return.
   constexpr uint8_t kTag = 0xF0;
-  hurray_context *ctx = nullptr;
-  hurray_policy *pol = nullptr;
-  INFO(err.message);
-  REQUIRE(hurray_context_create(&ctx, &err) == HURRAY_OK);
-  REQUIRE(hurray_policy_create(&pol, &err) == HURRAY_OK);
-  REQUIRE(hurray_policy_allow_private_tag(pol, kTag, 1, &err) == HURRAY_OK);
-  REQUIRE(hurray_context_set_policy(ctx, pol, &err) == HURRAY_OK);
-  hurray_policy_destroy(pol);
+  hurray_context *ctx = private_tag_context(kTag);
   need_device(kTag);
   EventSeen p;
   hurray_handoff ph = event_seen_handoff(ctx, kTag, &p);

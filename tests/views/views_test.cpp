@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "../common/view_of.h"
+
 namespace {
 
 unsigned char pattern(uint64_t i) { return static_cast<unsigned char>((i * 7 + 3) ^ (i >> 8)); }
@@ -55,6 +57,8 @@ hurray_buffer_handle handle_of(const hurray_buffer *b) {
   return h;
 }
 
+using hurray_test::view_of;
+
 hurray_status view(hurray_buffer *p, uint64_t off, uint64_t len, hurray_buffer **v,
                    hurray_error *err) {
   *v = nullptr;
@@ -80,10 +84,7 @@ TEST_CASE("every offset class gets the alignment it can promise, and bounds are 
                      {1, 0, 1},                {size - 1, 1 - 1, 1},  {4096 * 3 + 512, 512, 512}};
   for (const Case &c : ok) {
     INFO("offset " << c.off << " length " << c.len);
-    hurray_buffer *v = nullptr;
-    const hurray_status st = view(p, c.off, c.len, &v, &err);
-    INFO(err.message);
-    REQUIRE(st == HURRAY_OK);
+    hurray_buffer *v = view_of(p, c.off, c.len);
     const hurray_buffer_handle h = handle_of(v);
     CHECK(h.byte_size == c.len);
     CHECK(h.alignment == c.align);
@@ -333,10 +334,7 @@ void device_views(DeviceCase dc) {
   for (uint64_t off : std::initializer_list<uint64_t>{0ull, 4096ull, 8192ull + 64, 20480ull, size - 4096, size}) {
     INFO("offset " << off);
     const uint64_t len = off == size ? 0 : 4096 - (off % 4096 ? 64 : 0);
-    hurray_buffer *v = nullptr;
-    const hurray_status vst = view(p, off, len, &v, &err);
-    INFO(err.message);
-    REQUIRE(vst == HURRAY_OK);
+    hurray_buffer *v = view_of(p, off, len);
     const hurray_buffer_handle h = handle_of(v);
     CHECK(h.device_tag == dc.tag);
     CHECK(h.memory_class == dc.mc);

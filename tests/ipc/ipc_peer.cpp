@@ -44,17 +44,11 @@
 #include <vector>
 
 #include "../../src/ipc/wire.h"
+#include "../common/ipc_channel_on.h"
 
 namespace {
 
-// A channel on inherited descriptor fd that announces the one device tag.
-hurray_status channel_on(int fd, uint8_t tag, hurray_ipc_channel **ch, hurray_error *err) {
-  const uint8_t tags[] = {tag};
-  hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
-  o.device_count = 1;
-  o.device_tags = tags;
-  return hurray_ipc_channel_from_fd(fd, &o, ch, err);
-}
+using hurray_test::channel_on;
 
 int die(const char *what, const hurray_error *err = nullptr) {
   std::fprintf(stderr, "ipc peer: %s%s%s\n", what, err ? ": " : "", err ? err->message : "");

@@ -59,6 +59,19 @@ hurray_buffer_handle handle_of(const hurray_buffer *b) {
 
 using hurray_test::view_of;
 
+// h exported as a one-dimensional uint8 DLPack tensor of shape[0] bytes at
+// byte_offset (hurray_dlpack_export_versioned), checked.
+hurray_dl_managed_tensor_versioned *u8_tensor(hurray_handoff *h, const int64_t *shape,
+                                              uint64_t byte_offset) {
+  hurray_dl_managed_tensor_versioned *t = nullptr;
+  hurray_error err{};
+  const hurray_status st = hurray_dlpack_export_versioned(
+      h, hurray_dl_data_type{HURRAY_DL_UINT, 8, 1}, 1, shape, nullptr, byte_offset, &t, &err);
+  INFO(err.message);
+  REQUIRE(st == HURRAY_OK);
+  return t;
+}
+
 hurray_status view(hurray_buffer *p, uint64_t off, uint64_t len, hurray_buffer **v,
                    hurray_error *err) {
   *v = nullptr;
@@ -283,11 +296,7 @@ TEST_CASE("DLPack's data pointer of a CPU view is the parent's address plus the 
   hurray_buffer_unref(v);
   hurray_buffer_unref(p);
   const int64_t shape[1] = {256};
-  hurray_dl_managed_tensor_versioned *t = nullptr;
-  const hurray_status st = hurray_dlpack_export_versioned(
-      &h, hurray_dl_data_type{HURRAY_DL_UINT, 8, 1}, 1, shape, nullptr, 512, &t, &err);
-  INFO(err.message);
-  REQUIRE(st == HURRAY_OK);
+  hurray_dl_managed_tensor_versioned *t = u8_tensor(&h, shape, 512);
   const auto *bytes = static_cast<const unsigned char *>(t->dl_tensor.data) + t->dl_tensor.byte_offset;
   CHECK(t->dl_tensor.byte_offset == 0);
   for (int i = 0; i < 256; ++i) CHECK(bytes[i] == pattern(8192 + 256 + 512 + i));
@@ -367,11 +376,7 @@ void device_views(DeviceCase dc) {
       // DLPack: the handle, and byte_offset = view offset + the caller's
       if (len) {
         const int64_t shape[1] = {64};
-        hurray_dl_managed_tensor_versioned *t = nullptr;
-        const hurray_status dst = hurray_dlpack_export_versioned(
-            &vh, hurray_dl_data_type{HURRAY_DL_UINT, 8, 1}, 1, shape, nullptr, 128, &t, &err);
-        INFO(err.message);
-        REQUIRE(dst == HURRAY_OK);
+        hurray_dl_managed_tensor_versioned *t = u8_tensor(&vh, shape, 128);
         CHECK(t->dl_tensor.data == hurray_buffer_data(p));
         CHECK(t->dl_tensor.byte_offset == off + 128);
         t->deleter(t);

@@ -164,8 +164,7 @@ TEST_CASE("PUT into Vulkan and OpenCL memory lands there, or is refused where ab
   }
   CHECK(srv.landed.size() == landed);
   hurray_buffer_unref(src);
-  srv.drop(c);
-  CHECK(srv.finish() == 0);
+  CHECK(srv.close(c) == 0);
 }
 
 TEST_CASE("a PUT to a device the server lacks is refused before anything is sent",
@@ -197,8 +196,7 @@ TEST_CASE("a PUT to a device the server lacks is refused before anything is sent
   CHECK(srv.stats().puts_refused == 0);
   CHECK(srv.stats().puts_landed == 1);
   hurray_buffer_unref(src);
-  srv.drop(c);
-  CHECK(srv.finish() == 0);
+  CHECK(srv.close(c) == 0);
 }
 
 TEST_CASE("BP-SYNC-NET: EVENT and CONSUMER_STREAM handoffs never reach the wire",
@@ -291,8 +289,7 @@ TEST_CASE("a PUT of a handoff: a CPU export goes as it is, device memory needs s
     hurray_handoff_release(&dh, nullptr);
     hurray_buffer_unref(dev);
   }
-  srv.drop(c);
-  CHECK(srv.finish() == 0);
+  CHECK(srv.close(c) == 0);
 }
 
 TEST_CASE("BP-ALIGN-IPC: under the RDMA policy 64-byte alignment is refused and 4096 passes",
@@ -386,8 +383,7 @@ TEST_CASE("GET copies a registered buffer onto the client's declared device", "[
   CHECK(s_gone == HURRAY_E_INVALID_ARGUMENT);
   hurray_buffer_unref(got);
   hurray_buffer_unref(got_cl);
-  srv.drop(c);
-  CHECK(srv.finish() == 0);
+  CHECK(srv.close(c) == 0);
 }
 
 TEST_CASE("connecting where nobody listens is a clear I/O error", "[net]") {

@@ -187,8 +187,7 @@ TEST_CASE("a ticket is waited for once: twice, unknown or 0 is a clear error", "
   CHECK(sync == HURRAY_OK);
   CHECK(srv.stats().puts_landed == 2);
   hurray_buffer_unref(src);
-  srv.drop(c);
-  CHECK(srv.finish() == 0);
+  CHECK(srv.close(c) == 0);
 }
 
 TEST_CASE("a failing PUT in a window does not spoil the others, DEVICE_UNAVAILABLE per PUT",
@@ -274,8 +273,7 @@ TEST_CASE("a failing PUT in a window does not spoil the others, DEVICE_UNAVAILAB
   CHECK(st.puts_landed == 5);
   CHECK(st.live_buffers == 0);
   hurray_buffer_unref(src);
-  srv.drop(c);
-  CHECK(srv.finish() == 0);
+  CHECK(srv.close(c) == 0);
 }
 
 TEST_CASE("a server's allocator: PUTs land in memory the application owns and recycles",
@@ -318,8 +316,7 @@ TEST_CASE("a server's allocator: PUTs land in memory the application owns and re
   CHECK(pool.allocs == 2);
   hurray_buffer_unref(a);
   hurray_buffer_unref(b);
-  srv.drop(c);
-  CHECK(srv.finish() == 0);
+  CHECK(srv.close(c) == 0);
   CHECK(pool.returns == 2);
   CHECK(!pool.busy);
 

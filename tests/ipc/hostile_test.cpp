@@ -187,13 +187,19 @@ void refuses(const char *mode, const char *says, bool receive = true) {
   CHECK(r.wait_exit() == 0);
 }
 
+// refuses(mode, says), after which this side holds no descriptor more than
+// before (what came with the message is closed) and serves another peer.
+void refuses_cleanly(const char *mode, const char *says) {
+  const int fds = open_fds();
+  refuses(mode, says);
+  CHECK(open_fds() == fds);
+  serves_another();
+}
+
 }  // namespace
 
 TEST_CASE("hostile: an over-long HANDOFF is malformed and closes the channel") {
-  const int fds = open_fds();
-  refuses("overlong", "HANDOFF body of 217 bytes");  // the Raw is gone before the count
-  CHECK(open_fds() == fds);
-  serves_another();
+  refuses_cleanly("overlong", "HANDOFF body of 217 bytes");
 }
 
 TEST_CASE("hostile: a RELEASE of ID 0 is malformed and closes the channel") {
@@ -228,10 +234,7 @@ TEST_CASE("hostile: a memfd smaller than the buffer, of another kind, at an odd 
 }
 
 TEST_CASE("hostile: a memfd not sealed against shrinking is refused before it is mapped") {
-  const int fds = open_fds();
-  refuses("unsealed", "BP-IPC-SEAL");  // the Raw is gone before the count
-  CHECK(open_fds() == fds);
-  serves_another();
+  refuses_cleanly("unsealed", "BP-IPC-SEAL");
 }
 
 TEST_CASE("hostile: HELLO comes first, and only once") {

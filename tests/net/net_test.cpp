@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "net_support.h"
+#include "synced_handoff.h"
 
 using namespace nettest;
 
@@ -204,20 +205,8 @@ TEST_CASE("BP-SYNC-NET: EVENT and CONSUMER_STREAM handoffs never reach the wire"
   Server srv;
   alignas(4096) static unsigned char bytes[4096];
   int event = 0;
-  auto make = [&](uint8_t sync) {
-    hurray_handoff h;
-    std::memset(&h, 0, sizeof h);
-    h.version = HURRAY_HANDOFF_VERSION;
-    hurray_buffer_handle bh = {sizeof bytes, 4096, HURRAY_DEVICE_VULKAN, sync,
-                               HURRAY_MEMORY_HOST_PINNED, 0};
-    hurray_handle_encode(&bh, h.handle, sizeof h.handle, nullptr);
-    h.data = bytes;
-    h.sync_object = &event;
-    if (sync == HURRAY_SYNC_EVENT) h.release_event = noop_release_event;
-    h.release = noop_release;
-    return h;
-  };
-  hurray_handoff ev = make(HURRAY_SYNC_EVENT), stream = make(HURRAY_SYNC_CONSUMER_STREAM);
+  hurray_handoff ev = synced_handoff(bytes, HURRAY_SYNC_EVENT, &event),
+                 stream = synced_handoff(bytes, HURRAY_SYNC_CONSUMER_STREAM, &event);
   hurray_error e1, e2;
   hurray_status s1 = HURRAY_OK, s2 = HURRAY_OK;
   hurray_net_client *c = nullptr;

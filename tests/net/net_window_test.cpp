@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "net_support.h"
+#include "synced_handoff.h"
 
 using namespace nettest;
 
@@ -199,16 +200,7 @@ TEST_CASE("a failing PUT in a window does not spoil the others, DEVICE_UNAVAILAB
   // An EVENT handoff: refused before anything is sent (BP-SYNC-NET).
   alignas(4096) static unsigned char bytes[4096];
   int event = 0;
-  hurray_handoff ev;
-  std::memset(&ev, 0, sizeof ev);
-  ev.version = HURRAY_HANDOFF_VERSION;
-  hurray_buffer_handle bh = {sizeof bytes, 4096, HURRAY_DEVICE_VULKAN, HURRAY_SYNC_EVENT,
-                             HURRAY_MEMORY_HOST_PINNED, 0};
-  hurray_handle_encode(&bh, ev.handle, sizeof ev.handle, nullptr);
-  ev.data = bytes;
-  ev.sync_object = &event;
-  ev.release_event = noop_release_event;
-  ev.release = noop_release;
+  hurray_handoff ev = synced_handoff(bytes, HURRAY_SYNC_EVENT, &event);
 
   const int kPuts = 8;  // ids 0..7; 3, 4 and 5 fail on the server
   std::vector<uint64_t> tickets(kPuts, 0);

@@ -33,6 +33,18 @@ std::string report() {
 
 using hurray_test::mapped;
 
+// hurray_buffer_alloc of 64 bytes on the example plugin's private tag 0xF0
+// in ctx (nullptr: the default context).
+hurray_status alloc_private(hurray_context *ctx, hurray_error *err) {
+  hurray_alloc_desc a = HURRAY_ALLOC_DESC_INIT;
+  a.byte_size = 64;
+  a.device_tag = 0xF0;
+  hurray_buffer *b = nullptr;
+  const hurray_status st = hurray_buffer_alloc(ctx, &a, &b, err);
+  if (st == HURRAY_OK) hurray_buffer_unref(b);
+  return st;
+}
+
 struct PrivateContext {
   hurray_context *ctx = nullptr;
   PrivateContext() {
@@ -93,12 +105,8 @@ TEST_CASE("a private plugin found through HURRAY_BACKEND_PATH serves its tag", "
 }
 
 TEST_CASE("the default context refuses a private tag nobody agreed", "[loader][path]") {
-  hurray_alloc_desc a = HURRAY_ALLOC_DESC_INIT;
-  a.byte_size = 64;
-  a.device_tag = 0xF0;
-  hurray_buffer *b;
   hurray_error err;
-  CHECK(hurray_buffer_alloc(nullptr, &a, &b, &err) == HURRAY_E_DEVICE_TAG);
+  CHECK(alloc_private(nullptr, &err) == HURRAY_E_DEVICE_TAG);
   CHECK(std::string(err.rule_id) == "BP-DEV-PRIVATE");
 }
 
@@ -127,12 +135,8 @@ TEST_CASE("plugins with a wrong ABI are refused with the reason", "[loader][bad]
 
 TEST_CASE("a plugin whose probe fails makes its device unavailable, with the reason", "[loader][absent]") {
   PrivateContext pc;
-  hurray_alloc_desc a = HURRAY_ALLOC_DESC_INIT;
-  a.byte_size = 64;
-  a.device_tag = 0xF0;
-  hurray_buffer *b;
   hurray_error err;
-  CHECK(hurray_buffer_alloc(pc.ctx, &a, &b, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
+  CHECK(alloc_private(pc.ctx, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
   CHECK(std::string(err.message).find("the device is switched off") != std::string::npos);
 }
 

@@ -55,10 +55,10 @@ memcheck() {
   echo "=== [valgrind] memcheck of the unit-test programs"
   local dir=$prefix/default/tests passed=0 failed=0 t
   set -f  # the Catch2 tags in the list below are not globs
-  for t in hurray_core_tests hurray_handoff_tests "hurray_loader_tests [lazy]" "hurray_loader_tests [none]" \
+  for t in hurray_core_tests hurray_handoff_tests "runtime/hurray_loader_tests [lazy]" "runtime/hurray_loader_tests [none]" \
            "hurray_conformance_tests --hurray-device=0x00" \
-           ipc/hurray_ipc_tests interop/hurray_interop_tests; do
-    # ipc (issue 6): the producer side, its peers are exec'd; interop (issue 7): DLPack
+           ipc/hurray_ipc_tests runtime/hurray_runtime_tests dlpack/hurray_dlpack_tests; do
+    # ipc (issue 6): the producer side, its peers are exec'd; interop (issue 7): DLPack; runtime: dispatch
     # shellcheck disable=SC2086
     if valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect \
         -q $dir/$t >"$prefix/valgrind.log" 2>&1; then

@@ -9,15 +9,7 @@
 
 #include "hurray.h"
 
-static int failures;
-
-#define CHECK(cond)                                                          \
-  do {                                                                       \
-    if (!(cond)) {                                                           \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                            \
-    }                                                                        \
-  } while (0)
+#include "../common/c_check.h"
 
 /* byte_size 0x0102030405060708, alignment 4096, CUDA, EVENT, UNIFIED. */
 static const unsigned char kWire[HURRAY_HANDLE_SIZE] = {
@@ -71,10 +63,7 @@ int main(void) {
   CHECK(hurray_table_validate(table, 17, NULL, &err) == HURRAY_E_SIZE);
   CHECK(strcmp(err.rule_id, "BP-SIZE") == 0);
 
-  if (failures) {
-    fprintf(stderr, "baseline header consumer: %d check(s) failed\n", failures);
-    return 1;
-  }
+  if (checks_failed("baseline header consumer")) return 1;
   printf("baseline header consumer: OK against libhurray %s\n",
          hurray_version_string());
   return 0;

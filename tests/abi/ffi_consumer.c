@@ -12,17 +12,9 @@
 
 #include "hurray.h"
 #include "hurray_map_symbols.h"
+#include "../common/c_check.h"
 
-static int failures;
 static void *lib;
-
-#define CHECK(cond)                                                          \
-  do {                                                                       \
-    if (!(cond)) {                                                           \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                            \
-    }                                                                        \
-  } while (0)
 
 /* Call `name` through libffi. For integer results smaller than a register,
  * rvalue must point to an ffi_arg (libffi's rule). */
@@ -183,10 +175,7 @@ int main(int argc, char **argv) {
   }
 
   dlclose(lib);
-  if (failures) {
-    fprintf(stderr, "libffi consumer: %d check(s) failed\n", failures);
-    return 1;
-  }
+  if (checks_failed("libffi consumer")) return 1;
   printf("libffi consumer: OK\n");
   return 0;
 }

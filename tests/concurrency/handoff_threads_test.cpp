@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "../handoff/handoff_util.h"
+#include "../common/handoff_util.h"
 
 using namespace hurray_test;
 

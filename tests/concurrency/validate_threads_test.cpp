@@ -4,7 +4,7 @@
 #include <cstring>
 #include <thread>
 
-#include "test_util.h"
+#include "../common/table_util.h"
 
 using namespace hurray_test;
 

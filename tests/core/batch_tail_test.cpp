@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "test_util.h"
+#include "../common/table_util.h"
 
 using hurray_test::make;
 

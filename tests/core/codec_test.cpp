@@ -5,7 +5,7 @@
 #include <cstring>
 #include <random>
 
-#include "test_util.h"
+#include "../common/table_util.h"
 
 using namespace hurray_test;
 

@@ -1,7 +1,7 @@
 // hurray_policy: creation, defaults, setters and their argument checks.
 #include <catch2/catch.hpp>
 
-#include "test_util.h"
+#include "../common/table_util.h"
 
 using namespace hurray_test;
 

@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "test_util.h"
+#include "../common/table_util.h"
 
 using namespace hurray_test;
 using V = std::vector<std::string>;

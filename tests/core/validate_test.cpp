@@ -7,7 +7,7 @@
 #include <map>
 #include <random>
 
-#include "test_util.h"
+#include "../common/table_util.h"
 
 using namespace hurray_test;
 

@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "hpp_test_util.h"
+
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -13,27 +15,13 @@
 
 namespace {
 
-struct free_count {
-  std::atomic<int> n{0};
-};
-
-void count_free(void *user, void *data) {
-  static_cast<free_count *>(user)->n.fetch_add(1);
-  std::free(data);
-}
+using hpp_test::free_count;
 
 // 256 bytes of CPU memory (64 floats 0..63), 64-aligned, freed through count_free.
 hurray::buffer floats(free_count &frees) {
-  void *mem = std::aligned_alloc(64, 256);
-  REQUIRE(mem != nullptr);
-  for (int i = 0; i < 64; ++i) static_cast<float *>(mem)[i] = static_cast<float>(i);
-  hurray_buffer_desc d = HURRAY_BUFFER_DESC_INIT;
-  d.handle.byte_size = 256;
-  d.handle.alignment = 64;
-  d.data = mem;
-  d.free_fn = count_free;
-  d.free_user = &frees;
-  return hurray::buffer::wrap(d);
+  return hpp_test::wrapped_256(frees, [](void *mem) {
+    for (int i = 0; i < 64; ++i) static_cast<float *>(mem)[i] = static_cast<float>(i);
+  });
 }
 
 const std::int64_t kShape[2] = {8, 8};

@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "hpp_test_util.h"
+
 #include <sys/socket.h>
 
 #include <atomic>
@@ -17,27 +19,11 @@
 
 namespace {
 
-struct free_count {
-  std::atomic<int> n{0};
-};
+using hpp_test::free_count;
 
-void count_free(void *user, void *data) {
-  static_cast<free_count *>(user)->n.fetch_add(1);
-  std::free(data);
-}
-
-// 256 bytes of CPU memory, 64-aligned, freed through count_free.
+// 256 bytes of CPU memory (0x5A), 64-aligned, freed through count_free.
 hurray::buffer wrapped(free_count &frees) {
-  void *mem = std::aligned_alloc(64, 256);
-  REQUIRE(mem != nullptr);
-  std::memset(mem, 0x5A, 256);
-  hurray_buffer_desc d = HURRAY_BUFFER_DESC_INIT;
-  d.handle.byte_size = 256;
-  d.handle.alignment = 64;
-  d.data = mem;
-  d.free_fn = count_free;
-  d.free_user = &frees;
-  return hurray::buffer::wrap(d);
+  return hpp_test::wrapped_256(frees, [](void *mem) { std::memset(mem, 0x5A, 256); });
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "handoff_util.h"
+#include "../common/handoff_util.h"
 
 using namespace hurray_test;
 

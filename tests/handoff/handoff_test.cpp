@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <cstring>
 
-#include "handoff_util.h"
+#include "../common/handoff_util.h"
 #include "raw_consumer.h"
 
 using namespace hurray_test;

@@ -16,7 +16,7 @@
 #include <string>
 
 #include "../common/ipc_local_pair.h"
-#include "handoff_util.h"
+#include "../common/handoff_util.h"
 
 using namespace hurray_test;
 

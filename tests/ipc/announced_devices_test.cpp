@@ -16,8 +16,9 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include "../common/shareable_alloc.h"
 
-#include "ipcfake_env.h"
+#include "../common/ipcfake_env.h"
 
 namespace {
 
@@ -44,16 +45,9 @@ void pair(const std::vector<uint8_t> &a_tags, const std::vector<uint8_t> &b_tags
 }
 
 hurray_buffer *fake_gpu_buffer(uint64_t n, unsigned char fill) {
-  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
-  d.flags = HURRAY_ALLOC_SHAREABLE;
-  d.byte_size = n;
-  d.alignment = HURRAY_IPC_ALIGNMENT;
-  d.device_tag = HURRAY_DEVICE_CUDA;  // the stand-in plugin
-  hurray_buffer *b = nullptr;
+  // CUDA: the stand-in plugin
+  hurray_buffer *b = hurray_test::alloc_shareable(n, HURRAY_IPC_ALIGNMENT, HURRAY_DEVICE_CUDA);
   hurray_error err{};
-  const hurray_status st = hurray_buffer_alloc(nullptr, &d, &b, &err);
-  INFO(err.message);
-  REQUIRE(st == HURRAY_OK);
   const std::vector<unsigned char> bytes(n, fill);
   REQUIRE(hurray_buffer_copy_from_host(b, 0, bytes.data(), n, &err) == HURRAY_OK);
   return b;

@@ -14,7 +14,7 @@
 #include "../common/open_fds.h"
 #include "../common/shareable_alloc.h"
 #include "ipc_test_support.h"  // stats_of
-#include "peer_process.h"
+#include "../common/peer_process.h"
 
 #ifndef HURRAY_IPC_BATCH_PEER
 #error "HURRAY_IPC_BATCH_PEER (path of hurray_ipc_batch_peer) is not defined"

@@ -53,10 +53,12 @@
 #include <vector>
 
 #include "../../src/ipc/wire.h"
+#include "../common/scm_rights.h"
 
 namespace {
 
 namespace wire = hurray::ipc;
+using hurray_test::send_with_fds;
 
 int die(const char *what) {
   std::fprintf(stderr, "batch peer: %s (%s)\n", what, std::strerror(errno));
@@ -65,56 +67,20 @@ int die(const char *what) {
 
 bool hung_up() { return errno == EPIPE || errno == ECONNRESET; }
 
-bool send_bytes(int fd, const uint8_t *buf, size_t n, const std::vector<int> &fds) {
-  iovec iov{const_cast<uint8_t *>(buf), n};
-  msghdr mh{};
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  std::vector<char> control(CMSG_SPACE(sizeof(int) * (fds.empty() ? 1 : fds.size())));
-  if (!fds.empty()) {
-    mh.msg_control = control.data();
-    mh.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
-    cmsghdr *c = CMSG_FIRSTHDR(&mh);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
-    std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
-  }
-  return sendmsg(fd, &mh, MSG_NOSIGNAL) == static_cast<ssize_t>(n);
-}
-
 bool send_msg(int fd, const wire::Message &m) {
   uint8_t buf[wire::kMaxMessage];
   const size_t n = wire::encode(m, buf, sizeof buf);
-  return n && send_bytes(fd, buf, n, {});
+  return n && send_with_fds(fd, buf, n, {});
 }
 
 // One message within 10 s (its descriptors closed): -1 timeout or error, 0
 // end of file, else its length; *m parsed, *entries those of a HANDOFF_MANY.
 ssize_t recv_msg(int fd, wire::Message *m, std::vector<wire::Message> *entries) {
-  pollfd p{fd, POLLIN, 0};
-  if (poll(&p, 1, 10000) != 1) return -1;
   std::vector<uint8_t> buf(wire::kMaxBatchMessage);
-  iovec iov{buf.data(), buf.size()};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * wire::kMaxBatchFds)];
-  msghdr mh{};
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  mh.msg_control = control;
-  mh.msg_controllen = sizeof control;
-  const ssize_t r = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+  std::vector<int> fds;
+  const ssize_t r = hurray_test::recv_with_fds(fd, buf.data(), buf.size(), &fds, wire::kMaxBatchFds, 10000);
+  const size_t nfds = hurray_test::close_all(fds);
   if (r <= 0) return r;
-  size_t nfds = 0;
-  for (cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-    if (c->cmsg_type == SCM_RIGHTS) {
-      const size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-      for (size_t i = 0; i < k; ++i) {
-        int f;
-        std::memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof f);
-        close(f);
-      }
-      nfds += k;
-    }
   if (wire::parse(buf.data(), static_cast<size_t>(r), nfds, m, nullptr) != HURRAY_OK) return -1;
   if (m->type == wire::Type::HandoffMany) {
     entries->resize(wire::kMaxBatch);
@@ -170,7 +136,7 @@ bool send_many(int fd, uint64_t first, size_t count, int mfd, int nfds, Edit edi
   if (!n) return false;
   edit(buf.data(), &n);
   const size_t k = nfds < 0 ? (mfd >= 0 ? count : 0) : static_cast<size_t>(nfds);
-  return send_bytes(fd, buf.data(), n, std::vector<int>(k, mfd));
+  return send_with_fds(fd, buf.data(), n, std::vector<int>(k, mfd));
 }
 
 // A HANDOFF of memfd memory naming a slot: `op` (install with a
@@ -187,7 +153,7 @@ wire::Message slot_handoff(uint64_t id, uint8_t op, uint16_t slot, bool read_onl
 bool send_handoff(int fd, const wire::Message &m, int mfd) {
   uint8_t buf[wire::kMaxMessage];
   const size_t n = wire::encode(m, buf, sizeof buf);
-  return n && send_bytes(fd, buf, n, std::vector<int>(m.memory.has_fd, mfd));
+  return n && send_with_fds(fd, buf, n, std::vector<int>(m.memory.has_fd, mfd));
 }
 
 // The slot modes (see the top), after the handshake.
@@ -208,7 +174,7 @@ int slots(const std::string &mode, int fd) {
                                 slot_handoff(6, kSlotUse, 1)};
     std::vector<uint8_t> buf(wire::kMaxBatchMessage);
     const size_t n = wire::encode_many(e, 3, buf.data(), buf.size());
-    ok = ok && n && send_bytes(fd, buf.data(), n, {b});
+    ok = ok && n && send_with_fds(fd, buf.data(), n, {b});
   } else if (mode == "slot-range" || mode == "slot-unannounced") {
     ok = send_handoff(fd, slot_handoff(1, kSlotInstall, mode == "slot-range" ? 64 : 0), a);
   } else if (mode == "slot-empty") {
@@ -225,7 +191,7 @@ int slots(const std::string &mode, int fd) {
                                 slot_handoff(3, kSlotUse, 1)};
     std::vector<uint8_t> buf(wire::kMaxBatchMessage);
     const size_t n = wire::encode_many(e, 3, buf.data(), buf.size());
-    ok = n && send_bytes(fd, buf.data(), n, {a});
+    ok = n && send_with_fds(fd, buf.data(), n, {a});
   } else {
     return die("unknown slot mode");
   }
@@ -329,7 +295,7 @@ int run(const std::string &mode, int fd, long n) {
     uint8_t buf[wire::kMaxMessage];
     // (encode takes any IDs: the victim's parser is what is tested)
     const size_t k = wire::encode(rel, buf, sizeof buf);
-    ok = k && send_bytes(fd, buf, k, {});
+    ok = k && send_with_fds(fd, buf, k, {});
   } else if (mode == "v3-many") {
     ok = send_many(fd, 1, 2, mfd, -1, no_edit);
   } else {

@@ -19,7 +19,7 @@
 #include "../common/ipc_local_pair.h"
 #include "../common/open_fds.h"
 #include "batch_common.h"
-#include "peer_process.h"
+#include "../common/peer_process.h"
 #ifndef HURRAY_IPC_PEER
 #error "HURRAY_IPC_PEER (path of hurray_ipc_test_peer) is not defined"
 #endif

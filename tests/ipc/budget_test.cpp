@@ -15,15 +15,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "peer_process.h"
+#include "peer_paths.h"
+#include "../common/peer_process.h"
 #include "../common/open_fds.h"
-
-#ifndef HURRAY_IPC_RAW_PEER
-#error "HURRAY_IPC_RAW_PEER (path of hurray_ipc_raw_peer) is not defined"
-#endif
-#ifndef HURRAY_IPC_PEER
-#error "HURRAY_IPC_PEER (path of hurray_ipc_test_peer) is not defined"
-#endif
+#include "../common/shareable_alloc.h"
 
 namespace {
 
@@ -83,12 +78,7 @@ TEST_CASE("budget: four hostile channels cannot hold more descriptors than the p
   // a correct consumer is served (it holds no queued handoff of ours)
   {
     hurray_test::PeerProcess c(HURRAY_IPC_PEER, {"consume", "{fd}", "1"}, nullptr);
-    hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
-    d.flags = HURRAY_ALLOC_SHAREABLE;
-    d.byte_size = 4096;
-    d.alignment = HURRAY_IPC_ALIGNMENT;
-    hurray_buffer *b = nullptr;
-    REQUIRE(hurray_buffer_alloc(nullptr, &d, &b, nullptr) == HURRAY_OK);
+    hurray_buffer *b = hurray_test::alloc_shareable(4096, HURRAY_IPC_ALIGNMENT);
     std::memset(hurray_buffer_data(b), 1, 4096);  // what the consumer checks
     REQUIRE(hurray_ipc_send(c.ch, b, nullptr, nullptr, nullptr) == HURRAY_OK);
     hurray_buffer_unref(b);

@@ -19,9 +19,10 @@
 #include <string>
 
 #include <catch2/catch.hpp>
+#include "../common/shareable_alloc.h"
 
 #include "../../src/ipc/wire.h"
-#include "peer_process.h"
+#include "../common/peer_process.h"
 
 namespace {
 
@@ -41,13 +42,7 @@ hurray_ipc_stats stats(hurray_ipc_channel *ch) {
 
 // A shareable 4 KiB CPU buffer (the caller's reference).
 hurray_buffer *shareable_page() {
-  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
-  d.flags = HURRAY_ALLOC_SHAREABLE;
-  d.byte_size = 4096;
-  d.alignment = HURRAY_IPC_ALIGNMENT;
-  hurray_buffer *b = nullptr;
-  REQUIRE(hurray_buffer_alloc(nullptr, &d, &b, nullptr) == HURRAY_OK);
-  return b;
+  return hurray_test::alloc_shareable(4096, HURRAY_IPC_ALIGNMENT);
 }
 
 }  // namespace

@@ -23,14 +23,11 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include "peer_paths.h"
+#include "../common/child_process.h"
 #include "../common/open_fds.h"
-
-#ifndef HURRAY_IPC_RAW_PEER
-#error "HURRAY_IPC_RAW_PEER (path of hurray_ipc_raw_peer) is not defined"
-#endif
-#ifndef HURRAY_IPC_PEER
-#error "HURRAY_IPC_PEER (path of hurray_ipc_test_peer) is not defined"
-#endif
+#include "../common/proc_maps.h"
+#include "../common/shareable_alloc.h"
 
 namespace {
 
@@ -44,33 +41,12 @@ long rss_kib() {
   return -1;
 }
 
-bool mapped(const char *name) {
-  std::ifstream f("/proc/self/maps");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.find(name) != std::string::npos) return true;
-  return false;
-}
-
-// The permissions column of /proc/self/maps for the mapping holding p.
-std::string perms_of(const void *p) {
-  std::ifstream f("/proc/self/maps");
-  std::string line;
-  const auto a = reinterpret_cast<uintptr_t>(p);
-  while (std::getline(f, line)) {
-    unsigned long lo = 0, hi = 0;
-    char perms[8] = {};
-    if (std::sscanf(line.c_str(), "%lx-%lx %7s", &lo, &hi, perms) == 3 && a >= lo && a < hi)
-      return perms;
-  }
-  return "";
-}
+using hurray_test::mapped;
+using hurray_test::perms_of;
 
 // Run a program with argv; its stdout is a pipe (*out). SIGKILLed and
 // reaped by the destructor unless waited for.
-struct Child {
-  pid_t pid = -1;
-  int out = -1;
+struct Child : hurray_test::ChildProcess {
   explicit Child(std::initializer_list<std::string> args, int keep_fd = -1) {
     int pipefd[2];
     REQUIRE(pipe2(pipefd, O_CLOEXEC) == 0);
@@ -89,13 +65,6 @@ struct Child {
     close(pipefd[1]);
     out = pipefd[0];
   }
-  ~Child() {
-    if (pid > 0) {
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
-    if (out >= 0) close(out);
-  }
   std::string read_out(size_t n) {
     std::string s(n, '\0');
     size_t got = 0;
@@ -106,12 +75,6 @@ struct Child {
     }
     s.resize(got);
     return s;
-  }
-  int wait_exit() {
-    int status = 0;
-    REQUIRE(waitpid(pid, &status, 0) == pid);
-    pid = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
 };
 
@@ -145,14 +108,24 @@ hurray_ipc_stats stats(hurray_ipc_channel *ch) {
 }
 
 hurray_buffer *shareable(uint64_t size, int fill) {
-  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
-  d.flags = HURRAY_ALLOC_SHAREABLE;
-  d.byte_size = size;
-  d.alignment = HURRAY_IPC_ALIGNMENT;
-  hurray_buffer *b = nullptr;
-  REQUIRE(hurray_buffer_alloc(nullptr, &d, &b, nullptr) == HURRAY_OK);
+  hurray_buffer *b = hurray_test::alloc_shareable(size, HURRAY_IPC_ALIGNMENT);
   std::memset(hurray_buffer_data(b), fill, size);
   return b;
+}
+
+// A fresh directory under /tmp for a socket path, removed (when empty) at
+// the end of the test.
+struct TempDir {
+  char dir[40] = "/tmp/hurray-ipc-hostile-XXXXXX";
+  TempDir() { REQUIRE(mkdtemp(dir)); }
+  ~TempDir() { rmdir(dir); }
+  std::string file(const char *name) const { return std::string(dir) + "/" + name; }
+};
+
+hurray_ipc_listener *listen_at(const std::string &path) {
+  hurray_ipc_listener *l = nullptr;
+  REQUIRE(hurray_ipc_listen(path.c_str(), nullptr, &l, nullptr) == HURRAY_OK);
+  return l;
 }
 
 bool has(const hurray_error &e, const char *what) {
@@ -202,27 +175,35 @@ hurray_status progress_until_refused(Raw &r, hurray_error *err) {
   return st;
 }
 
-}  // namespace
+// A raw peer in `mode` whose message this side refuses as PROTOCOL, the
+// refusal saying `says`; the peer exits 0 (it saw this side hang up).
+// receive: found by hurray_ipc_receive (false: by progress).
+void refuses(const char *mode, const char *says, bool receive = true) {
+  Raw r(mode);
+  hurray_error err{};
+  CHECK(refused(r, &err, receive) == HURRAY_E_PROTOCOL);
+  INFO(err.message);
+  CHECK(has(err, says));
+  CHECK(r.wait_exit() == 0);
+}
 
-TEST_CASE("hostile: an over-long HANDOFF is malformed and closes the channel") {
+// refuses(mode, says), after which this side holds no descriptor more than
+// before (what came with the message is closed) and serves another peer.
+void refuses_cleanly(const char *mode, const char *says) {
   const int fds = open_fds();
-  {
-    Raw r("overlong");
-    hurray_error err{};
-    CHECK(refused(r, &err) == HURRAY_E_PROTOCOL);
-    CHECK(has(err, "HANDOFF body of 217 bytes"));
-    CHECK(r.wait_exit() == 0);  // it saw this side hang up
-  }
+  refuses(mode, says);
   CHECK(open_fds() == fds);
   serves_another();
 }
 
+}  // namespace
+
+TEST_CASE("hostile: an over-long HANDOFF is malformed and closes the channel") {
+  refuses_cleanly("overlong", "HANDOFF body of 217 bytes");
+}
+
 TEST_CASE("hostile: a RELEASE of ID 0 is malformed and closes the channel") {
-  Raw r("release0");
-  hurray_error err{};
-  CHECK(refused(r, &err, false) == HURRAY_E_PROTOCOL);
-  CHECK(has(err, "RELEASE id 0"));
-  CHECK(r.wait_exit() == 0);
+  refuses("release0", "RELEASE id 0", false);
 }
 
 TEST_CASE("hostile: a received handle is checked under the IPC rules (a 64-aligned memfd)") {
@@ -246,28 +227,14 @@ TEST_CASE("hostile: a memfd smaller than the buffer, of another kind, at an odd 
                         Case{"kind1", "BP-IPC-KIND"}, Case{"offset", "not page-aligned"},
                         Case{"rofd", "cannot be mapped writable"}}) {
     INFO(k.mode);
-    Raw r(k.mode);
-    hurray_error err{};
-    CHECK(refused(r, &err) == HURRAY_E_PROTOCOL);
-    INFO(err.message);
-    CHECK(has(err, k.says));
-    CHECK(r.wait_exit() == 0);
+    refuses(k.mode, k.says);
   }
   CHECK(open_fds() == fds);  // each memfd that came is closed
   serves_another();
 }
 
 TEST_CASE("hostile: a memfd not sealed against shrinking is refused before it is mapped") {
-  const int fds = open_fds();
-  {
-    Raw r("unsealed");
-    hurray_error err{};
-    CHECK(refused(r, &err) == HURRAY_E_PROTOCOL);
-    CHECK(has(err, "BP-IPC-SEAL"));
-    CHECK(r.wait_exit() == 0);
-  }
-  CHECK(open_fds() == fds);
-  serves_another();
+  refuses_cleanly("unsealed", "BP-IPC-SEAL");
 }
 
 TEST_CASE("hostile: HELLO comes first, and only once") {
@@ -278,13 +245,7 @@ TEST_CASE("hostile: HELLO comes first, and only once") {
     CHECK(has(r.err, "BP-IPC-HELLO: the first message is not HELLO"));
     CHECK(r.wait_exit() == 0);
   }
-  {
-    Raw r("hello-twice");
-    hurray_error err{};
-    CHECK(refused(r, &err, false) == HURRAY_E_PROTOCOL);
-    CHECK(has(err, "BP-IPC-HELLO: HELLO after the handshake"));
-    CHECK(r.wait_exit() == 0);
-  }
+  refuses("hello-twice", "BP-IPC-HELLO: HELLO after the handshake", false);
   {  // both HELLOs there before this side reads: the handshake itself fails
     Raw r("hello-hello", 1, nullptr, true);
     CHECK(r.made == HURRAY_E_PROTOCOL);
@@ -468,11 +429,9 @@ TEST_CASE("hostile: a READ_ONLY handoff is mapped read-only by the consumer") {
 }
 
 TEST_CASE("hostile: silent connections hold up neither accept nor a correct consumer") {
-  char dir[] = "/tmp/hurray-ipc-hostile-XXXXXX";
-  REQUIRE(mkdtemp(dir));
-  const std::string path = std::string(dir) + "/s";
-  hurray_ipc_listener *l = nullptr;
-  REQUIRE(hurray_ipc_listen(path.c_str(), nullptr, &l, nullptr) == HURRAY_OK);
+  TempDir tmp;
+  const std::string path = tmp.file("s");
+  hurray_ipc_listener *l = listen_at(path);
   {
     Child s1({HURRAY_IPC_RAW_PEER, "silent", path}), s2({HURRAY_IPC_RAW_PEER, "silent", path});
     REQUIRE(s1.read_out(1) == "R");
@@ -527,15 +486,12 @@ TEST_CASE("hostile: silent connections hold up neither accept nor a correct cons
     CHECK(mute.wait_exit() == 0);  // closed by the listener, which is still open
   }
   hurray_ipc_listener_destroy(l);
-  rmdir(dir);
 }
 
 TEST_CASE("hostile: a peer that hangs up right after its HELLO is still accepted, gone") {
-  char dir[] = "/tmp/hurray-ipc-hostile-XXXXXX";
-  REQUIRE(mkdtemp(dir));
-  const std::string path = std::string(dir) + "/s";
-  hurray_ipc_listener *l = nullptr;
-  REQUIRE(hurray_ipc_listen(path.c_str(), nullptr, &l, nullptr) == HURRAY_OK);
+  TempDir tmp;
+  const std::string path = tmp.file("s");
+  hurray_ipc_listener *l = listen_at(path);
   {
     Child bye({HURRAY_IPC_RAW_PEER, "hello-bye", path});
     hurray_ipc_channel *ch = nullptr;
@@ -559,13 +515,11 @@ TEST_CASE("hostile: a peer that hangs up right after its HELLO is still accepted
     hurray_ipc_close(ch);
   }
   hurray_ipc_listener_destroy(l);
-  rmdir(dir);
 }
 
 TEST_CASE("hostile: the socket is 0600 whatever the umask, and a live path is not taken over") {
-  char dir[] = "/tmp/hurray-ipc-hostile-XXXXXX";
-  REQUIRE(mkdtemp(dir));
-  const std::string path = std::string(dir) + "/s";
+  TempDir tmp;
+  const std::string path = tmp.file("s");
   const mode_t old = umask(0);
   hurray_ipc_listener *l1 = nullptr, *l2 = nullptr, *l3 = nullptr;
   const hurray_status st1 = hurray_ipc_listen(path.c_str(), nullptr, &l1, nullptr);
@@ -601,7 +555,6 @@ TEST_CASE("hostile: the socket is 0600 whatever the umask, and a live path is no
   close(s);
   REQUIRE(hurray_ipc_listen(path.c_str(), nullptr, &l2, nullptr) == HURRAY_OK);
   hurray_ipc_listener_destroy(l2);
-  rmdir(dir);
 }
 
 // Another uid needs root here (setuid in the child): exit 77 (skipped) else.

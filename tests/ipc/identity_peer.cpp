@@ -36,6 +36,7 @@
 #include <string>
 
 #include "../../src/ipc/wire.h"
+#include "../common/scm_rights.h"
 
 namespace wire = hurray::ipc;
 
@@ -46,35 +47,14 @@ int die(const char *what, const hurray_error *err = nullptr) {
   return 1;
 }
 
-bool send_raw(int fd, const uint8_t *b, size_t n) {
-  return send(fd, b, n, MSG_NOSIGNAL) == static_cast<ssize_t>(n);
-}
+bool send_raw(int fd, const uint8_t *b, size_t n) { return hurray_test::send_with_fd(fd, b, n); }
 
 // One datagram within 10 s: its length, 0 at end of file, -1 otherwise;
 // *nfds: the descriptors that came with it (closed here).
 ssize_t recv_raw(int fd, uint8_t *b, size_t cap, size_t *nfds = nullptr) {
-  pollfd p{fd, POLLIN, 0};
-  if (poll(&p, 1, 10000) != 1) return -1;
-  iovec iov{b, cap};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 2)];
-  msghdr mh{};
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  mh.msg_control = control;
-  mh.msg_controllen = sizeof control;
-  const ssize_t r = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
-  size_t n = 0;
-  if (r > 0)
-    for (cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-      if (c->cmsg_type == SCM_RIGHTS) {
-        const size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        for (size_t i = 0; i < k; ++i) {
-          int got;
-          std::memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-          close(got);
-        }
-        n += k;
-      }
+  std::vector<int> fds;
+  const ssize_t r = hurray_test::recv_with_fds(fd, b, cap, &fds, 2, 10000);
+  const size_t n = hurray_test::close_all(fds);
   if (nfds) *nfds = n;
   return r;
 }

@@ -22,8 +22,9 @@
 #include <vector>
 
 #include "../../src/ipc/wire.h"
+#include "../common/child_process.h"
 #include "../common/shareable_alloc.h"
-#include "ipcfake_identity.h"
+#include "../common/ipcfake_identity.h"
 
 #ifndef HURRAY_IPC_IDENTITY_PEER
 #error "HURRAY_IPC_IDENTITY_PEER (path of hurray_ipc_identity_peer) is not defined"
@@ -36,9 +37,7 @@ namespace wire = hurray::ipc;
 namespace {
 
 // The peer process, with HURRAY_IPCFAKE_IDENTITY=`order` (nullptr: as ours).
-struct Child {
-  pid_t pid = -1;
-  int out = -1;
+struct Child : hurray_test::ChildProcess {
   Child(std::vector<std::string> args, const char *order, int keep_fd = -1) {
     std::vector<std::string> env;
     for (char **e = environ; *e; ++e)
@@ -72,19 +71,6 @@ struct Child {
       s.append(buf, static_cast<size_t>(r));
     }
     return s;
-  }
-  int wait_exit() {
-    int status = 0;
-    REQUIRE(waitpid(pid, &status, 0) == pid);
-    pid = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  ~Child() {
-    if (pid > 0) {
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
-    if (out >= 0) close(out);
   }
 };
 

@@ -80,13 +80,7 @@ TEST_CASE("device memory and its event cross through the backend table", "[.devi
   o.device_count = 1;
   o.device_tags = tags;
   Peer peer("consume-device", 1, &o);
-  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
-  d.flags = HURRAY_ALLOC_SHAREABLE;
-  d.byte_size = 65536;
-  d.alignment = HURRAY_IPC_ALIGNMENT;
-  d.device_tag = HURRAY_DEVICE_CUDA;
-  hurray_buffer *b = nullptr;
-  REQUIRE(hurray_buffer_alloc(nullptr, &d, &b, &err) == HURRAY_OK);
+  hurray_buffer *b = hurray_test::alloc_shareable(65536, HURRAY_IPC_ALIGNMENT, HURRAY_DEVICE_CUDA);
   std::vector<unsigned char> bytes(65536, 0x11);
   REQUIRE(hurray_buffer_copy_from_host(b, 0, bytes.data(), bytes.size(), &err) == HURRAY_OK);
   // CONSUMER_STREAM does not cross processes (BP-SYNC-IPC): refused, nothing sent
@@ -157,20 +151,11 @@ int cuda_pointer_type(const hurray_backend_native &nat, const void *p, unsigned 
 // A 64 KiB SHAREABLE STANDARD CUDA buffer holding the complement of
 // cuda_pattern, then (a second copy) cuda_pattern itself.
 hurray_buffer *cuda_buffer() {
-  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
-  d.flags = HURRAY_ALLOC_SHAREABLE;
-  d.byte_size = 65536;
-  d.alignment = HURRAY_IPC_ALIGNMENT;
-  d.device_tag = HURRAY_DEVICE_CUDA;
-  d.memory_class = HURRAY_MEMORY_STANDARD;
-  hurray_buffer *b = nullptr;
+  hurray_buffer *b = hurray_test::alloc_shareable(65536, HURRAY_IPC_ALIGNMENT, HURRAY_DEVICE_CUDA);
   hurray_error err{};
-  hurray_status st = hurray_buffer_alloc(nullptr, &d, &b, &err);
-  INFO("hurray_buffer_alloc(CUDA STANDARD, SHAREABLE): " << err.message);
-  REQUIRE(st == HURRAY_OK);
   std::vector<unsigned char> bytes(65536);
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<unsigned char>(~cuda_pattern(i));
-  st = hurray_buffer_copy_from_host(b, 0, bytes.data(), bytes.size(), &err);
+  hurray_status st = hurray_buffer_copy_from_host(b, 0, bytes.data(), bytes.size(), &err);
   INFO("hurray_buffer_copy_from_host: " << err.message);
   REQUIRE(st == HURRAY_OK);
   return b;

@@ -44,8 +44,11 @@
 #include <vector>
 
 #include "../../src/ipc/wire.h"
+#include "../common/ipc_channel_on.h"
 
 namespace {
+
+using hurray_test::channel_on;
 
 int die(const char *what, const hurray_error *err = nullptr) {
   std::fprintf(stderr, "ipc peer: %s%s%s\n", what, err ? ": " : "", err ? err->message : "");
@@ -193,11 +196,7 @@ int main(int argc, char **argv) {
   }
   if (mode == "consume-vulkan") {
     // Vulkan UNIFIED memory (host-mapped): check the 256 bytes i * 3 + 7
-    const uint8_t tags[] = {HURRAY_DEVICE_VULKAN};
-    hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
-    o.device_count = 1;
-    o.device_tags = tags;
-    if (hurray_ipc_channel_from_fd(std::atoi(argv[2]), &o, &ch, &err) != HURRAY_OK)
+    if (channel_on(std::atoi(argv[2]), HURRAY_DEVICE_VULKAN, &ch, &err) != HURRAY_OK)
       return die("channel", &err);
     hurray_handoff h;
     if (hurray_ipc_receive(ch, 30000, &h, nullptr, &err) != HURRAY_OK) return die("receive", &err);
@@ -213,11 +212,7 @@ int main(int argc, char **argv) {
   if (mode == "consume-device") {
     // the stand-in device plugin (fake_gpu_plugin.c) on tag CUDA: one EVENT
     // buffer; acquire waits for the producer's event, then every byte is 0x22
-    const uint8_t tags[] = {HURRAY_DEVICE_CUDA};
-    hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
-    o.device_count = 1;
-    o.device_tags = tags;
-    if (hurray_ipc_channel_from_fd(std::atoi(argv[2]), &o, &ch, &err) != HURRAY_OK)
+    if (channel_on(std::atoi(argv[2]), HURRAY_DEVICE_CUDA, &ch, &err) != HURRAY_OK)
       return die("channel", &err);
     hurray_handoff h;
     if (hurray_ipc_receive(ch, 30000, &h, nullptr, &err) != HURRAY_OK) return die("receive", &err);
@@ -236,11 +231,7 @@ int main(int argc, char **argv) {
   }
   if (mode == "consume-cuda" || mode == "hold-cuda") {
     // the real CUDA plugin: one STANDARD buffer with an interprocess event
-    const uint8_t tags[] = {HURRAY_DEVICE_CUDA};
-    hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
-    o.device_count = 1;
-    o.device_tags = tags;
-    if (hurray_ipc_channel_from_fd(std::atoi(argv[2]), &o, &ch, &err) != HURRAY_OK)
+    if (channel_on(std::atoi(argv[2]), HURRAY_DEVICE_CUDA, &ch, &err) != HURRAY_OK)
       return die("channel", &err);
     hurray_handoff h;
     if (!receive_cuda(ch, &h, &err)) return die("consume-cuda", &err);

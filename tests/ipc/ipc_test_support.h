@@ -26,7 +26,7 @@
 
 #include "../../src/ipc/wire.h"
 #include "../common/ipc_local_pair.h"
-#include "peer_process.h"
+#include "../common/peer_process.h"
 #include "../common/open_fds.h"
 #include "../common/shareable_alloc.h"
 

@@ -83,6 +83,7 @@
 #include <vector>
 
 #include "../../src/ipc/wire.h"
+#include "../common/scm_rights.h"
 
 namespace {
 
@@ -110,45 +111,22 @@ bool send_msg(int fd, const wire::Message &m, int extra_bytes = 0, int pass_fd =
     std::memcpy(buf + 8, &len, 4);
     n += extra_bytes;
   }
-  iovec iov{buf, n};
-  msghdr mh{};
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  if (pass_fd >= 0) {
-    mh.msg_control = control;
-    mh.msg_controllen = sizeof control;
-    cmsghdr *c = CMSG_FIRSTHDR(&mh);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
-  }
-  return sendmsg(fd, &mh, MSG_NOSIGNAL) == static_cast<ssize_t>(n);
+  return hurray_test::send_with_fd(fd, buf, n, pass_fd);
 }
 
 // Receive one message within 10 s; -1 timeout or error, 0 end of file, else
-// its length (*fd: a descriptor that came with it, or -1).
+// its length (*fd: a descriptor that came with it, or -1; any other closed).
 ssize_t recv_msg(int fd, wire::Message *m, int *got_fd) {
   *got_fd = -1;
-  pollfd p{fd, POLLIN, 0};
-  if (poll(&p, 1, 10000) != 1) return -1;
   uint8_t buf[wire::kMaxMessage];
-  iovec iov{buf, sizeof buf};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 2)];
-  msghdr mh{};
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  mh.msg_control = control;
-  mh.msg_controllen = sizeof control;
-  const ssize_t r = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+  std::vector<int> fds;
+  const ssize_t r = hurray_test::recv_with_fds(fd, buf, sizeof buf, &fds, 2, 10000);
+  if (!fds.empty()) {
+    *got_fd = fds[0];
+    fds.erase(fds.begin());
+  }
+  const size_t nfds = hurray_test::close_all(fds) + (*got_fd >= 0);
   if (r <= 0) return r;
-  size_t nfds = 0;
-  for (cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-    if (c->cmsg_type == SCM_RIGHTS) {
-      nfds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-      std::memcpy(got_fd, CMSG_DATA(c), sizeof(int));
-    }
   if (wire::parse(buf, static_cast<size_t>(r), nfds, m, nullptr) != HURRAY_OK) return -1;
   return r;
 }

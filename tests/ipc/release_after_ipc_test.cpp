@@ -21,7 +21,7 @@
 #include <catch2/catch.hpp>
 
 #include "ipc_test_support.h"
-#include "peer_process.h"
+#include "../common/peer_process.h"
 
 #ifndef HURRAY_IPC_RELEASE_PEER
 #error "HURRAY_IPC_RELEASE_PEER (path of hurray_ipc_release_peer) is not defined"
@@ -35,21 +35,23 @@ struct ReleasePeer : hurray_test::PeerProcess {
       : PeerProcess(HURRAY_IPC_RELEASE_PEER, {"{fd}"}, opts) {}
 };
 
+// Channel options that announce Vulkan only.
+const uint8_t kVulkan[] = {HURRAY_DEVICE_VULKAN};
+const hurray_ipc_options kVulkanOnly = [] {
+  hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
+  o.device_count = 1;
+  o.device_tags = kVulkan;
+  return o;
+}();
+
 using ipctest::Backs;     // ipc_test_support.h
 using ipctest::stats_of;
 
 // The Vulkan buffer the consumer releases after its gated work, sent.
 uint64_t send_vulkan(hurray_ipc_channel *ch) {
-  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
-  d.flags = HURRAY_ALLOC_SHAREABLE;
-  d.byte_size = 65536;
-  d.alignment = HURRAY_IPC_ALIGNMENT;
-  d.device_tag = HURRAY_DEVICE_VULKAN;
-  d.memory_class = HURRAY_MEMORY_UNIFIED;
-  hurray_buffer *b = nullptr;
+  hurray_buffer *b = hurray_test::alloc_shareable(65536, HURRAY_IPC_ALIGNMENT, HURRAY_DEVICE_VULKAN,
+                                                  HURRAY_MEMORY_UNIFIED);
   hurray_error err{};
-  INFO(err.message);
-  REQUIRE(hurray_buffer_alloc(nullptr, &d, &b, &err) == HURRAY_OK);
   uint64_t id = 0;
   REQUIRE(hurray_ipc_send(ch, b, nullptr, &id, &err) == HURRAY_OK);
   hurray_buffer_unref(b);
@@ -65,17 +67,12 @@ void need_vulkan() {
   }
 }
 
-const uint8_t kVulkan[] = {HURRAY_DEVICE_VULKAN};
-
 }  // namespace
 
 TEST_CASE("release_after: the consumer's RELEASE leaves when its device work completes",
           "[.release-after]") {
   need_vulkan();
-  hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
-  o.device_count = 1;
-  o.device_tags = kVulkan;
-  ReleasePeer peer(&o);
+  ReleasePeer peer(&kVulkanOnly);
   Backs backs;
   hurray_ipc_set_release_callback(peer.ch, Backs::on, &backs, nullptr);
   const uint64_t id = send_vulkan(peer.ch);
@@ -84,12 +81,7 @@ TEST_CASE("release_after: the consumer's RELEASE leaves when its device work com
   for (int i = 0; i < 20; ++i) REQUIRE(hurray_ipc_progress(peer.ch, 10, nullptr, nullptr) == HURRAY_OK);
   REQUIRE(backs.ids.empty());
   // "go": the consumer releases it, opens its gate, and the deferred RELEASE leaves.
-  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
-  d.flags = HURRAY_ALLOC_SHAREABLE;
-  d.byte_size = 4096;
-  d.alignment = HURRAY_IPC_ALIGNMENT;
-  hurray_buffer *go = nullptr;
-  REQUIRE(hurray_buffer_alloc(nullptr, &d, &go, nullptr) == HURRAY_OK);
+  hurray_buffer *go = hurray_test::alloc_shareable(4096, HURRAY_IPC_ALIGNMENT);
   REQUIRE(hurray_ipc_send(peer.ch, go, nullptr, nullptr, nullptr) == HURRAY_OK);
   hurray_buffer_unref(go);
   for (int i = 0; i < 300 && backs.ids.size() < 2; ++i)  // at most 30 s
@@ -104,10 +96,7 @@ TEST_CASE("release_after: the consumer's RELEASE leaves when its device work com
 TEST_CASE("release_after: a consumer SIGKILLed with a release pending is reclaimed",
           "[.release-after]") {
   need_vulkan();
-  hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
-  o.device_count = 1;
-  o.device_tags = kVulkan;
-  ReleasePeer peer(&o);
+  ReleasePeer peer(&kVulkanOnly);
   Backs backs;
   hurray_ipc_set_release_callback(peer.ch, Backs::on, &backs, nullptr);
   send_vulkan(peer.ch);

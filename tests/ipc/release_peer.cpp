@@ -22,6 +22,7 @@
 #include <cstring>
 #include <thread>
 
+#include "ipc_channel_on.h"
 #include "vulkan_gate.h"
 
 namespace {
@@ -36,12 +37,8 @@ int die(const char *what, const hurray_error *err = nullptr) {
 int main(int argc, char **argv) {
   if (argc < 2) return die("usage: hurray_ipc_release_peer FD");
   hurray_error err{};
-  const uint8_t tags[] = {HURRAY_DEVICE_VULKAN};
-  hurray_ipc_options o = HURRAY_IPC_OPTIONS_INIT;
-  o.device_count = 1;
-  o.device_tags = tags;
   hurray_ipc_channel *ch = nullptr;
-  if (hurray_ipc_channel_from_fd(std::atoi(argv[1]), &o, &ch, &err) != HURRAY_OK)
+  if (hurray_test::channel_on(std::atoi(argv[1]), HURRAY_DEVICE_VULKAN, &ch, &err) != HURRAY_OK)
     return die("channel", &err);
   hurray_handoff h;
   if (hurray_ipc_receive(ch, 30000, &h, nullptr, &err) != HURRAY_OK) return die("receive", &err);

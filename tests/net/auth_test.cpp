@@ -52,31 +52,11 @@ uint64_t rss_bytes() {
 // The TCP ports this process listens on, with the address each is bound to
 // (hex as /proc/net/tcp gives it; "0100007F" is 127.0.0.1, "00000000" any).
 std::vector<std::pair<std::string, uint16_t>> my_listening_ports(const std::string &pid = "self") {
-  std::set<std::string> inodes;
-  if (DIR *d = opendir(("/proc/" + pid + "/fd").c_str())) {
-    while (dirent *e = readdir(d)) {
-      char link[256] = {};
-      const std::string path = "/proc/" + pid + "/fd/" + e->d_name;
-      const ssize_t n = readlink(path.c_str(), link, sizeof link - 1);
-      if (n > 8 && std::strncmp(link, "socket:[", 8) == 0)
-        inodes.insert(std::string(link + 8, static_cast<size_t>(n) - 9));
-    }
-    closedir(d);
-  }
   std::vector<std::pair<std::string, uint16_t>> out;
-  for (const char *table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
-    std::ifstream f(table);
-    std::string line;
-    std::getline(f, line);
-    while (std::getline(f, line)) {
-      std::istringstream in(line);
-      std::string slot, local, remote, state, queues, timer, retr, uid, timeout, inode;
-      in >> slot >> local >> remote >> state >> queues >> timer >> retr >> uid >> timeout >> inode;
-      if (state != "0A" || inodes.count(inode) == 0) continue;
-      const size_t colon = local.rfind(':');
-      out.emplace_back(local.substr(0, colon),
-                       static_cast<uint16_t>(std::stoul(local.substr(colon + 1), nullptr, 16)));
-    }
+  for (const std::string &local : listening_sockets(pid)) {
+    const size_t colon = local.rfind(':');
+    out.emplace_back(local.substr(0, colon),
+                     static_cast<uint16_t>(std::stoul(local.substr(colon + 1), nullptr, 16)));
   }
   return out;
 }

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "../ipc/ipcfake_env.h"
+#include "../common/ipcfake_env.h"
 
 namespace {
 

@@ -56,35 +56,6 @@ bool listens_on_loopback_only(uint16_t port) {
   return loopback && !elsewhere;
 }
 
-// The local addresses ("0100007F:1F90", as /proc/net/tcp writes them) of the
-// TCP sockets of this process that listen.
-std::vector<std::string> my_listeners() {
-  std::set<std::string> inodes;
-  if (DIR *d = opendir("/proc/self/fd")) {
-    while (dirent *e = readdir(d)) {
-      char link[64] = {}, path[300];
-      std::snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
-      const ssize_t n = readlink(path, link, sizeof link - 1);
-      if (n > 9 && std::strncmp(link, "socket:[", 8) == 0)
-        inodes.insert(std::string(link + 8, static_cast<size_t>(n) - 9));
-    }
-    closedir(d);
-  }
-  std::vector<std::string> out;
-  for (const char *table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
-    std::ifstream f(table);
-    std::string line;
-    std::getline(f, line);
-    while (std::getline(f, line)) {
-      std::istringstream in(line);
-      std::string slot, local, remote, state, queues, timer, retr, uid, timeout, inode;
-      in >> slot >> local >> remote >> state >> queues >> timer >> retr >> uid >> timeout >> inode;
-      if (state == "0A" && inodes.count(inode) != 0) out.push_back(local);
-    }
-  }
-  return out;
-}
-
 // A client GETs id 1 (256 KiB of pattern 9) and finds its bytes.
 void good_get(Server &srv) {
   hurray_net_client *c = nullptr;
@@ -211,8 +182,7 @@ TEST_CASE("BP-PUT-DEVICE: an allocator's buffer on another device than declared 
   CHECK(srv.stats().puts_refused == 1);
   CHECK(srv.stats().live_buffers == 0);
   hurray_buffer_unref(src);
-  srv.drop(c);
-  CHECK(srv.finish() == 0);
+  CHECK(srv.close(c) == 0);
 }
 
 TEST_CASE("BP-MC-PAIR: a PUT to an invalid destination pair fails before anything is sent",
@@ -252,8 +222,7 @@ TEST_CASE("BP-MC-PAIR: a PUT to an invalid destination pair fails before anythin
   CHECK(srv.stats().puts_refused == 0);
   CHECK(srv.stats().puts_landed == 1);
   hurray_buffer_unref(src);
-  srv.drop(c);
-  CHECK(srv.finish() == 0);
+  CHECK(srv.close(c) == 0);
 }
 
 // ============================================================ admission --
@@ -279,11 +248,11 @@ TEST_CASE("with default options a client's UCX listens on the interface it conne
   // a client's UCX transport listens for its own endpoints, on the
   // interface the client reaches the server through (lo) and nowhere else.
   Server srv;
-  const size_t before = my_listeners().size();
+  const size_t before = listening_sockets().size();
   hurray_net_client *c = nullptr;
   with_client(srv, [&] { c = connect(srv.port(), nullptr); });
   REQUIRE(c != nullptr);
-  const std::vector<std::string> now = my_listeners();
+  const std::vector<std::string> now = listening_sockets();
   CHECK(now.size() > before);  // the client's UCX listens (on loopback)
   for (const std::string &local : now) {
     INFO(local);
@@ -349,8 +318,7 @@ TEST_CASE("NET-LIMIT: connections beyond max_connections_per_peer are refused un
   with_client(srv, [&] { c = connect(srv.port(), nullptr); });
   CHECK(c != nullptr);
   srv.drop(b);
-  srv.drop(c);
-  CHECK(srv.finish() == 0);
+  CHECK(srv.close(c) == 0);
 }
 
 // The message names the struct, the size given and its first published size.
@@ -433,8 +401,7 @@ TEST_CASE("NET-LIMIT: a PUT over max_put_bytes is refused with the limit's name,
   CHECK(srv.stats().live_buffers == 0);
   hurray_buffer_unref(big);
   hurray_buffer_unref(fits);
-  srv.drop(c);
-  CHECK(srv.finish() == 0);
+  CHECK(srv.close(c) == 0);
 }
 
 TEST_CASE("NET-LIMIT: a PUT declaring 2^40 bytes is refused before anything is allocated",

@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "../ipc/ipcfake_env.h"
-#include "../ipc/ipcfake_identity.h"
+#include "../common/ipcfake_env.h"
+#include "../common/ipcfake_identity.h"
 #include "wire.h"
 
 #ifndef HURRAY_NET_EXAMPLE_SERVER

@@ -8,6 +8,7 @@
 #include <hurray_backend.h>
 #include <hurray_net.h>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -20,7 +21,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -78,6 +82,11 @@ struct Server {
   }
   // Close a client while this thread keeps the server answering.
   void drop(hurray_net_client *c);
+  // drop(c), then finish().
+  uint64_t close(hurray_net_client *c) {
+    drop(c);
+    return finish();
+  }
   // Destroy now and report the guard's findings (handoffs never released).
   uint64_t finish() {
     for (auto &r : landed) hurray_buffer_unref(r.buffer);
@@ -155,6 +164,35 @@ inline hurray_net_transfer_desc to(uint8_t tag, uint8_t mc = HURRAY_MEMORY_STAND
 }
 
 // ------------------------------------------------------------ processes --
+// The local addresses ("0100007F:1F90", as /proc/net/tcp writes them: hex
+// address, then hex port) of the TCP sockets of process `pid` that listen.
+inline std::vector<std::string> listening_sockets(const std::string &pid = "self") {
+  std::set<std::string> inodes;
+  if (DIR *d = opendir(("/proc/" + pid + "/fd").c_str())) {
+    while (dirent *e = readdir(d)) {
+      char link[256] = {};
+      const std::string path = "/proc/" + pid + "/fd/" + e->d_name;
+      const ssize_t n = readlink(path.c_str(), link, sizeof link - 1);
+      if (n > 9 && std::strncmp(link, "socket:[", 8) == 0)
+        inodes.insert(std::string(link + 8, static_cast<size_t>(n) - 9));
+    }
+    closedir(d);
+  }
+  std::vector<std::string> out;
+  for (const char *table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream f(table);
+    std::string line;
+    std::getline(f, line);
+    while (std::getline(f, line)) {
+      std::istringstream in(line);
+      std::string slot, local, remote, state, queues, timer, retr, uid, timeout, inode;
+      in >> slot >> local >> remote >> state >> queues >> timer >> retr >> uid >> timeout >> inode;
+      if (state == "0A" && inodes.count(inode) != 0) out.push_back(local);
+    }
+  }
+  return out;
+}
+
 struct Child {
   pid_t pid = -1;
   int fd = -1;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "net_support.h"
+#include "synced_handoff.h"
 
 using namespace nettest;
 
@@ -164,8 +165,7 @@ TEST_CASE("PUT into Vulkan and OpenCL memory lands there, or is refused where ab
   }
   CHECK(srv.landed.size() == landed);
   hurray_buffer_unref(src);
-  srv.drop(c);
-  CHECK(srv.finish() == 0);
+  CHECK(srv.close(c) == 0);
 }
 
 TEST_CASE("a PUT to a device the server lacks is refused before anything is sent",
@@ -197,8 +197,7 @@ TEST_CASE("a PUT to a device the server lacks is refused before anything is sent
   CHECK(srv.stats().puts_refused == 0);
   CHECK(srv.stats().puts_landed == 1);
   hurray_buffer_unref(src);
-  srv.drop(c);
-  CHECK(srv.finish() == 0);
+  CHECK(srv.close(c) == 0);
 }
 
 TEST_CASE("BP-SYNC-NET: EVENT and CONSUMER_STREAM handoffs never reach the wire",
@@ -206,20 +205,8 @@ TEST_CASE("BP-SYNC-NET: EVENT and CONSUMER_STREAM handoffs never reach the wire"
   Server srv;
   alignas(4096) static unsigned char bytes[4096];
   int event = 0;
-  auto make = [&](uint8_t sync) {
-    hurray_handoff h;
-    std::memset(&h, 0, sizeof h);
-    h.version = HURRAY_HANDOFF_VERSION;
-    hurray_buffer_handle bh = {sizeof bytes, 4096, HURRAY_DEVICE_VULKAN, sync,
-                               HURRAY_MEMORY_HOST_PINNED, 0};
-    hurray_handle_encode(&bh, h.handle, sizeof h.handle, nullptr);
-    h.data = bytes;
-    h.sync_object = &event;
-    if (sync == HURRAY_SYNC_EVENT) h.release_event = noop_release_event;
-    h.release = noop_release;
-    return h;
-  };
-  hurray_handoff ev = make(HURRAY_SYNC_EVENT), stream = make(HURRAY_SYNC_CONSUMER_STREAM);
+  hurray_handoff ev = synced_handoff(bytes, HURRAY_SYNC_EVENT, &event),
+                 stream = synced_handoff(bytes, HURRAY_SYNC_CONSUMER_STREAM, &event);
   hurray_error e1, e2;
   hurray_status s1 = HURRAY_OK, s2 = HURRAY_OK;
   hurray_net_client *c = nullptr;
@@ -291,8 +278,7 @@ TEST_CASE("a PUT of a handoff: a CPU export goes as it is, device memory needs s
     hurray_handoff_release(&dh, nullptr);
     hurray_buffer_unref(dev);
   }
-  srv.drop(c);
-  CHECK(srv.finish() == 0);
+  CHECK(srv.close(c) == 0);
 }
 
 TEST_CASE("BP-ALIGN-IPC: under the RDMA policy 64-byte alignment is refused and 4096 passes",
@@ -386,8 +372,7 @@ TEST_CASE("GET copies a registered buffer onto the client's declared device", "[
   CHECK(s_gone == HURRAY_E_INVALID_ARGUMENT);
   hurray_buffer_unref(got);
   hurray_buffer_unref(got_cl);
-  srv.drop(c);
-  CHECK(srv.finish() == 0);
+  CHECK(srv.close(c) == 0);
 }
 
 TEST_CASE("connecting where nobody listens is a clear I/O error", "[net]") {

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "net_support.h"
+#include "synced_handoff.h"
 
 using namespace nettest;
 
@@ -187,8 +188,7 @@ TEST_CASE("a ticket is waited for once: twice, unknown or 0 is a clear error", "
   CHECK(sync == HURRAY_OK);
   CHECK(srv.stats().puts_landed == 2);
   hurray_buffer_unref(src);
-  srv.drop(c);
-  CHECK(srv.finish() == 0);
+  CHECK(srv.close(c) == 0);
 }
 
 TEST_CASE("a failing PUT in a window does not spoil the others, DEVICE_UNAVAILABLE per PUT",
@@ -200,16 +200,7 @@ TEST_CASE("a failing PUT in a window does not spoil the others, DEVICE_UNAVAILAB
   // An EVENT handoff: refused before anything is sent (BP-SYNC-NET).
   alignas(4096) static unsigned char bytes[4096];
   int event = 0;
-  hurray_handoff ev;
-  std::memset(&ev, 0, sizeof ev);
-  ev.version = HURRAY_HANDOFF_VERSION;
-  hurray_buffer_handle bh = {sizeof bytes, 4096, HURRAY_DEVICE_VULKAN, HURRAY_SYNC_EVENT,
-                             HURRAY_MEMORY_HOST_PINNED, 0};
-  hurray_handle_encode(&bh, ev.handle, sizeof ev.handle, nullptr);
-  ev.data = bytes;
-  ev.sync_object = &event;
-  ev.release_event = noop_release_event;
-  ev.release = noop_release;
+  hurray_handoff ev = synced_handoff(bytes, HURRAY_SYNC_EVENT, &event);
 
   const int kPuts = 8;  // ids 0..7; 3, 4 and 5 fail on the server
   std::vector<uint64_t> tickets(kPuts, 0);
@@ -274,8 +265,7 @@ TEST_CASE("a failing PUT in a window does not spoil the others, DEVICE_UNAVAILAB
   CHECK(st.puts_landed == 5);
   CHECK(st.live_buffers == 0);
   hurray_buffer_unref(src);
-  srv.drop(c);
-  CHECK(srv.finish() == 0);
+  CHECK(srv.close(c) == 0);
 }
 
 TEST_CASE("a server's allocator: PUTs land in memory the application owns and recycles",
@@ -318,8 +308,7 @@ TEST_CASE("a server's allocator: PUTs land in memory the application owns and re
   CHECK(pool.allocs == 2);
   hurray_buffer_unref(a);
   hurray_buffer_unref(b);
-  srv.drop(c);
-  CHECK(srv.finish() == 0);
+  CHECK(srv.close(c) == 0);
   CHECK(pool.returns == 2);
   CHECK(!pool.busy);
 

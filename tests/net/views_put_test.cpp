@@ -9,19 +9,13 @@
 #include <vector>
 
 #include "net_support.h"
+#include "../common/view_of.h"
 
 using namespace nettest;
 
 namespace {
 
-hurray_buffer *view_of(hurray_buffer *p, uint64_t off, uint64_t len) {
-  hurray_buffer *v = nullptr;
-  hurray_error err{};
-  const hurray_status st = hurray_buffer_view(p, off, len, &v, &err);
-  INFO(err.message);
-  REQUIRE(st == HURRAY_OK);
-  return v;
-}
+using hurray_test::view_of;
 
 // Do the n bytes of b equal pattern(off + i, seed)?
 bool view_bytes(const hurray_buffer *b, uint64_t off, uint64_t n, uint64_t seed) {
@@ -37,6 +31,35 @@ struct Piece {
 };
 const std::vector<Piece> kPieces = {{4096, 65536}, {0, 4096}, {1u << 19, 100000}, {12288, 1}};
 
+// PUT each of kPieces as a view of src from a client (*client), as a buffer
+// of id i, or, with_handoffs, as a buffer of id 2i and as a handoff of id
+// 2i + 1; the statuses in order.
+std::vector<hurray_status> put_views(Server &srv, hurray_buffer *src, bool with_handoffs,
+                                     hurray_net_client **client) {
+  std::vector<hurray_status> results;
+  hurray_net_client *c = nullptr;
+  const uint64_t step = with_handoffs ? 2 : 1;
+  with_client(srv, [&] {
+    c = connect(srv.port(), nullptr);
+    if (!c) return;
+    for (size_t i = 0; i < kPieces.size(); ++i) {
+      hurray_buffer *v = view_of(src, kPieces[i].off, kPieces[i].len);
+      hurray_net_transfer_desc d = to(HURRAY_DEVICE_CPU, HURRAY_MEMORY_STANDARD, step * i);
+      results.push_back(hurray_net_client_put_buffer(c, v, &d, nullptr));
+      if (with_handoffs) {
+        hurray_handoff h;
+        REQUIRE(hurray_buffer_export(v, nullptr, &h, nullptr) == HURRAY_OK);
+        d.buffer_id = 2 * i + 1;
+        results.push_back(hurray_net_client_put(c, &h, &d, nullptr));
+        hurray_handoff_release(&h, nullptr);
+      }
+      hurray_buffer_unref(v);
+    }
+  });
+  *client = c;
+  return results;
+}
+
 }  // namespace
 
 TEST_CASE("a PUT of a CPU view lands the view's bytes, as a buffer and as a handoff",
@@ -44,23 +67,8 @@ TEST_CASE("a PUT of a CPU view lands the view's bytes, as a buffer and as a hand
   Server srv;
   const uint64_t n = 1u << 20;
   hurray_buffer *src = cpu_buffer(n, 5);
-  std::vector<hurray_status> results;
   hurray_net_client *c = nullptr;
-  with_client(srv, [&] {
-    c = connect(srv.port(), nullptr);
-    if (!c) return;
-    for (size_t i = 0; i < kPieces.size(); ++i) {
-      hurray_buffer *v = view_of(src, kPieces[i].off, kPieces[i].len);
-      hurray_net_transfer_desc d = to(HURRAY_DEVICE_CPU, HURRAY_MEMORY_STANDARD, 2 * i);
-      results.push_back(hurray_net_client_put_buffer(c, v, &d, nullptr));
-      hurray_handoff h;
-      REQUIRE(hurray_buffer_export(v, nullptr, &h, nullptr) == HURRAY_OK);
-      d.buffer_id = 2 * i + 1;
-      results.push_back(hurray_net_client_put(c, &h, &d, nullptr));
-      hurray_handoff_release(&h, nullptr);
-      hurray_buffer_unref(v);
-    }
-  });
+  const std::vector<hurray_status> results = put_views(srv, src, true, &c);
   REQUIRE(c != nullptr);
   REQUIRE(results.size() == 2 * kPieces.size());
   for (auto r : results) CHECK(r == HURRAY_OK);
@@ -73,8 +81,7 @@ TEST_CASE("a PUT of a CPU view lands the view's bytes, as a buffer and as a hand
     CHECK(view_bytes(srv.landed[i].buffer, p.off, p.len, 5));
   }
   hurray_buffer_unref(src);
-  srv.drop(c);
-  CHECK(srv.finish() == 0);
+  CHECK(srv.close(c) == 0);
 }
 
 TEST_CASE("a PUT of a Vulkan or OpenCL view stages the view's bytes", "[net][views]") {
@@ -98,18 +105,8 @@ TEST_CASE("a PUT of a Vulkan or OpenCL view stages the view's bytes", "[net][vie
     std::vector<unsigned char> host(n);
     for (uint64_t i = 0; i < n; ++i) host[i] = pattern(i, 6);
     REQUIRE(hurray_buffer_copy_from_host(dev, 0, host.data(), n, nullptr) == HURRAY_OK);
-    std::vector<hurray_status> results;
     hurray_net_client *c = nullptr;
-    with_client(srv, [&] {
-      c = connect(srv.port(), nullptr);
-      if (!c) return;
-      for (size_t i = 0; i < kPieces.size(); ++i) {
-        hurray_buffer *v = view_of(dev, kPieces[i].off, kPieces[i].len);
-        hurray_net_transfer_desc d = to(HURRAY_DEVICE_CPU, HURRAY_MEMORY_STANDARD, i);
-        results.push_back(hurray_net_client_put_buffer(c, v, &d, nullptr));
-        hurray_buffer_unref(v);
-      }
-    });
+    const std::vector<hurray_status> results = put_views(srv, dev, false, &c);
     REQUIRE(c != nullptr);
     REQUIRE(results.size() == kPieces.size());
     for (auto r : results) CHECK(r == HURRAY_OK);
@@ -120,7 +117,6 @@ TEST_CASE("a PUT of a Vulkan or OpenCL view stages the view's bytes", "[net][vie
       CHECK(view_bytes(srv.landed[i].buffer, kPieces[i].off, kPieces[i].len, 6));
     }
     hurray_buffer_unref(dev);
-    srv.drop(c);
-    CHECK(srv.finish() == 0);
+    CHECK(srv.close(c) == 0);
   }
 }

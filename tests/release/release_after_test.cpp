@@ -53,6 +53,22 @@ hurray_handoff make_handoff(hurray_context *ctx, uint8_t tag, Counter *c) {
 
 using hurray_test::settle;
 using hurray_test::wait_for;
+using hurray_test::wait_for_each;
+
+// A context whose policy allows the private device tag (the example
+// plugin's 0xF0).
+hurray_context *private_tag_context(uint8_t tag) {
+  hurray_context *ctx = nullptr;
+  hurray_policy *pol = nullptr;
+  hurray_error err{};
+  INFO(err.message);
+  REQUIRE(hurray_context_create(&ctx, &err) == HURRAY_OK);
+  REQUIRE(hurray_policy_create(&pol, &err) == HURRAY_OK);
+  REQUIRE(hurray_policy_allow_private_tag(pol, tag, 1, &err) == HURRAY_OK);
+  REQUIRE(hurray_context_set_policy(ctx, pol, &err) == HURRAY_OK);
+  hurray_policy_destroy(pol);
+  return ctx;
+}
 
 void need_device(uint8_t tag) {
   int32_t n = 0;
@@ -145,11 +161,7 @@ void gated_release(uint8_t tag, void *(*stream_of)(Gate &), int n) {
   for (auto &c : counts) early += c.n.load();
   REQUIRE(early == 0);  // the gate is closed: no release may have happened
   gate.open();
-  REQUIRE(wait_for([&] {
-    for (auto &c : counts)
-      if (c.n.load() == 0) return false;
-    return true;
-  }));
+  REQUIRE(wait_for_each(counts, [](auto &c) { return c.n.load(); }));
   settle();
   for (auto &c : counts) REQUIRE(c.n.load() == 1);
   delete owned;
@@ -254,11 +266,7 @@ void racing_release(uint8_t tag, void *(*stream_of)(Gate &)) {
   gate.open();
   for (auto &th : threads) th.join();
   REQUIRE(failed.load() == 0);
-  REQUIRE(wait_for([&] {
-    for (auto &c : counts)
-      if (c.n.load() == 0) return false;
-    return true;
-  }));
+  REQUIRE(wait_for_each(counts, [](auto &c) { return c.n.load(); }));
   settle();
   for (auto &c : counts) REQUIRE(c.n.load() == 1);
   delete owned;
@@ -329,15 +337,8 @@ TEST_CASE("release_after: guard reports work that never completed (BP-REL-DEFER)
 // handoff. Run with HURRAY_BACKEND_PATH naming the example plugin.
 TEST_CASE("release_after: a backend without the entry waits on the host", "[fallback]") {
   constexpr uint8_t kTag = 0xF0;
-  hurray_context *ctx = nullptr;
-  hurray_policy *pol = nullptr;
   hurray_error err{};
-  INFO(err.message);
-  REQUIRE(hurray_context_create(&ctx, &err) == HURRAY_OK);
-  REQUIRE(hurray_policy_create(&pol, &err) == HURRAY_OK);
-  REQUIRE(hurray_policy_allow_private_tag(pol, kTag, 1, &err) == HURRAY_OK);
-  REQUIRE(hurray_context_set_policy(ctx, pol, &err) == HURRAY_OK);
-  hurray_policy_destroy(pol);
+  hurray_context *ctx = private_tag_context(kTag);
   need_device(kTag);
   int deferred = -1;
   REQUIRE(hurray_device_release_after_deferred(ctx, kTag, 0, &deferred, &err) == HURRAY_OK);
@@ -431,11 +432,7 @@ TEST_CASE("release_after: WebGPU defers to the queue's work-done callback", "[we
     REQUIRE(h.release == nullptr);
     if (ev.event_free_fn) ev.event_free_fn(ev.event_user, ev.sync_object);
   }
-  REQUIRE(wait_for([&] {
-    for (auto &s : seen)
-      if (s.c.n.load() == 0) return false;
-    return true;
-  }));
+  REQUIRE(wait_for_each(seen, [](auto &s) { return s.c.n.load(); }));
   settle();
   for (auto &s : seen) {
     REQUIRE(s.c.n.load() == 1);
@@ -528,11 +525,7 @@ void event_handed_over(uint8_t tag, void *(*event_of)(Gate &), uint64_t value, i
     REQUIRE(s.freed.load() == 0);  // the deferred release still needs the event
   }
   gate.open();
-  REQUIRE(wait_for([&] {
-    for (auto &s : seen)
-      if (s.freed.load() == 0) return false;
-    return true;
-  }));
+  REQUIRE(wait_for_each(seen, [](auto &s) { return s.freed.load(); }));
   settle();
   for (auto &s : seen) {
     REQUIRE(s.released.n.load() == 1);
@@ -619,14 +612,7 @@ TEST_CASE("release_after_event: on an error the caller keeps both", "[event-erro
   // wait) refuses an event it never recorded: the handoff and the event stay
   // the caller's; one it recorded is waited for, then both go before the return.
   constexpr uint8_t kTag = 0xF0;
-  hurray_context *ctx = nullptr;
-  hurray_policy *pol = nullptr;
-  INFO(err.message);
-  REQUIRE(hurray_context_create(&ctx, &err) == HURRAY_OK);
-  REQUIRE(hurray_policy_create(&pol, &err) == HURRAY_OK);
-  REQUIRE(hurray_policy_allow_private_tag(pol, kTag, 1, &err) == HURRAY_OK);
-  REQUIRE(hurray_context_set_policy(ctx, pol, &err) == HURRAY_OK);
-  hurray_policy_destroy(pol);
+  hurray_context *ctx = private_tag_context(kTag);
   need_device(kTag);
   EventSeen p;
   hurray_handoff ph = event_seen_handoff(ctx, kTag, &p);

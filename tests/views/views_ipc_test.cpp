@@ -20,10 +20,14 @@
 #include <vector>
 
 #include "../../src/ipc/wire.h"
+#include "../common/scm_rights.h"
 #include "../common/shareable_alloc.h"
-#include "../ipc/peer_process.h"
+#include "../common/view_of.h"
+#include "../common/peer_process.h"
 
 namespace {
+
+using hurray_test::view_of;
 
 unsigned char pattern(uint64_t i) { return static_cast<unsigned char>((i * 13 + 5) ^ (i >> 9)); }
 
@@ -88,14 +92,6 @@ hurray_buffer *alloc(uint8_t tag, uint8_t mc, uint64_t size) {
   return b;
 }
 
-hurray_buffer *view(hurray_buffer *p, uint64_t off, uint64_t len) {
-  hurray_buffer *v = nullptr;
-  hurray_error err{};
-  const hurray_status st = hurray_buffer_view(p, off, len, &v, &err);
-  INFO(err.message);
-  REQUIRE(st == HURRAY_OK);
-  return v;
-}
 
 uint64_t expected_hash(uint64_t off, uint64_t len) {
   std::vector<unsigned char> b(len);
@@ -115,7 +111,7 @@ void send_views(Peer &peer, hurray_buffer *p, const std::vector<std::pair<uint64
                 bool opaque) {
   for (const auto &[off, len] : vs) {
     INFO("view of " << len << " bytes at " << off);
-    hurray_buffer *v = view(p, off, len);
+    hurray_buffer *v = view_of(p, off, len);
     hurray_error err{};
     const hurray_status st = hurray_ipc_send(peer.ch, v, nullptr, nullptr, &err);
     INFO(err.message);
@@ -158,8 +154,8 @@ TEST_CASE("ipc: a CPU view reaches another process as the view's bytes") {
   Peer peer(HURRAY_DEVICE_CPU, static_cast<int>(vs.size() + 1));
   send_views(peer, p, vs, false);
   // a view of a view: at 4096 + 8192 of p
-  hurray_buffer *a = view(p, 4096, 32768);
-  hurray_buffer *b = view(a, 8192, 8192);
+  hurray_buffer *a = view_of(p, 4096, 32768);
+  hurray_buffer *b = view_of(a, 8192, 8192);
   hurray_buffer_unref(a);
   hurray_buffer_unref(p);  // b's send alone keeps the memory now
   hurray_error err{};
@@ -177,14 +173,14 @@ TEST_CASE("ipc: a view is sent only if its own alignment meets BP-ALIGN-IPC") {
   Peer peer(HURRAY_DEVICE_CPU, 1);
   hurray_error err{};
   for (uint64_t off : {64ull, 2048ull, 4096ull + 512}) {
-    hurray_buffer *v = view(p, off, 1024);
+    hurray_buffer *v = view_of(p, off, 1024);
     CHECK(hurray_ipc_send(peer.ch, v, nullptr, nullptr, &err) == HURRAY_E_ALIGNMENT);
     CHECK(std::string(err.rule_id) == "BP-ALIGN-IPC");
     hurray_buffer_unref(v);
   }
   CHECK(sent_count(peer.ch) == 0);
   // a page-aligned one goes
-  hurray_buffer *v = view(p, 4096 * 5, 4096);
+  hurray_buffer *v = view_of(p, 4096 * 5, 4096);
   REQUIRE(hurray_ipc_send(peer.ch, v, nullptr, nullptr, &err) == HURRAY_OK);
   CHECK(peer.line().hash == expected_hash(4096 * 5, 4096));
   hurray_buffer_unref(v);
@@ -331,7 +327,7 @@ TEST_CASE("ipc: a device view at an offset goes only to a peer of protocol versi
     hurray_ipc_channel *ch = channel_to_hello(sv, version);
     hurray_error err{};
     hurray_buffer *p = alloc(HURRAY_DEVICE_VULKAN, HURRAY_MEMORY_STANDARD, 65536);
-    hurray_buffer *at0 = view(p, 0, 4096), *at8k = view(p, 8192, 4096);
+    hurray_buffer *at0 = view_of(p, 0, 4096), *at8k = view_of(p, 8192, 4096);
     // offset 0: the 216-byte form (a version-2 peer also gets the identity)
     REQUIRE(hurray_ipc_send(ch, at0, nullptr, nullptr, &err) == HURRAY_OK);
     ssize_t got = recv(sv[1], buf, sizeof buf, 0);  // its descriptor is dropped with the socket
@@ -364,34 +360,14 @@ namespace {
 
 // recvmsg one datagram and the descriptor that came with it (-1 if none).
 ssize_t recv_with_fd(int sock, uint8_t *buf, size_t cap, int *fd) {
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 2)] = {};
-  iovec iov{buf, cap};
-  msghdr mh{};
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  mh.msg_control = control;
-  mh.msg_controllen = sizeof control;
-  const ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-  *fd = -1;
-  for (cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) std::memcpy(fd, CMSG_DATA(c), sizeof(int));
+  std::vector<int> fds;
+  const ssize_t n = hurray_test::recv_with_fds(sock, buf, cap, &fds);
+  *fd = fds.empty() ? -1 : fds[0];
   return n;
 }
 
 void send_with_fd(int sock, const uint8_t *buf, size_t n, int fd) {
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  iovec iov{const_cast<uint8_t *>(buf), n};
-  msghdr mh{};
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  mh.msg_control = control;
-  mh.msg_controllen = sizeof control;
-  cmsghdr *c = CMSG_FIRSTHDR(&mh);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  REQUIRE(sendmsg(sock, &mh, 0) == static_cast<ssize_t>(n));
+  REQUIRE(hurray_test::send_with_fd(sock, buf, n, fd));
 }
 
 }  // namespace
@@ -408,7 +384,7 @@ TEST_CASE("ipc: a received view offset is checked against the view's alignment (
   hurray_error err{};
   // a real Vulkan export of a view, as this side's peer receives it
   hurray_buffer *p = alloc(HURRAY_DEVICE_VULKAN, HURRAY_MEMORY_STANDARD, 65536);
-  hurray_buffer *v = view(p, 8192, 4096);
+  hurray_buffer *v = view_of(p, 8192, 4096);
   REQUIRE(hurray_ipc_send(ch, v, nullptr, nullptr, &err) == HURRAY_OK);
   hurray_buffer_unref(v);
   int fd = -1;

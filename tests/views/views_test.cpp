@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "../common/view_of.h"
+
 namespace {
 
 unsigned char pattern(uint64_t i) { return static_cast<unsigned char>((i * 7 + 3) ^ (i >> 8)); }
@@ -55,6 +57,21 @@ hurray_buffer_handle handle_of(const hurray_buffer *b) {
   return h;
 }
 
+using hurray_test::view_of;
+
+// h exported as a one-dimensional uint8 DLPack tensor of shape[0] bytes at
+// byte_offset (hurray_dlpack_export_versioned), checked.
+hurray_dl_managed_tensor_versioned *u8_tensor(hurray_handoff *h, const int64_t *shape,
+                                              uint64_t byte_offset) {
+  hurray_dl_managed_tensor_versioned *t = nullptr;
+  hurray_error err{};
+  const hurray_status st = hurray_dlpack_export_versioned(
+      h, hurray_dl_data_type{HURRAY_DL_UINT, 8, 1}, 1, shape, nullptr, byte_offset, &t, &err);
+  INFO(err.message);
+  REQUIRE(st == HURRAY_OK);
+  return t;
+}
+
 hurray_status view(hurray_buffer *p, uint64_t off, uint64_t len, hurray_buffer **v,
                    hurray_error *err) {
   *v = nullptr;
@@ -80,10 +97,7 @@ TEST_CASE("every offset class gets the alignment it can promise, and bounds are 
                      {1, 0, 1},                {size - 1, 1 - 1, 1},  {4096 * 3 + 512, 512, 512}};
   for (const Case &c : ok) {
     INFO("offset " << c.off << " length " << c.len);
-    hurray_buffer *v = nullptr;
-    const hurray_status st = view(p, c.off, c.len, &v, &err);
-    INFO(err.message);
-    REQUIRE(st == HURRAY_OK);
+    hurray_buffer *v = view_of(p, c.off, c.len);
     const hurray_buffer_handle h = handle_of(v);
     CHECK(h.byte_size == c.len);
     CHECK(h.alignment == c.align);
@@ -282,11 +296,7 @@ TEST_CASE("DLPack's data pointer of a CPU view is the parent's address plus the 
   hurray_buffer_unref(v);
   hurray_buffer_unref(p);
   const int64_t shape[1] = {256};
-  hurray_dl_managed_tensor_versioned *t = nullptr;
-  const hurray_status st = hurray_dlpack_export_versioned(
-      &h, hurray_dl_data_type{HURRAY_DL_UINT, 8, 1}, 1, shape, nullptr, 512, &t, &err);
-  INFO(err.message);
-  REQUIRE(st == HURRAY_OK);
+  hurray_dl_managed_tensor_versioned *t = u8_tensor(&h, shape, 512);
   const auto *bytes = static_cast<const unsigned char *>(t->dl_tensor.data) + t->dl_tensor.byte_offset;
   CHECK(t->dl_tensor.byte_offset == 0);
   for (int i = 0; i < 256; ++i) CHECK(bytes[i] == pattern(8192 + 256 + 512 + i));
@@ -333,10 +343,7 @@ void device_views(DeviceCase dc) {
   for (uint64_t off : std::initializer_list<uint64_t>{0ull, 4096ull, 8192ull + 64, 20480ull, size - 4096, size}) {
     INFO("offset " << off);
     const uint64_t len = off == size ? 0 : 4096 - (off % 4096 ? 64 : 0);
-    hurray_buffer *v = nullptr;
-    const hurray_status vst = view(p, off, len, &v, &err);
-    INFO(err.message);
-    REQUIRE(vst == HURRAY_OK);
+    hurray_buffer *v = view_of(p, off, len);
     const hurray_buffer_handle h = handle_of(v);
     CHECK(h.device_tag == dc.tag);
     CHECK(h.memory_class == dc.mc);
@@ -369,11 +376,7 @@ void device_views(DeviceCase dc) {
       // DLPack: the handle, and byte_offset = view offset + the caller's
       if (len) {
         const int64_t shape[1] = {64};
-        hurray_dl_managed_tensor_versioned *t = nullptr;
-        const hurray_status dst = hurray_dlpack_export_versioned(
-            &vh, hurray_dl_data_type{HURRAY_DL_UINT, 8, 1}, 1, shape, nullptr, 128, &t, &err);
-        INFO(err.message);
-        REQUIRE(dst == HURRAY_OK);
+        hurray_dl_managed_tensor_versioned *t = u8_tensor(&vh, shape, 128);
         CHECK(t->dl_tensor.data == hurray_buffer_data(p));
         CHECK(t->dl_tensor.byte_offset == off + 128);
         t->deleter(t);

@@ -5,15 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int failures;
-
-#define CHECK(cond)                                                          \
-  do {                                                                       \
-    if (!(cond)) {                                                           \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                            \
-    }                                                                        \
-  } while (0)
+#include "../../common/c_check.h"
 
 int main(void) {
   hurray_buffer_handle h, back;
@@ -56,10 +48,7 @@ int main(void) {
   CHECK(strcmp(hurray_rule_id((hurray_rule)err.rule), "BP-ALIGN-IPC") == 0);
   hurray_policy_destroy(policy);
 
-  if (failures) {
-    fprintf(stderr, "c99 consumer: %d check(s) failed\n", failures);
-    return 1;
-  }
+  if (checks_failed("c99 consumer")) return 1;
   printf("c99 consumer: OK (libhurray %s)\n", hurray_version_string());
   return 0;
 }

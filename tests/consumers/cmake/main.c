@@ -6,15 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int failures;
-
-#define CHECK(cond)                                                          \
-  do {                                                                       \
-    if (!(cond)) {                                                           \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                            \
-    }                                                                        \
-  } while (0)
+#include "../../common/c_check.h"
 
 int main(void) {
   hurray_buffer_handle h, back;
@@ -41,10 +33,7 @@ int main(void) {
   CHECK(hurray_table_validate(wire, sizeof wire, policy, &err) == HURRAY_OK);
   hurray_policy_destroy(policy);
 
-  if (failures) {
-    fprintf(stderr, "cmake consumer: %d check(s) failed\n", failures);
-    return 1;
-  }
+  if (checks_failed("cmake consumer")) return 1;
   printf("cmake consumer: OK (libhurray %s)\n", hurray_version_string());
   return 0;
 }

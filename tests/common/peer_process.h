@@ -19,11 +19,11 @@
 
 #include <catch2/catch.hpp>
 
+#include "child_process.h"
+
 namespace hurray_test {
 
-struct PeerProcess {
-  pid_t pid = -1;
-  int out = -1;  // the child's stdout
+struct PeerProcess : ChildProcess {
   hurray_ipc_channel *ch = nullptr;
 
   PeerProcess(const char *exe, std::vector<std::string> args, const hurray_ipc_options *opts) {
@@ -54,28 +54,14 @@ struct PeerProcess {
     INFO(err.message);
     REQUIRE(st == HURRAY_OK);
   }
-  PeerProcess(const PeerProcess &) = delete;
-  PeerProcess &operator=(const PeerProcess &) = delete;
   ~PeerProcess() {
     if (ch) hurray_ipc_close(ch);
-    if (pid > 0) {
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
-    if (out >= 0) close(out);
   }
   // Wait for the child's one-byte signal on its stdout.
   char signal_byte() {
     char c = 0;
     REQUIRE(read(out, &c, 1) == 1);
     return c;
-  }
-  // The child's exit status (128 + N when signal N ended it).
-  int wait_exit() {
-    int status = 0;
-    REQUIRE(waitpid(pid, &status, 0) == pid);
-    pid = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
 };
 

@@ -1,4 +1,4 @@
-// The identity the stand-in plugin (fake_gpu_plugin.c) reports for its device
+// The identity the stand-in plugin (tests/ipc/fake_gpu_plugin.c) reports for its device
 // of letter `letter` under HURRAY_IPCFAKE_IDENTITY: the UUID "ipcfake device X".
 // Shared by the IPC and network identity tests.
 #pragma once

@@ -17,6 +17,7 @@
 #include <string>
 #include <thread>
 #include "../common/open_fds.h"
+#include "../common/shareable_alloc.h"
 
 namespace {
 
@@ -51,13 +52,7 @@ TEST_CASE("dispatch: a descriptor the plugin returned is closed when its export 
   CHECK(hurray_device_native(nullptr, HURRAY_DEVICE_CUDA, 0, &n, &err) == HURRAY_E_UNSUPPORTED);
   CHECK(std::string(err.message) ==
         "ipcfake: native: UNSUPPORTED: this backend has no native handles");
-  hurray_alloc_desc d = HURRAY_ALLOC_DESC_INIT;
-  d.flags = HURRAY_ALLOC_SHAREABLE;
-  d.byte_size = 65536;
-  d.alignment = HURRAY_IPC_ALIGNMENT;
-  d.device_tag = HURRAY_DEVICE_CUDA;
-  hurray_buffer *b = nullptr;
-  REQUIRE(hurray_buffer_alloc(nullptr, &d, &b, &err) == HURRAY_OK);
+  hurray_buffer *b = hurray_test::alloc_shareable(65536, HURRAY_IPC_ALIGNMENT, HURRAY_DEVICE_CUDA);
   const int fds = open_fds();
   struct Case {
     const char *mode;

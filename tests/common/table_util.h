@@ -1,4 +1,5 @@
-// Helpers shared by the core tests: build handles and bytes, run validation.
+// Helpers of the core and concurrency tests: build handles and bytes, run
+// validation.
 #pragma once
 #include <hurray.h>
 

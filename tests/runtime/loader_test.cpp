@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "hurray_known_plugins.h"
+#include "../common/proc_maps.h"
 
 namespace {
 
@@ -30,12 +31,18 @@ std::string report() {
   return r;
 }
 
-bool maps_contain(const char *needle) {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line))
-    if (line.find(needle) != std::string::npos) return true;
-  return false;
+using hurray_test::mapped;
+
+// hurray_buffer_alloc of 64 bytes on the example plugin's private tag 0xF0
+// in ctx (nullptr: the default context).
+hurray_status alloc_private(hurray_context *ctx, hurray_error *err) {
+  hurray_alloc_desc a = HURRAY_ALLOC_DESC_INIT;
+  a.byte_size = 64;
+  a.device_tag = 0xF0;
+  hurray_buffer *b = nullptr;
+  const hurray_status st = hurray_buffer_alloc(ctx, &a, &b, err);
+  if (st == HURRAY_OK) hurray_buffer_unref(b);
+  return st;
 }
 
 struct PrivateContext {
@@ -98,12 +105,8 @@ TEST_CASE("a private plugin found through HURRAY_BACKEND_PATH serves its tag", "
 }
 
 TEST_CASE("the default context refuses a private tag nobody agreed", "[loader][path]") {
-  hurray_alloc_desc a = HURRAY_ALLOC_DESC_INIT;
-  a.byte_size = 64;
-  a.device_tag = 0xF0;
-  hurray_buffer *b;
   hurray_error err;
-  CHECK(hurray_buffer_alloc(nullptr, &a, &b, &err) == HURRAY_E_DEVICE_TAG);
+  CHECK(alloc_private(nullptr, &err) == HURRAY_E_DEVICE_TAG);
   CHECK(std::string(err.rule_id) == "BP-DEV-PRIVATE");
 }
 
@@ -132,12 +135,8 @@ TEST_CASE("plugins with a wrong ABI are refused with the reason", "[loader][bad]
 
 TEST_CASE("a plugin whose probe fails makes its device unavailable, with the reason", "[loader][absent]") {
   PrivateContext pc;
-  hurray_alloc_desc a = HURRAY_ALLOC_DESC_INIT;
-  a.byte_size = 64;
-  a.device_tag = 0xF0;
-  hurray_buffer *b;
   hurray_error err;
-  CHECK(hurray_buffer_alloc(pc.ctx, &a, &b, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
+  CHECK(alloc_private(pc.ctx, &err) == HURRAY_E_DEVICE_UNAVAILABLE);
   CHECK(std::string(err.message).find("the device is switched off") != std::string::npos);
 }
 
@@ -166,7 +165,7 @@ TEST_CASE("no vendor runtime is loaded until its device is used", "[loader][lazy
   hurray_buffer_unref(b);
   for (const char *lib : {"libvulkan", "libOpenCL", "libcuda", "libamdhip64", "libze_loader",
                           "libhurray-vulkan", "libhurray-opencl"})
-    CHECK_FALSE(maps_contain(lib));
+    CHECK_FALSE(mapped(lib));
 }
 
 namespace {

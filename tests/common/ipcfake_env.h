@@ -1,5 +1,5 @@
 // Points the backend loader of a test program at the stand-in GPU plugin
-// (fake_gpu_plugin.c, built into HURRAY_IPCFAKE_DIR) before any backend
+// (tests/ipc/fake_gpu_plugin.c, built into HURRAY_IPCFAKE_DIR) before any backend
 // loads: a static initialiser, included by one file of each program.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Helpers for the handoff tests: counting free/event callbacks, a guard
+// Helpers of the handoff and concurrency tests: counting free/event callbacks, a guard
 // report collector, and wrapping a CPU buffer.
 #pragma once
 #include <hurray.h>

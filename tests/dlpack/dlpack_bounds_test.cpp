@@ -38,6 +38,20 @@ hurray_handoff wrap(void *data, uint64_t n, uint32_t buffer_flags = 0, uint8_t t
 
 constexpr hurray_dl_data_type kU8 = {HURRAY_DL_UINT, 8, 1};
 
+// A producer's tensor that declares DLPack 1.1, deleted through on_delete.
+hurray_dl_managed_tensor_versioned tensor_1_1(void *data, hurray_dl_device device, int32_t ndim,
+                                              hurray_dl_data_type dtype, int64_t *shape) {
+  hurray_dl_managed_tensor_versioned v{};
+  v.version = {1, 1};
+  v.deleter = on_delete;
+  v.dl_tensor.data = data;
+  v.dl_tensor.device = device;
+  v.dl_tensor.ndim = ndim;
+  v.dl_tensor.dtype = dtype;
+  v.dl_tensor.shape = shape;
+  return v;
+}
+
 }  // namespace
 
 TEST_CASE("export: byte_offset is folded into data on an address device, both structs",
@@ -95,14 +109,7 @@ TEST_CASE("import: an ndim above HURRAY_DLPACK_MAX_NDIM is refused before shape 
   alignas(64) static unsigned char data[64];
   g_deleted = 0;
   for (const int32_t ndim : {INT32_MAX, HURRAY_DLPACK_MAX_NDIM + 1}) {
-    hurray_dl_managed_tensor_versioned v{};
-    v.version = {1, 1};
-    v.deleter = on_delete;
-    v.dl_tensor.data = data;
-    v.dl_tensor.device = {HURRAY_DL_CPU, 0};
-    v.dl_tensor.ndim = ndim;
-    v.dl_tensor.dtype = kU8;
-    v.dl_tensor.shape = shape;
+    hurray_dl_managed_tensor_versioned v = tensor_1_1(data, {HURRAY_DL_CPU, 0}, ndim, kU8, shape);
     v.dl_tensor.strides = shape;
     hurray_handoff h;
     hurray_error err;
@@ -119,14 +126,8 @@ TEST_CASE("import: padded sub-byte elements (DLPack 1.1 flag) take one byte each
           "[dlpack][import][subbyte]") {
   alignas(64) static unsigned char data[64];
   int64_t shape[1] = {10};
-  hurray_dl_managed_tensor_versioned v{};
-  v.version = {1, 1};
-  v.deleter = on_delete;
-  v.dl_tensor.data = data;
-  v.dl_tensor.device = {HURRAY_DL_CPU, 0};
-  v.dl_tensor.ndim = 1;
-  v.dl_tensor.dtype = {HURRAY_DL_INT, 4, 1};
-  v.dl_tensor.shape = shape;
+  hurray_dl_managed_tensor_versioned v =
+      tensor_1_1(data, {HURRAY_DL_CPU, 0}, 1, hurray_dl_data_type{HURRAY_DL_INT, 4, 1}, shape);
   hurray_handoff h;
   hurray_error err;
   // Packed (no flag): still refused.
@@ -146,14 +147,8 @@ TEST_CASE("import: padded sub-byte elements (DLPack 1.1 flag) take one byte each
 TEST_CASE("import with options: a producer synchronised to a stream gives CONSUMER_STREAM",
           "[dlpack][import][sync]") {
   int64_t shape[1] = {1024};
-  hurray_dl_managed_tensor_versioned v{};
-  v.version = {1, 1};
-  v.deleter = on_delete;
-  v.dl_tensor.data = reinterpret_cast<void *>(uintptr_t{0x7f0000000000});
-  v.dl_tensor.device = {HURRAY_DL_CUDA, 0};
-  v.dl_tensor.ndim = 1;
-  v.dl_tensor.dtype = kU8;
-  v.dl_tensor.shape = shape;
+  void *const device_data = reinterpret_cast<void *>(uintptr_t{0x7f0000000000});
+  hurray_dl_managed_tensor_versioned v = tensor_1_1(device_data, {HURRAY_DL_CUDA, 0}, 1, kU8, shape);
   void *const stream = reinterpret_cast<void *>(uintptr_t{0x5000});
   hurray_dlpack_import_options o = HURRAY_DLPACK_IMPORT_OPTIONS_INIT;
   o.sync_mode = HURRAY_SYNC_CONSUMER_STREAM;
@@ -186,14 +181,7 @@ TEST_CASE("import with options: malformed declarations and a CPU stream are refu
           "[dlpack][import][sync]") {
   alignas(64) static unsigned char data[64];
   int64_t shape[1] = {64};
-  hurray_dl_managed_tensor_versioned v{};
-  v.version = {1, 1};
-  v.deleter = on_delete;
-  v.dl_tensor.data = data;
-  v.dl_tensor.device = {HURRAY_DL_CPU, 0};
-  v.dl_tensor.ndim = 1;
-  v.dl_tensor.dtype = kU8;
-  v.dl_tensor.shape = shape;
+  hurray_dl_managed_tensor_versioned v = tensor_1_1(data, {HURRAY_DL_CPU, 0}, 1, kU8, shape);
   hurray_handoff h;
   hurray_error err;
   g_deleted = 0;

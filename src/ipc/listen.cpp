@@ -35,6 +35,8 @@
 #include "internal.h"
 
 using hurray::detail::fail;
+using hurray::detail::null_argument;
+using hurray::detail::out_of_memory;
 using namespace hurray::ipc;
 
 namespace {
@@ -50,8 +52,7 @@ struct Handshake {
 };
 
 hurray_status unix_address(const char *path, sockaddr_un *a, hurray_error *err) {
-  if (!path)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc: path is NULL");
+  if (!path) return null_argument(err, "hurray_ipc", "path");
   std::memset(a, 0, sizeof *a);
   a->sun_family = AF_UNIX;
   if (std::strlen(path) >= sizeof a->sun_path)
@@ -98,12 +99,11 @@ extern "C" {
 
 HURRAY_API hurray_status hurray_ipc_listen(const char *path, const hurray_ipc_options *opts,
                                            hurray_ipc_listener **out, hurray_error *err) {
-  if (!out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc_listen: out is NULL");
+  if (!out) return null_argument(err, "hurray_ipc_listen", "out");
   sockaddr_un a;
   HURRAY_RETURN_NOT_OK(unix_address(path, &a, err));
   auto *l = new (std::nothrow) hurray_ipc_listener;
-  if (!l) return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
+  if (!l) return out_of_memory(err, "hurray_ipc");
   try {
     l->path = path;
     l->handshakes.reserve(kMaxHandshakes);
@@ -113,7 +113,7 @@ HURRAY_API hurray_status hurray_ipc_listen(const char *path, const hurray_ipc_op
     }
   } catch (...) {
     delete l;
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
+    return out_of_memory(err, "hurray_ipc");
   }
   struct stat sb;
   if (lstat(path, &sb) == 0 && S_ISSOCK(sb.st_mode)) {
@@ -157,16 +157,14 @@ HURRAY_API hurray_status hurray_ipc_listen(const char *path, const hurray_ipc_op
   close(l->ep);
   if (bound) unlink(path);
   delete l;
-  return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "[%s] %s: %s", step, path, std::strerror(e));
+  return io_fail(err, step, e, path);
 }
 
 HURRAY_API int hurray_ipc_listener_fd(const hurray_ipc_listener *l) { return l ? l->ep : -1; }
 
 HURRAY_API hurray_status hurray_ipc_accept(hurray_ipc_listener *l, int32_t timeout_ms,
                                            hurray_ipc_channel **out, hurray_error *err) {
-  if (!l || !out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc_accept: %s is NULL",
-                l ? "out" : "listener");
+  if (!l || !out) return null_argument(err, "hurray_ipc_accept", l ? "out" : "listener");
   std::lock_guard<std::mutex> lock(l->mu);
   auto &hs = l->handshakes;
   const int64_t start = now_ms();
@@ -191,7 +189,7 @@ HURRAY_API hurray_status hurray_ipc_accept(hurray_ipc_listener *l, int32_t timeo
       try {
         st = new_channel(fd, l->opts, cred, false, &ch, &ignored);  // takes fd
       } catch (...) {
-        return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
+        return out_of_memory(err, "hurray_ipc");
       }
       if (st != HURRAY_OK) continue;  // gone already (a new socket has room for one message)
       if (hs.size() == kMaxHandshakes) {  // too many silent ones: drop the oldest
@@ -240,7 +238,7 @@ HURRAY_API hurray_status hurray_ipc_accept(hurray_ipc_listener *l, int32_t timeo
       try {
         st = handshake(h.ch, 0, h.start, &done, err);
       } catch (...) {
-        st = fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
+        st = out_of_memory(err, "hurray_ipc");
       }
       if (st == HURRAY_OK && !done) continue;
       unwatch(l->ep, h.ch->sock);
@@ -275,8 +273,7 @@ HURRAY_API void hurray_ipc_listener_destroy(hurray_ipc_listener *l) {
 
 HURRAY_API hurray_status hurray_ipc_connect(const char *path, const hurray_ipc_options *opts,
                                             hurray_ipc_channel **out, hurray_error *err) {
-  if (!out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc_connect: out is NULL");
+  if (!out) return null_argument(err, "hurray_ipc_connect", "out");
   sockaddr_un a;
   HURRAY_RETURN_NOT_OK(unix_address(path, &a, err));
   try {
@@ -287,7 +284,7 @@ HURRAY_API hurray_status hurray_ipc_connect(const char *path, const hurray_ipc_o
     if (connect(fd, reinterpret_cast<const sockaddr *>(&a), sizeof a) != 0) {
       const int e = errno;
       close(fd);
-      return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "[connect] %s: %s", path, std::strerror(e));
+      return io_fail(err, "connect", e, path);
     }
     ucred cred;  // the listener's, as it was when it listened
     if (const hurray_status st = check_peer(fd, o, &cred, err); st != HURRAY_OK) {
@@ -296,7 +293,7 @@ HURRAY_API hurray_status hurray_ipc_connect(const char *path, const hurray_ipc_o
     }
     return make_channel(fd, o, cred, false, o.hello_timeout_ms, out, err);
   } catch (...) {
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
+    return out_of_memory(err, "hurray_ipc");
   }
 }
 

@@ -368,9 +368,7 @@ extern "C" {
 HURRAY_API hurray_status hurray_ipc_progress(hurray_ipc_channel *ch, int32_t timeout_ms,
                                              uint32_t *count, hurray_error *err) {
   if (count) *count = 0;
-  if (!ch)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_ipc_progress: channel is NULL");
+  if (!ch) return null_argument(err, "hurray_ipc_progress", "channel");
   hurray_status st = HURRAY_OK;
   uint32_t handled = 0;
   const int64_t start = now_ms();
@@ -383,7 +381,7 @@ HURRAY_API hurray_status hurray_ipc_progress(hurray_ipc_channel *ch, int32_t tim
       r = read_round(ch, timeout_ms, start, d, &handled, err, [] { return false; });
     } catch (...) {
       r = Read::Error;
-      st = fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc_progress: out of memory");
+      st = out_of_memory(err, "hurray_ipc_progress");
     }
     finish(d);  // callbacks run without the locks
     if (st != HURRAY_OK) break;

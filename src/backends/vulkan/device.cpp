@@ -275,7 +275,7 @@ std::unique_ptr<Device> open_device(State &s, VkPhysicalDevice phys, int32_t ord
 }
 
 hurray_status probe_impl(void **out_state, hurray_error *err) {
-  if (!out_state) return fail(err, HURRAY_E_INVALID_ARGUMENT, "probe: state is NULL");
+  if (!out_state) return refuse(err, HURRAY_E_INVALID_ARGUMENT, "probe: state is NULL");
   *out_state = nullptr;
   auto s = std::make_unique<State>();
   const char *env = std::getenv("HURRAY_VULKAN_LOADER");
@@ -288,8 +288,8 @@ hurray_status probe_impl(void **out_state, hurray_error *err) {
   }
   void *sym = dlsym(s->lib, "vkGetInstanceProcAddr");
   if (!sym)
-    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
-                "%s is not a Vulkan loader: it has no vkGetInstanceProcAddr", loader);
+    return refuse(err, HURRAY_E_DEVICE_UNAVAILABLE,
+                  "%s is not a Vulkan loader: it has no vkGetInstanceProcAddr", loader);
   std::memcpy(&s->gipa, &sym, sizeof sym);
 
   const auto enumerate_version = fn_cast<PFN_vkEnumerateInstanceVersion>(
@@ -302,10 +302,9 @@ hurray_status probe_impl(void **out_state, hurray_error *err) {
                      "");
   }
   if (loader_version < VK_API_VERSION_1_2)
-    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
-                "the Vulkan loader %s offers Vulkan %u.%u; the vulkan backend needs 1.2",
-                loader, VK_API_VERSION_MAJOR(loader_version),
-                VK_API_VERSION_MINOR(loader_version));
+    return refuse(err, HURRAY_E_DEVICE_UNAVAILABLE,
+                  "the Vulkan loader %s offers Vulkan %u.%u; the vulkan backend needs 1.2", loader,
+                  VK_API_VERSION_MAJOR(loader_version), VK_API_VERSION_MINOR(loader_version));
   const auto create_instance =
       fn_cast<PFN_vkCreateInstance>(s->gipa(VK_NULL_HANDLE, "vkCreateInstance"));
   if (!create_instance)
@@ -354,7 +353,7 @@ hurray_status probe_impl(void **out_state, hurray_error *err) {
     if (d) s->devices.push_back(std::move(d));
   }
   if (s->devices.empty())
-    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "no usable Vulkan device: %s", why.c_str());
+    return refuse(err, HURRAY_E_DEVICE_UNAVAILABLE, "no usable Vulkan device: %s", why.c_str());
   *out_state = s.release();
   return HURRAY_OK;
 }

@@ -36,8 +36,11 @@ TEST_CASE("message: a rule ID the text already starts with is written once, firs
         "BP-SYNC-PAYLOAD: EVENT needs an event");
   CHECK(write("BP-SYNC-PAYLOAD", "hurray_ipc_send", "BP-SYNC-PAYLOAD: bad") ==
         "BP-SYNC-PAYLOAD: hurray_ipc_send: bad");
-  // Another ID in the text is text.
-  CHECK(write("BP-ALIGN-MIN", nullptr, "BP-VIEW-BOUNDS: x") == "BP-ALIGN-MIN: BP-VIEW-BOUNDS: x");
+  // A finer ID of the library (BP-REL-DEFER under BP-REL-AFTER) stays the one first.
+  CHECK(write("BP-REL-AFTER", nullptr, "BP-REL-DEFER: x") == "BP-REL-DEFER: x");
+  CHECK(write("", "hurray_x", "BP-DEV-ID: no device") == "BP-DEV-ID: hurray_x: no device");
+  // Words in capitals are not an ID.
+  CHECK(write("BP-SIZE", nullptr, "UNSUPPORTED: x") == "BP-SIZE: UNSUPPORTED: x");
 }
 
 TEST_CASE("message: a long message is cut on a character boundary and ends in ...") {

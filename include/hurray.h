@@ -206,7 +206,10 @@ typedef enum hurray_severity {
  *  byte_offset:  offset in the input of the first byte of the field at
  *                fault, -1 if none.
  *  rule_id:      NUL-terminated copy of hurray_rule_id(rule).
- *  message:      NUL-terminated English sentence naming the rule ID.
+ *  message:      NUL-terminated English sentence, "[RULE-ID: ]who: what"
+ *                (the rule ID first when a rule applies, then the function,
+ *                layer or plugin that refused); docs/errors.md has the
+ *                format, the same in every library and plugin.
  */
 typedef struct hurray_error {
   int32_t status;       /**< a hurray_status */
@@ -216,7 +219,7 @@ typedef struct hurray_error {
   int64_t buffer_index; /**< index in the buffer table, -1 if none */
   int64_t byte_offset;  /**< offset of the field at fault in the input, -1 if none */
   char rule_id[HURRAY_ERROR_RULE_ID_SIZE];  /**< e.g. "BP-ALIGN-MIN", or "" */
-  char message[HURRAY_ERROR_MESSAGE_SIZE];  /**< English, starts with the rule ID */
+  char message[HURRAY_ERROR_MESSAGE_SIZE];  /**< English, the rule ID first if any */
 } hurray_error;
 
 /* ------------------------------------------------------------------------ */

@@ -9,9 +9,7 @@ extern "C" {
 HURRAY_API hurray_status hurray_handle_decode(const void *bytes, size_t size,
                                               hurray_buffer_handle *out,
                                               hurray_error *err) {
-  if (!bytes || !out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_handle_decode: %s is NULL", bytes ? "out" : "bytes");
+  if (!bytes || !out) return null_argument(err, "hurray_handle_decode", bytes ? "out" : "bytes");
   if (size != HURRAY_HANDLE_SIZE) {
     fill(err, HURRAY_E_SIZE, HURRAY_RULE_SIZE, HURRAY_SEVERITY_ERROR, 0,
          size < HURRAY_HANDLE_SIZE ? static_cast<int64_t>(size) : HURRAY_HANDLE_SIZE,
@@ -26,9 +24,7 @@ HURRAY_API hurray_status hurray_handle_decode(const void *bytes, size_t size,
 HURRAY_API hurray_status hurray_handle_encode(const hurray_buffer_handle *h,
                                               void *out, size_t out_size,
                                               hurray_error *err) {
-  if (!h || !out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_handle_encode: %s is NULL", h ? "out" : "handle");
+  if (!h || !out) return null_argument(err, "hurray_handle_encode", h ? "out" : "handle");
   if (out_size < HURRAY_HANDLE_SIZE)
     return fail(err, HURRAY_E_SIZE, HURRAY_RULE_SIZE,
                 "BP-SIZE: encoding a handle needs 16 bytes of output, got %zu",

@@ -1,15 +1,16 @@
-// Filling hurray_error: the one place that writes the struct.
+// Filling hurray_error: the one place in libhurray that writes the struct,
+// in the format of docs/errors.md ("[RULE-ID: ]who: text", core/message.h).
 #include <cstdio>
 #include <cstring>
 
 #include "internal.h"
+#include "message.h"
 
 namespace hurray::detail {
 namespace {
 
-void vfill(hurray_error *err, hurray_status status, hurray_rule rule,
-           hurray_severity severity, int64_t index, int64_t offset,
-           const char *fmt, va_list ap) noexcept {
+void vfill(hurray_error *err, hurray_status status, hurray_rule rule, hurray_severity severity,
+           int64_t index, int64_t offset, const char *who, const char *fmt, va_list ap) noexcept {
   std::memset(err, 0, sizeof *err);
   err->status = status;
   err->rule = static_cast<uint32_t>(rule);
@@ -17,7 +18,7 @@ void vfill(hurray_error *err, hurray_status status, hurray_rule rule,
   err->buffer_index = index;
   err->byte_offset = offset;
   std::snprintf(err->rule_id, sizeof err->rule_id, "%s", hurray_rule_id(rule));
-  std::vsnprintf(err->message, sizeof err->message, fmt, ap);
+  write_message(err->message, err->rule_id, who, fmt, ap);
 }
 
 }  // namespace
@@ -28,7 +29,7 @@ void fill(hurray_error *err, hurray_status status, hurray_rule rule,
   if (!err) return;
   va_list ap;
   va_start(ap, fmt);
-  vfill(err, status, rule, severity, index, offset, fmt, ap);
+  vfill(err, status, rule, severity, index, offset, nullptr, fmt, ap);
   va_end(ap);
 }
 
@@ -37,14 +38,29 @@ hurray_status fail(hurray_error *err, hurray_status status, hurray_rule rule,
   if (err) {
     va_list ap;
     va_start(ap, fmt);
-    vfill(err, status, rule, HURRAY_SEVERITY_ERROR, -1, -1, fmt, ap);
+    vfill(err, status, rule, HURRAY_SEVERITY_ERROR, -1, -1, nullptr, fmt, ap);
+    va_end(ap);
+  }
+  return status;
+}
+
+hurray_status refuse(hurray_error *err, hurray_status status, hurray_rule rule, const char *who,
+                     const char *fmt, ...) noexcept {
+  if (err) {
+    va_list ap;
+    va_start(ap, fmt);
+    vfill(err, status, rule, HURRAY_SEVERITY_ERROR, -1, -1, who, fmt, ap);
     va_end(ap);
   }
   return status;
 }
 
 hurray_status null_argument(hurray_error *err, const char *fn, const char *what) noexcept {
-  return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s: %s is NULL", fn, what);
+  return refuse(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, fn, "%s is NULL", what);
+}
+
+hurray_status out_of_memory(hurray_error *err, const char *who) noexcept {
+  return refuse(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, who, "out of memory");
 }
 
 }  // namespace hurray::detail

@@ -97,11 +97,19 @@ inline constexpr Policy kDefaultPolicy{};
 inline const Policy &default_policy() noexcept { return kDefaultPolicy; }
 inline const Policy &resolve(const hurray_policy *p) noexcept;
 
-// ---- errors (errors.cpp) ----
-// Fill *err (if not null). Returns status for `return fail(...)` chains.
+// ---- errors (errors.cpp): the format of docs/errors.md ----
+// Every function fills *err when it is not NULL and returns status, for
+// `return fail(...)`. The message is "[RULE-ID: ][who: ]text": the ID of
+// `rule` first (unless the text starts with it already), cut to
+// HURRAY_ERROR_MESSAGE_SIZE (core/message.h).
+// fail: the text names who refuses itself ("hurray_x: ...", "hurray_ipc: ...").
 hurray_status fail(hurray_error *err, hurray_status status, hurray_rule rule,
                    const char *fmt, ...) noexcept
     __attribute__((format(printf, 4, 5)));
+// refuse: "[RULE-ID: ]<who>: <text>", who being the public function or layer.
+hurray_status refuse(hurray_error *err, hurray_status status, hurray_rule rule, const char *who,
+                     const char *fmt, ...) noexcept __attribute__((format(printf, 5, 6)));
+// fill: any severity, buffer index and byte offset (the rule engine, reports).
 void fill(hurray_error *err, hurray_status status, hurray_rule rule,
           hurray_severity severity, int64_t index, int64_t offset,
           const char *fmt, ...) noexcept __attribute__((format(printf, 7, 8)));
@@ -109,6 +117,8 @@ hurray_status status_of_rule(hurray_rule rule) noexcept;
 // INVALID_ARGUMENT "<fn>: <what> is NULL", for `if (!p) return null_argument(...)`.
 [[gnu::cold]] hurray_status null_argument(hurray_error *err, const char *fn,
                                           const char *what) noexcept;
+// OUT_OF_MEMORY "<who>: out of memory".
+[[gnu::cold]] hurray_status out_of_memory(hurray_error *err, const char *who) noexcept;
 
 // ---- the exception barrier of libhurray (core, handoff, runtime, IPC) ----
 // The one place where an exception thrown inside the library stops: a
@@ -121,18 +131,16 @@ hurray_status status_of_rule(hurray_rule rule) noexcept;
 // something else: on an exception it returns on_throw() instead.
 template <class Body>
 hurray_status guarded(hurray_error *err, const char *who, Body &&body) noexcept {
-  return barrier(body, [&] {
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "%s: out of memory", who);
-  });
+  return barrier(body, [&] { return out_of_memory(err, who); });
 }
 
 // The body of a hurray_*_create(T **out, err): *out = a new T, else
 // INVALID_ARGUMENT "<fn>: out is NULL" or OUT_OF_MEMORY "<fn>: out of memory".
 template <class T>
 hurray_status create_object(T **out, const char *fn, hurray_error *err) noexcept {
-  if (!out) return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s: out is NULL", fn);
+  if (!out) return null_argument(err, fn, "out");
   auto *p = new (std::nothrow) T;
-  if (!p) return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "%s: out of memory", fn);
+  if (!p) return out_of_memory(err, fn);
   *out = p;
   return HURRAY_OK;
 }

@@ -16,8 +16,7 @@ HURRAY_API void hurray_policy_destroy(hurray_policy *policy) { delete policy; }
 HURRAY_API hurray_status hurray_policy_set_transport(hurray_policy *policy,
                                                      hurray_transport transport,
                                                      hurray_error *err) {
-  if (!policy) return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                           "hurray_policy_set_transport: policy is NULL");
+  if (!policy) return null_argument(err, "hurray_policy_set_transport", "policy");
   switch (transport) {
     case HURRAY_TRANSPORT_IN_PROCESS:
     case HURRAY_TRANSPORT_IPC:
@@ -36,8 +35,7 @@ HURRAY_API hurray_status hurray_policy_set_transport(hurray_policy *policy,
 HURRAY_API hurray_status hurray_policy_allow_private_tag(hurray_policy *policy,
                                                          uint8_t tag, int allow,
                                                          hurray_error *err) {
-  if (!policy) return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                           "hurray_policy_allow_private_tag: policy is NULL");
+  if (!policy) return null_argument(err, "hurray_policy_allow_private_tag", "policy");
   if (tag_kind(tag) != TagKind::Private)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_DEV_PRIVATE,
                 "BP-DEV-PRIVATE: device_tag 0x%02X is not private (0xF0-0xFE); "
@@ -53,8 +51,7 @@ HURRAY_API hurray_status hurray_policy_allow_private_tag(hurray_policy *policy,
 HURRAY_API hurray_status hurray_policy_set_ipc_sync(hurray_policy *policy,
                                                     uint8_t tag, unsigned flags,
                                                     hurray_error *err) {
-  if (!policy) return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                           "hurray_policy_set_ipc_sync: policy is NULL");
+  if (!policy) return null_argument(err, "hurray_policy_set_ipc_sync", "policy");
   constexpr unsigned known = HURRAY_IPC_SYNC_EVENTS | HURRAY_IPC_SYNC_STREAMS;
   if (flags & ~known)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
@@ -74,9 +71,7 @@ HURRAY_API hurray_status hurray_policy_set_ipc_sync(hurray_policy *policy,
 HURRAY_API hurray_status hurray_policy_set_warnings_as_errors(hurray_policy *policy,
                                                               int enable,
                                                               hurray_error *err) {
-  if (!policy)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_policy_set_warnings_as_errors: policy is NULL");
+  if (!policy) return null_argument(err, "hurray_policy_set_warnings_as_errors", "policy");
   policy->warnings_as_errors = enable != 0;
   return HURRAY_OK;
 }

@@ -388,9 +388,7 @@ HURRAY_API hurray_status hurray_handle_check_address(const hurray_buffer_handle 
 HURRAY_API hurray_status hurray_table_validate(const void *bytes, size_t size,
                                                const hurray_policy *policy,
                                                hurray_error *err) {
-  if (!bytes && size != 0)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_table_validate: bytes is NULL");
+  if (!bytes && size != 0) return null_argument(err, "hurray_table_validate", "bytes");
   const Policy &p = resolve(policy);
   if (size != 0 && size % HURRAY_HANDLE_SIZE == 0 &&
       fast_table_valid(static_cast<const unsigned char *>(bytes), size / HURRAY_HANDLE_SIZE, p))
@@ -406,8 +404,7 @@ HURRAY_API hurray_status hurray_table_diagnose(const void *bytes, size_t size,
                                                size_t *n_errors, size_t *n_warnings,
                                                hurray_error *err) {
   if ((!bytes && size != 0) || (!out && capacity != 0))
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_table_diagnose: %s is NULL", bytes || size == 0 ? "out" : "bytes");
+    return null_argument(err, "hurray_table_diagnose", bytes || size == 0 ? "out" : "bytes");
   const Policy &p = resolve(policy);
   Diagnose sink{p, size, out, capacity};
   walk_table(static_cast<const unsigned char *>(bytes), size, p, sink);

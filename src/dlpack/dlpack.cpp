@@ -149,9 +149,7 @@ hurray_status export_tensor(const char *who, bool versioned, hurray_handoff *h,
                             hurray_dl_data_type dtype, int32_t ndim, const int64_t *shape,
                             const int64_t *strides, uint64_t byte_offset, M **out,
                             hurray_error *err) {
-  if (!h || !out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s: %s is NULL", who,
-                h ? "out" : "handoff");
+  if (!h || !out) return null_argument(err, who, h ? "out" : "handoff");
   hurray_buffer_handle hd;
   HURRAY_RETURN_NOT_OK(hurray_handle_decode(h->handle, sizeof h->handle, &hd, err));
   int32_t dl_type = HURRAY_DL_CPU;
@@ -205,7 +203,7 @@ hurray_status export_tensor(const char *who, bool versioned, hurray_handoff *h,
                 ndim);
   const size_t bytes = sizeof(Block<M>) + 2 * dims * sizeof(int64_t);
   void *mem = hurray::detail::dlpack::block_alloc(bytes);
-  if (!mem) return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "%s: out of memory", who);
+  if (!mem) return out_of_memory(err, who);
   // Default-initialised, not zeroed: every field of the tensor is set below
   // and the handoff is moved in whole (both are plain C structs).
   auto *b = new (mem) Block<M>;
@@ -366,9 +364,7 @@ extern "C" {
 
 HURRAY_API hurray_status hurray_dlpack_device_to_dl(uint8_t device_tag, uint8_t memory_class,
                                                     int32_t *dl_device_type, hurray_error *err) {
-  if (!dl_device_type)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_dlpack_device_to_dl: dl_device_type is NULL");
+  if (!dl_device_type) return null_argument(err, "hurray_dlpack_device_to_dl", "dl_device_type");
   // Every export of CPU memory asks this: a valid pair whatever the rest of
   // the handle, so the probe below would only say yes.
   if (device_tag == HURRAY_DEVICE_CPU && memory_class == HURRAY_MEMORY_STANDARD) {
@@ -413,9 +409,8 @@ HURRAY_API hurray_status hurray_dlpack_device_to_dl(uint8_t device_tag, uint8_t 
 HURRAY_API hurray_status hurray_dlpack_device_from_dl(int32_t dl_device_type, uint8_t *device_tag,
                                                       uint8_t *memory_class, hurray_error *err) {
   if (!device_tag || !memory_class)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_dlpack_device_from_dl: %s is NULL",
-                device_tag ? "memory_class" : "device_tag");
+    return null_argument(err, "hurray_dlpack_device_from_dl",
+                         device_tag ? "memory_class" : "device_tag");
   uint8_t tag = 0, mc = HURRAY_MEMORY_STANDARD;
   switch (dl_device_type) {
     case HURRAY_DL_CPU: tag = HURRAY_DEVICE_CPU; break;
@@ -463,9 +458,7 @@ HURRAY_API hurray_status hurray_dlpack_import_versioned_opts(
     hurray_context *ctx, hurray_dl_managed_tensor_versioned *tensor,
     const hurray_dlpack_import_options *options, hurray_handoff *out, hurray_error *err) {
   static const char who[] = "hurray_dlpack_import_versioned";
-  if (!tensor || !out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s: %s is NULL", who,
-                tensor ? "out" : "tensor");
+  if (!tensor || !out) return null_argument(err, who, tensor ? "out" : "tensor");
   if (tensor->version.major != HURRAY_DLPACK_MAJOR_VERSION)
     return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
                 "%s: DLPack version %u.%u; this library reads major version %d", who,
@@ -486,9 +479,7 @@ HURRAY_API hurray_status hurray_dlpack_import_legacy_opts(
     hurray_context *ctx, hurray_dl_managed_tensor *tensor,
     const hurray_dlpack_import_options *options, hurray_handoff *out, hurray_error *err) {
   static const char who[] = "hurray_dlpack_import_legacy";
-  if (!tensor || !out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s: %s is NULL", who,
-                tensor ? "out" : "tensor");
+  if (!tensor || !out) return null_argument(err, who, tensor ? "out" : "tensor");
   return import_tensor(who, ctx, tensor->dl_tensor, false, &free_legacy, tensor, out, err, false,
                        options);
 }

@@ -98,9 +98,7 @@ hurray_status read_buffer_desc(const hurray_buffer_desc *in, hurray_buffer_desc 
 
 hurray_status wrap_buffer(hurray_context *ctx, const hurray_buffer_desc *in,
                           const void *caller, hurray_buffer **out, hurray_error *err) {
-  if (!in || !out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_buffer_wrap: %s is NULL", in ? "out" : "desc");
+  if (!in || !out) return null_argument(err, "hurray_buffer_wrap", in ? "out" : "desc");
   hurray_buffer_desc copy;
   const hurray_buffer_desc *dp;
   HURRAY_RETURN_NOT_OK(read_buffer_desc(in, &copy, &dp, &resolve(ctx)->policy, err));
@@ -157,9 +155,7 @@ hurray_status alloc_buffer(hurray_context *c, const hurray_buffer_handle &h, int
 [[gnu::noinline]] hurray_status alloc_checked(hurray_context *ctx, const hurray_alloc_desc *in,
                                               const void *caller, hurray_buffer **out,
                                               hurray_error *err) {
-  if (!in || !out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_buffer_alloc: %s is NULL", in ? "out" : "desc");
+  if (!in || !out) return null_argument(err, "hurray_buffer_alloc", in ? "out" : "desc");
   hurray_alloc_desc copy;
   const hurray_alloc_desc *dp = read_desc(in, &copy, err);
   if (!dp) return HURRAY_E_INVALID_ARGUMENT;
@@ -215,8 +211,7 @@ HURRAY_API void *hurray_buffer_data(const hurray_buffer *buffer) {
 HURRAY_API hurray_status hurray_buffer_get_handle(const hurray_buffer *buffer,
                                                   hurray_buffer_handle *out, hurray_error *err) {
   if (!buffer || !out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_buffer_get_handle: %s is NULL", buffer ? "out" : "buffer");
+    return null_argument(err, "hurray_buffer_get_handle", buffer ? "out" : "buffer");
   *out = buffer->handle;
   return HURRAY_OK;
 }

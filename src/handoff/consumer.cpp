@@ -19,9 +19,7 @@ constexpr uint32_t kViewFlags = kKnownHandoffFlags | HURRAY_HANDOFF_OPAQUE_OFFSE
 // hurray_handoff_check's checked path: the reference for every answer.
 [[gnu::noinline]] hurray_status check_handoff(const hurray_handoff *h, const hurray_policy *policy,
                                               hurray_error *err) {
-  if (!h)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_handoff_check: handoff is NULL");
+  if (!h) return null_argument(err, "hurray_handoff_check", "handoff");
   if (h->version != HURRAY_HANDOFF_VERSION)
     return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
                 "hurray_handoff.version is %u; this library reads version %u", h->version,

@@ -89,9 +89,7 @@ hurray_status read_export(const hurray_export_desc *in, hurray_buffer_handle *h,
 
 hurray_status export_buffer(hurray_buffer *b, const hurray_export_desc *in, const void *caller,
                             hurray_handoff *out, hurray_error *err) {
-  if (!b || !out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_buffer_export: %s is NULL", b ? "out" : "buffer");
+  if (!b || !out) return null_argument(err, "hurray_buffer_export", b ? "out" : "buffer");
   hurray_export_desc copy;
   const hurray_export_desc *dp;
   hurray_buffer_handle h = b->handle;
@@ -169,9 +167,7 @@ hurray_status export_buffer(hurray_buffer *b, const hurray_export_desc *in, cons
 [[gnu::noinline]] hurray_status wrap_handoff(hurray_context *ctx, const hurray_buffer_desc *in,
                                              const hurray_export_desc *exp, const void *caller,
                                              hurray_handoff *out, hurray_error *err) {
-  if (!in || !out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_handoff_wrap: %s is NULL", in ? "out" : "buffer");
+  if (!in || !out) return null_argument(err, "hurray_handoff_wrap", in ? "out" : "buffer");
   hurray_buffer_desc bcopy;
   const hurray_buffer_desc *bp;
   HURRAY_RETURN_NOT_OK(read_buffer_desc(in, &bcopy, &bp, nullptr, err));

@@ -157,9 +157,7 @@ bool is_ours(const hurray_handoff *h) {
 extern "C" {
 
 HURRAY_API hurray_status hurray_handoff_release_event(hurray_handoff *h, hurray_error *err) {
-  if (!h)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_handoff_release_event: handoff is NULL");
+  if (!h) return null_argument(err, "hurray_handoff_release_event", "handoff");
   if (is_ours(h)) return release_event_record(h, err);
   if (!h->release_event)
     return fail(err, HURRAY_E_ALREADY_RELEASED, HURRAY_RULE_EVREL_ONCE,
@@ -171,9 +169,7 @@ HURRAY_API hurray_status hurray_handoff_release_event(hurray_handoff *h, hurray_
 }
 
 HURRAY_API hurray_status hurray_handoff_release(hurray_handoff *h, hurray_error *err) {
-  if (!h)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_handoff_release: handoff is NULL");
+  if (!h) return null_argument(err, "hurray_handoff_release", "handoff");
   if (is_ours(h)) return release_record(h, err);
   if (!h->release) {
     if (default_context()->guard.load(std::memory_order_relaxed))
@@ -191,9 +187,7 @@ HURRAY_API hurray_status hurray_handoff_release(hurray_handoff *h, hurray_error 
 
 HURRAY_API hurray_status hurray_handoff_move(hurray_handoff *src, hurray_handoff *dst,
                                              hurray_error *err) {
-  if (!src || !dst)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_handoff_move: %s is NULL", src ? "dst" : "src");
+  if (!src || !dst) return null_argument(err, "hurray_handoff_move", src ? "dst" : "src");
   if (!src->release)
     return fail(err, HURRAY_E_ALREADY_RELEASED, HURRAY_RULE_REL_ONCE,
                 "BP-REL-ONCE: cannot move a released handoff");

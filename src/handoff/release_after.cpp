@@ -50,9 +50,7 @@ hurray_status release_after(hurray_context *ctx, hurray_handoff *h, void *stream
   Backend b;
   HURRAY_RETURN_NOT_OK(backend_device(handle.device_tag, h->device_ordinal, &b, err));
   auto *d = new (std::nothrow) Deferred;
-  if (!d)
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE,
-                "hurray_handoff_release_after: out of memory");
+  if (!d) return out_of_memory(err, "hurray_handoff_release_after");
   d->h = *h;
   d->event = owner;
   hurray_context *const c = resolve(ctx);

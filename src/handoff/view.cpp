@@ -25,9 +25,7 @@ uint32_t view_alignment(uint32_t parent_alignment, uint64_t offset) {
 
 hurray_status make_view(hurray_buffer *p, uint64_t offset, uint64_t length, const void *caller,
                         hurray_buffer **out, hurray_error *err) {
-  if (!p || !out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_buffer_view: %s is NULL",
-                p ? "out" : "parent");
+  if (!p || !out) return null_argument(err, "hurray_buffer_view", p ? "out" : "parent");
   const uint64_t size = p->handle.byte_size;
   if (offset > size || length > size - offset)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,

@@ -200,8 +200,7 @@ HURRAY_API hurray_status hurray_ipc_send_many(hurray_ipc_channel *ch,
   if (ids)
     for (size_t i = 0; i < count; ++i) ids[i] = 0;
   if (!ch || (count && !buffers))
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_ipc_send_many: %s is NULL", ch ? "buffers" : "channel");
+    return null_argument(err, "hurray_ipc_send_many", ch ? "buffers" : "channel");
   for (size_t i = 0; i < count; ++i)
     if (!buffers[i])
       return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
@@ -214,9 +213,7 @@ HURRAY_API hurray_status hurray_ipc_send_many(hurray_ipc_channel *ch,
 
 HURRAY_API hurray_status hurray_ipc_release_many(hurray_handoff *handoffs, size_t count,
                                                  hurray_error *err) {
-  if (count && !handoffs)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_ipc_release_many: handoffs is NULL");
+  if (count && !handoffs) return null_argument(err, "hurray_ipc_release_many", "handoffs");
   std::vector<Collected> c;
   // Kept: not a boundary but a best effort (the RELEASEs go in one message
   // when there is room to collect them; each on its own when there is not).

@@ -42,8 +42,10 @@ int left_ms(int32_t timeout_ms, int64_t start) {
   return left > 0 ? static_cast<int>(left) : 0;
 }
 
-hurray_status io_fail(hurray_error *err, const char *what, int e) {
-  return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "[%s] %s", what, std::strerror(e));
+hurray_status io_fail(hurray_error *err, const char *what, int e, const char *details) {
+  const char *name = strerrorname_np(e);
+  return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "[%s] %s: %s%s%s%s", what, name ? name : "errno",
+              std::strerror(e), details ? " (" : "", details ? details : "", details ? ")" : "");
 }
 
 void close_fds(Pending &p) {
@@ -159,7 +161,7 @@ hurray_status new_channel(int fd, const Options &o, const ucred &cred, bool hell
   if (!ch || !ch->rbatch) {
     delete ch;
     close(fd);
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
+    return out_of_memory(err, "hurray_ipc");
   }
   ch->sock = fd;
   ch->stats.size = sizeof ch->stats;
@@ -353,9 +355,7 @@ HURRAY_API int hurray_ipc_fd(const hurray_ipc_channel *channel) {
 
 HURRAY_API hurray_status hurray_ipc_peer(const hurray_ipc_channel *ch, hurray_ipc_peer_info *out,
                                          hurray_error *err) {
-  if (!ch || !out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc_peer: %s is NULL",
-                ch ? "out" : "channel");
+  if (!ch || !out) return null_argument(err, "hurray_ipc_peer", ch ? "out" : "channel");
   // the struct grows at its end (../core/struct_size.h): a caller built
   // against a later version gets the fields this library knows
   SizeRefusal small;
@@ -380,9 +380,7 @@ HURRAY_API hurray_status hurray_ipc_peer(const hurray_ipc_channel *ch, hurray_ip
 
 HURRAY_API hurray_status hurray_ipc_get_stats(const hurray_ipc_channel *ch, hurray_ipc_stats *out,
                                               hurray_error *err) {
-  if (!ch || !out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_ipc_get_stats: %s is NULL", ch ? "out" : "channel");
+  if (!ch || !out) return null_argument(err, "hurray_ipc_get_stats", ch ? "out" : "channel");
   SizeRefusal small;
   if (below_first_size<hurray_ipc_stats>("hurray_ipc_get_stats", out->size, &small))
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s", small.text);
@@ -396,9 +394,7 @@ HURRAY_API hurray_status hurray_ipc_get_stats(const hurray_ipc_channel *ch, hurr
 HURRAY_API hurray_status hurray_ipc_set_release_callback(hurray_ipc_channel *ch,
                                                          hurray_ipc_release_fn fn, void *user,
                                                          hurray_error *err) {
-  if (!ch)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_ipc_set_release_callback: channel is NULL");
+  if (!ch) return null_argument(err, "hurray_ipc_set_release_callback", "channel");
   std::lock_guard<std::mutex> lock(ch->mu);
   ch->fn = fn;
   ch->user = user;

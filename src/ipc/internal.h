@@ -99,7 +99,8 @@ hurray_status fresh_copy(hurray_buffer *src, const hurray_buffer_handle &h, hurr
 int64_t now_ms();
 // Milliseconds left of a timeout that started at `start` (negative: forever).
 int left_ms(int32_t timeout_ms, int64_t start);
-hurray_status io_fail(hurray_error *err, const char *what, int e);
+// HURRAY_E_IO "[what] ENAME: strerror (details)" (docs/errors.md's vendor shape).
+hurray_status io_fail(hurray_error *err, const char *what, int e, const char *details = nullptr);
 
 // ---- the channel (channel.cpp) ----
 

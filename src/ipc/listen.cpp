@@ -37,6 +37,8 @@
 
 using hurray::detail::fail;
 using hurray::detail::guarded;
+using hurray::detail::null_argument;
+using hurray::detail::out_of_memory;
 using namespace hurray::ipc;
 
 namespace {
@@ -52,8 +54,7 @@ struct Handshake {
 };
 
 hurray_status unix_address(const char *path, sockaddr_un *a, hurray_error *err) {
-  if (!path)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc: path is NULL");
+  if (!path) return null_argument(err, "hurray_ipc", "path");
   std::memset(a, 0, sizeof *a);
   a->sun_family = AF_UNIX;
   if (std::strlen(path) >= sizeof a->sun_path)
@@ -102,12 +103,11 @@ namespace {
 
 hurray_status listen_at(const char *path, const hurray_ipc_options *opts,
                         hurray_ipc_listener **out, hurray_error *err) {
-  if (!out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc_listen: out is NULL");
+  if (!out) return null_argument(err, "hurray_ipc_listen", "out");
   sockaddr_un a;
   HURRAY_RETURN_NOT_OK(unix_address(path, &a, err));
   auto *l = new (std::nothrow) hurray_ipc_listener;
-  if (!l) return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
+  if (!l) return out_of_memory(err, "hurray_ipc");
   std::unique_ptr<hurray_ipc_listener> owned(l);  // deletes it if what follows throws
   l->path = path;
   l->handshakes.reserve(kMaxHandshakes);
@@ -155,14 +155,13 @@ hurray_status listen_at(const char *path, const hurray_ipc_options *opts,
   close(l->ep);
   if (bound) unlink(path);
   delete l;
-  return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "[%s] %s: %s", step, path, std::strerror(e));
+  return io_fail(err, step, e, path);
 }
 
 hurray_status accept_one(hurray_ipc_listener *l, int32_t timeout_ms,
                          hurray_ipc_channel **out, hurray_error *err) {
   if (!l || !out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc_accept: %s is NULL",
-                l ? "out" : "listener");
+    return null_argument(err, "hurray_ipc_accept", l ? "out" : "listener");
   std::lock_guard<std::mutex> lock(l->mu);
   auto &hs = l->handshakes;
   const int64_t start = now_ms();
@@ -251,8 +250,7 @@ hurray_status accept_one(hurray_ipc_listener *l, int32_t timeout_ms,
 
 hurray_status connect_to(const char *path, const hurray_ipc_options *opts,
                          hurray_ipc_channel **out, hurray_error *err) {
-  if (!out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc_connect: out is NULL");
+  if (!out) return null_argument(err, "hurray_ipc_connect", "out");
   sockaddr_un a;
   HURRAY_RETURN_NOT_OK(unix_address(path, &a, err));
   Options o;
@@ -262,7 +260,7 @@ hurray_status connect_to(const char *path, const hurray_ipc_options *opts,
   if (connect(fd, reinterpret_cast<const sockaddr *>(&a), sizeof a) != 0) {
     const int e = errno;
     close(fd);
-    return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "[connect] %s: %s", path, std::strerror(e));
+    return io_fail(err, "connect", e, path);
   }
   ucred cred;  // the listener's, as it was when it listened
   if (const hurray_status st = check_peer(fd, o, &cred, err); st != HURRAY_OK) {

@@ -367,9 +367,7 @@ extern "C" {
 HURRAY_API hurray_status hurray_ipc_progress(hurray_ipc_channel *ch, int32_t timeout_ms,
                                              uint32_t *count, hurray_error *err) {
   if (count) *count = 0;
-  if (!ch)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_ipc_progress: channel is NULL");
+  if (!ch) return null_argument(err, "hurray_ipc_progress", "channel");
   hurray_status st = HURRAY_OK;
   uint32_t handled = 0;
   const int64_t start = now_ms();

@@ -221,7 +221,7 @@ hurray_status import(hurray_ipc_channel *ch, Pending &p, hurray_handoff *out, hu
   auto *r = new (std::nothrow) Imported{};
   if (!r) {
     close_fds(p);
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_ipc: out of memory");
+    return out_of_memory(err, "hurray_ipc");
   }
   r->id = m.id;
   r->ch = ch;
@@ -365,9 +365,7 @@ extern "C" {
 
 HURRAY_API hurray_status hurray_ipc_receive(hurray_ipc_channel *ch, int32_t timeout_ms,
                                             hurray_handoff *out, uint64_t *id, hurray_error *err) {
-  if (!ch || !out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc_receive: %s is NULL",
-                ch ? "out" : "channel");
+  if (!ch || !out) return null_argument(err, "hurray_ipc_receive", ch ? "out" : "channel");
   hurray_status st = HURRAY_OK;
   Pending p{};
   int got = 0;

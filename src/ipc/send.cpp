@@ -186,9 +186,7 @@ namespace hurray::ipc {
 // Everything of a send before the channel's lock (see internal.h).
 hurray_status prepare(hurray_ipc_channel *ch, hurray_buffer *buffer,
                       const hurray_export_desc *desc, Prepared *p, hurray_error *err) {
-  if (!ch || !buffer)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc_send: %s is NULL",
-                ch ? "buffer" : "channel");
+  if (!ch || !buffer) return null_argument(err, "hurray_ipc_send", ch ? "buffer" : "channel");
   // Everything is checked before a byte is sent: the handle under the IPC
   // rules (BP-ALIGN-IPC, BP-SYNC-IPC), the peer's devices, shareability.
   hurray_buffer_handle h;
@@ -408,8 +406,7 @@ HURRAY_API hurray_status hurray_ipc_send(hurray_ipc_channel *ch, hurray_buffer *
 HURRAY_API hurray_status hurray_ipc_try_send(hurray_ipc_channel *ch, hurray_buffer *buffer,
                                              const hurray_export_desc *desc, uint64_t *id,
                                              hurray_error *err) {
-  if (!id)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_ipc_try_send: id is NULL");
+  if (!id) return null_argument(err, "hurray_ipc_try_send", "id");
   *id = 0;
   bool blocked = false;
   return send_one(ch, buffer, desc, id, &blocked, err);

@@ -291,7 +291,7 @@ HURRAY_API hurray_status hurray_net_client_peer_device_identity(
     offered = offered || (o.tag == device_tag && device_ordinal >= 0 && device_ordinal < o.count);
   if (!offered)
     return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, HURRAY_RULE_PUT_DEVICE,
-                "BP-PUT-DEVICE: the server offers no %s device %d",
+                "hurray_net_client_peer_device_identity: the server offers no %s device %d",
                 hurray_device_tag_name(device_tag), device_ordinal);
   for (const HelloId &e : c->ids)
     if (e.tag == device_tag && e.ordinal == device_ordinal) {
@@ -310,7 +310,8 @@ HURRAY_API hurray_status hurray_net_client_peer_device_find(
                 "hurray_net_client_peer_device_find: client, identity and ordinal are required");
   if (identity->kind == HURRAY_BACKEND_ID_NONE)
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "BP-DEV-ID: an identity of kind NONE names no device");
+                "BP-DEV-ID: hurray_net_client_peer_device_find: an identity of kind NONE names "
+                "no device");
   for (const HelloId &e : c->ids)
     if (e.tag == device_tag && e.kind == identity->kind &&
         std::memcmp(e.bytes, identity->bytes, sizeof e.bytes) == 0) {
@@ -318,7 +319,8 @@ HURRAY_API hurray_status hurray_net_client_peer_device_find(
       return HURRAY_OK;
     }
   return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, HURRAY_RULE_NONE,
-              "BP-DEV-ID: the server announced no %s device of that identity%s",
+              "BP-DEV-ID: hurray_net_client_peer_device_find: the server announced no %s device "
+              "of that identity%s",
               hurray_device_tag_name(device_tag),
               c->ids.empty() ? " (it announced no identities: a server from before them)" : "");
 }

@@ -75,7 +75,8 @@ hurray_status alloc_exact(hurray_context *ctx, const hurray_buffer_handle &h, in
   const hurray_status st = hurray_buffer_alloc(ctx, &a, out, &e);
   if (st == HURRAY_OK) return st;
   if (st == HURRAY_E_DEVICE_UNAVAILABLE)
-    return fail(err, st, HURRAY_RULE_PUT_DEVICE, "cannot allocate on %s device %d (%s)",
+    return fail(err, st, HURRAY_RULE_PUT_DEVICE,
+                "hurray-net: cannot allocate on %s device %d (%s)",
                 hurray_device_tag_name(h.device_tag), ordinal, e.message);
   if (err != nullptr) *err = e;
   return st;

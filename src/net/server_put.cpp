@@ -51,7 +51,7 @@ hurray_status hurray_net_server::alloc_dest(const hurray_buffer_handle &h, int32
   hurray_status bad = HURRAY_OK;
   if (got.device_tag != h.device_tag || got.memory_class != h.memory_class)
     bad = fail(err, HURRAY_E_DEVICE_UNAVAILABLE, HURRAY_RULE_PUT_DEVICE,
-               "the server's allocator returned %s/%s memory where %s/%s was declared; the "
+               "hurray-net: the server's allocator returned %s/%s memory where %s/%s was declared; the "
                "buffer is refused, never placed elsewhere",
                hurray_device_tag_name(got.device_tag), hurray_memory_class_name(got.memory_class),
                hurray_device_tag_name(h.device_tag), hurray_memory_class_name(h.memory_class));
@@ -149,8 +149,8 @@ void hurray_net_server::on_put(Incoming &in) {
     hurray_buffer_unref(t->buffer);
     --stats.live_buffers;
     fail(&e, HURRAY_E_DEVICE_UNAVAILABLE, HURRAY_RULE_PUT_DEVICE,
-         "the server's allocator returned device %d where %d was declared; the buffer is "
-         "refused, never placed elsewhere",
+         "hurray-net: the server's allocator returned device %d where %d was declared; the "
+         "buffer is refused, never placed elsewhere",
          got_ordinal, ph.device_ordinal);
     return refuse();
   }

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "../core/log.h"
+#include "../core/message.h"
 
 namespace hurray::net {
 
@@ -34,14 +35,10 @@ hurray_status fail(hurray_error *err, hurray_status status, hurray_rule rule, co
   err->severity = HURRAY_SEVERITY_ERROR;
   err->buffer_index = -1;
   err->byte_offset = -1;
-  const char *id = hurray_rule_id(rule);
-  std::snprintf(err->rule_id, sizeof err->rule_id, "%s", id);
-  int n = 0;
-  if (id[0] != '\0') n = std::snprintf(err->message, sizeof err->message, "%s: ", id);
-  if (n < 0) n = 0;
+  std::snprintf(err->rule_id, sizeof err->rule_id, "%s", hurray_rule_id(rule));
   va_list ap;
   va_start(ap, fmt);
-  std::vsnprintf(err->message + n, sizeof err->message - static_cast<size_t>(n), fmt, ap);
+  ::hurray::detail::write_message(err->message, err->rule_id, nullptr, fmt, ap);
   va_end(ap);
   return status;
 }

@@ -308,8 +308,11 @@ class Registry {
     hurray_error e;
     const hurray_status st = dispatch::probe(chosen->table, &probed, &e);
     if (st != HURRAY_OK) {
-      t.why = std::string(dispatch::name(probed)) + ": " +
-              (e.message[0] ? e.message : hurray_status_message(st));
+      // The plugin's message, prefixed with its name unless it is (a vendor
+      // message is not): docs/errors.md.
+      const std::string plugin = std::string(dispatch::name(probed)) + ": ";
+      const std::string said = e.message[0] ? e.message : hurray_status_message(st);
+      t.why = said.rfind(plugin, 0) == 0 ? said : plugin + said;
       log_debug("device_tag 0x%02X: plugin %s probe failed: %s", tag, chosen->name.c_str(),
                 t.why.c_str());
       return;

@@ -72,12 +72,11 @@ HURRAY_API hurray_status hurray_event_record(hurray_context *ctx, uint8_t tag, i
                                              void *stream, hurray_export_desc *desc,
                                              hurray_error *err) {
   (void)ctx;
-  if (!desc)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "hurray_event_record: desc is NULL");
+  if (!desc) return null_argument(err, "hurray_event_record", "desc");
   Backend b;
   HURRAY_RETURN_NOT_OK(backend_device(tag, ordinal, &b, err));
   const DeviceRef *ref = device_ref(b, ordinal);
-  if (!ref) return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "hurray_event_record: out of memory");
+  if (!ref) return out_of_memory(err, "hurray_event_record");
   void *event = nullptr;
   uint64_t value = 0;
   HURRAY_RETURN_NOT_OK(dispatch::event_record(b, ordinal, stream, &event, &value, err));

@@ -24,6 +24,14 @@ const char *short_name(hurray_status st) noexcept {
   return std::strncmp(n, kPrefix, sizeof kPrefix - 1) == 0 ? n + sizeof kPrefix - 1 : n;
 }
 
+// The one format of this layer: "[RULE-ID: ]<plugin>: <entry>: <STATUS>: <text>".
+hurray_status say(const Backend &b, const char *entry, hurray_status status, hurray_rule rule,
+                  hurray_error *err, const char *text) noexcept {
+  char who[96];
+  std::snprintf(who, sizeof who, "%s: %s: %s", name(b), entry, short_name(status));
+  return detail::refuse(err, status, rule, who, "%s", text);
+}
+
 }  // namespace
 
 bool refuse_table(const hurray_backend_v1 *t, char *why, size_t n) noexcept {
@@ -63,19 +71,18 @@ hurray_status probe(const hurray_backend_v1 *t, Backend *out, hurray_error *err)
 
 hurray_status unsupported(const Backend &b, const char *entry, hurray_rule rule, const char *why,
                           hurray_error *err) noexcept {
-  return fail(err, HURRAY_E_UNSUPPORTED, rule, "%s: %s: %s: %s", name(b), entry,
-              short_name(HURRAY_E_UNSUPPORTED), why);
+  return say(b, entry, HURRAY_E_UNSUPPORTED, rule, err, why);
 }
 
 hurray_status refuse(const Backend &b, const char *entry, hurray_status status, hurray_error *err,
                      const char *fmt, ...) noexcept {
-  char detail[200];
+  if (!err) return status;
+  char detail[HURRAY_ERROR_MESSAGE_SIZE];
   va_list ap;
   va_start(ap, fmt);
   std::vsnprintf(detail, sizeof detail, fmt, ap);
   va_end(ap);
-  return fail(err, status, HURRAY_RULE_NONE, "%s: %s: %s: %s", name(b), entry, short_name(status),
-              detail);
+  return say(b, entry, status, HURRAY_RULE_NONE, err, detail);
 }
 
 void close_returned(int fd) noexcept {

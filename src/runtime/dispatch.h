@@ -6,11 +6,12 @@
 //  - A NULL optional entry (classify, the four IPC entries, native) is
 //    HURRAY_E_UNSUPPORTED with one message format (a NULL release_after
 //    waits on the host instead),
-//    "<plugin>: <entry>: UNSUPPORTED: <why>" (see unsupported() below); a
-//    NULL shutdown does nothing.
+//    "[RULE-ID: ]<plugin>: <entry>: UNSUPPORTED: <why>" (see unsupported()
+//    below); a NULL shutdown does nothing.
 //  - Errors this layer finds in what a plugin returned use the same prefix,
 //    "<plugin>: <entry>: <STATUS>: ...". A plugin's own error message is
 //    passed on as the plugin wrote it (the rule ID first where there is one).
+//    The format is docs/errors.md's.
 //  - File descriptors: a descriptor a plugin returns (the ipc_export_*
 //    entries, out->fd) belongs to the caller once the entry succeeds; on any
 //    failure, the plugin's or this layer's, it is closed here and out->fd is
@@ -32,7 +33,8 @@ namespace hurray::detail::dispatch {
 
 // ---- cold paths (dispatch.cpp) ----
 
-// "<plugin>: <entry>: UNSUPPORTED: <why>" (with `rule` when one applies).
+// "[RULE-ID: ]<plugin>: <entry>: UNSUPPORTED: <why>" (the ID of `rule`
+// when one applies; why never types it).
 hurray_status unsupported(const Backend &b, const char *entry, hurray_rule rule,
                           const char *why, hurray_error *err) noexcept;
 // "<plugin>: <entry>: <status name>: <detail>": what this layer found wrong
@@ -200,7 +202,7 @@ inline hurray_status ipc_export_event(const Backend &b, int32_t device, void *ev
   out->fd = -1;
   if (!b.table->ipc_export_event)
     return unsupported(b, "ipc_export_event", HURRAY_RULE_SYNC_IPC,
-                       "BP-SYNC-IPC: this backend cannot export events", err);
+                       "this backend cannot export events", err);
   if (const hurray_status st = b.table->ipc_export_event(b.state, device, event, out, err)) {
     close_returned(out->fd);
     out->fd = -1;
@@ -216,7 +218,7 @@ inline hurray_status ipc_import_event(const Backend &b, int32_t device,
   *event = nullptr;
   if (!b.table->ipc_import_event)
     return unsupported(b, "ipc_import_event", HURRAY_RULE_SYNC_IPC,
-                       "BP-SYNC-IPC: this backend cannot import events", err);
+                       "this backend cannot import events", err);
   return b.table->ipc_import_event(b.state, device, handle, event, err);
 }
 

@@ -74,9 +74,7 @@ HURRAY_API hurray_status hurray_device_identity(hurray_context *ctx, uint8_t tag
                                                 hurray_backend_device_identity *out,
                                                 hurray_error *err) {
   (void)ctx;
-  if (!out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
-                "hurray_device_identity: out is NULL");
+  if (!out) return null_argument(err, "hurray_device_identity", "out");
   std::memset(out, 0, sizeof *out);
   Backend b;
   HURRAY_RETURN_NOT_OK(backend_device(tag, ordinal, &b, err));

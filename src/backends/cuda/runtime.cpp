@@ -7,8 +7,6 @@
 
 namespace hurray::gpu_stream::rt {
 
-using hurray::kit::kPlugin;
-
 namespace {
 
 // CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED (CUDA 12.0); older drivers do not
@@ -198,10 +196,10 @@ hurray_status pointer_class(const State *s, const Device &d0, const void *ptr, u
   } else if (type == CU_MEMORYTYPE_UNIFIED) {
     *mc = HURRAY_MEMORY_UNIFIED;
   } else {
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "%s: %p is not memory CUDA knows as a linear buffer (cuPointerGetAttributes: "
-                "memory type %u)",
-                kPlugin, ptr, static_cast<unsigned>(type));
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT,
+                  "%p is not memory CUDA knows as a linear buffer (cuPointerGetAttributes: "
+                  "memory type %u)",
+                  ptr, static_cast<unsigned>(type));
   }
   *runtime_device = static_cast<int32_t>(static_cast<uint32_t>(ordinal));
   return HURRAY_OK;

@@ -11,8 +11,6 @@
 
 namespace hurray::gpu_stream {
 
-using hurray::kit::kPlugin;
-
 hurray_status rt_fail(hurray_error *err, const Api &api, hurray_status status,
                       const char *function, Result code, const char *fmt, ...) noexcept {
   if (status == HURRAY_OK) status = rt::status_of(code);
@@ -59,8 +57,8 @@ hurray_status open_devices(State *s, hurray_error *err) {
     }
   }
   if (s->devices.empty())
-    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "%s: no usable %s device: %s", kPlugin,
-                rt::kVendor, why.c_str());
+    return refuse(err, HURRAY_E_DEVICE_UNAVAILABLE, "no usable %s device: %s", rt::kVendor,
+                  why.c_str());
   // Which devices can access each device's memory (PEER).
   for (size_t i = 0; i < s->devices.size(); ++i)
     for (size_t j = 0; j < s->devices.size(); ++j)

@@ -35,6 +35,7 @@ namespace hurray::gpu_stream {
 
 using hurray::kit::Allocation;
 using hurray::kit::fail;
+using hurray::kit::refuse;
 using hurray::plugin::class_name;
 using rt::Api;
 using rt::Result;

@@ -10,28 +10,24 @@
 
 namespace hurray::gpu_stream {
 
-using hurray::kit::kPlugin;
-
 hurray_status ipc_export_memory(void *state, const hurray_backend_allocation *allocation,
                                 hurray_backend_ipc_handle *out, hurray_error *err) {
   const auto *s = static_cast<const State *>(state);
   if (s == nullptr || allocation == nullptr || out == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "%s: ipc_export_memory: state, allocation and out must not be NULL", kPlugin);
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT,
+                  "ipc_export_memory: state, allocation and out must not be NULL");
   const auto *a = static_cast<const Allocation *>(allocation->plugin_data);
   if (a == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "%s: ipc_export_memory: an empty allocation (or one not made by this plugin) "
-                "has no memory to export",
-                kPlugin);
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT,
+                  "ipc_export_memory: an empty allocation (or one not made by this plugin) "
+                  "has no memory to export");
   if (a->imported)
-    return fail(err, HURRAY_E_UNSUPPORTED,
-                "%s: ipc_export_memory: memory imported from another process cannot be "
-                "exported again (export it from its owner)",
-                kPlugin);
+    return refuse(err, HURRAY_E_UNSUPPORTED,
+                  "ipc_export_memory: memory imported from another process cannot be "
+                  "exported again (export it from its owner)");
   if (host_visible(a->memory_class))
-    return fail(err, HURRAY_E_UNSUPPORTED, "%s: ipc_export_memory: %s (STANDARD, PEER), not %s",
-                kPlugin, rt::kIpcExports, class_name(a->memory_class));
+    return refuse(err, HURRAY_E_UNSUPPORTED, "ipc_export_memory: %s (STANDARD, PEER), not %s",
+                  rt::kIpcExports, class_name(a->memory_class));
   Device *d = nullptr;
   if (const hurray_status st = find_device(s, a->device, &d, err)) return st;
   const Api &api = s->api;
@@ -57,10 +53,10 @@ hurray_status ipc_import_memory(void *state, int32_t device,
   auto [refused, s, d] = kit::enter_out<State>(state, device, out, err, "ipc_import_memory: out");
   if (refused != HURRAY_OK) return refused;
   if (memory_class != HURRAY_MEMORY_STANDARD && memory_class != HURRAY_MEMORY_PEER)
-    return fail(err, HURRAY_E_UNSUPPORTED,
-                "%s: ipc_import_memory: %s IPC memory is device memory: import it as STANDARD "
-                "or PEER, not %s",
-                kPlugin, rt::kVendor, class_name(memory_class));
+    return refuse(err, HURRAY_E_UNSUPPORTED,
+                  "ipc_import_memory: %s IPC memory is device memory: import it as STANDARD "
+                  "or PEER, not %s",
+                  rt::kVendor, class_name(memory_class));
   if (handle != nullptr && handle->kind == rt::kIpcVmmKind)
     return vmm_import(s, d, device, handle, memory_class, out, err);
   rt::IpcMemHandle h;  // checked before any vendor call (ipc_parse.cpp)
@@ -94,9 +90,9 @@ hurray_status ipc_export_event(void *state, int32_t device, void *event,
                                                  "ipc_export_event: event and out", event, out);
   if (refused != HURRAY_OK) return refused;
   if (!d->ipc_events)
-    return fail(err, HURRAY_E_UNSUPPORTED,
-                "%s: ipc_export_event: device %d '%s' cannot make interprocess events %s", kPlugin,
-                static_cast<int>(device), d->name.c_str(), rt::kNoIpcEvents);
+    return refuse(err, HURRAY_E_UNSUPPORTED,
+                  "ipc_export_event: device %d '%s' cannot make interprocess events %s",
+                  static_cast<int>(device), d->name.c_str(), rt::kNoIpcEvents);
   const Api &api = s->api;
   const rt::Current current(s->api, d->ref);
   if (const hurray_status st = check_current(current, s->api, *d, err)) return st;

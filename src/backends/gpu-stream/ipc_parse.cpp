@@ -14,7 +14,7 @@
 namespace hurray::gpu_stream {
 
 using hurray::kit::fail;
-using hurray::kit::kPlugin;
+using hurray::kit::refuse_rule;
 
 namespace {
 
@@ -45,26 +45,26 @@ hurray_status parse_vmm(const hurray_backend_ipc_handle *h, uint32_t kind, const
           hurray::kit::unpack_ipc(h, kind, "ipc_import_memory", meaning, &w, sizeof w, err))
     return name_devmem_rule(err, st);
   if (!zeros_after(*h, sizeof w))
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "%s: %s: ipc_import_memory: %s carries its allocation's size in its first 8 "
-                "bytes and zeros after them; these are not zeros",
-                kRuleDevMem, kPlugin, meaning);
+    return refuse_rule(err, HURRAY_E_INVALID_ARGUMENT, kRuleDevMem,
+                       "ipc_import_memory: %s carries its allocation's size in its first 8 "
+                       "bytes and zeros after them; these are not zeros",
+                       meaning);
   struct stat st{};
   if (h->fd < 0 || fstat(h->fd, &st) != 0 || S_ISDIR(st.st_mode) || S_ISFIFO(st.st_mode) ||
       S_ISSOCK(st.st_mode))
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "%s: %s: ipc_import_memory: %s comes with a file descriptor (SCM_RIGHTS); %s",
-                kRuleDevMem, kPlugin, meaning,
-                h->fd < 0 ? "this one came without" : "this one is not a memory descriptor");
+    return refuse_rule(err, HURRAY_E_INVALID_ARGUMENT, kRuleDevMem,
+                       "ipc_import_memory: %s comes with a file descriptor (SCM_RIGHTS); %s",
+                       meaning,
+                       h->fd < 0 ? "this one came without" : "this one is not a memory descriptor");
   const uint64_t n = w.size;
   if (granularity == 0 || n == 0 || n % granularity != 0 || h->byte_size == 0 ||
       h->offset > n || h->byte_size > n - h->offset)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "%s: %s: ipc_import_memory: %llu bytes at offset %llu do not fit in the %llu-byte "
-                "VMM allocation the descriptor exports (a multiple of %llu)",
-                kRuleDevMem, kPlugin, static_cast<unsigned long long>(h->byte_size),
-                static_cast<unsigned long long>(h->offset), static_cast<unsigned long long>(n),
-                static_cast<unsigned long long>(granularity));
+    return refuse_rule(
+        err, HURRAY_E_INVALID_ARGUMENT, kRuleDevMem,
+        "ipc_import_memory: %llu bytes at offset %llu do not fit in the %llu-byte "
+        "VMM allocation the descriptor exports (a multiple of %llu)",
+        static_cast<unsigned long long>(h->byte_size), static_cast<unsigned long long>(h->offset),
+        static_cast<unsigned long long>(n), static_cast<unsigned long long>(granularity));
   *size = n;
   return HURRAY_OK;
 }
@@ -75,25 +75,25 @@ hurray_status parse_memory(const hurray_backend_ipc_handle *h, uint32_t kind, co
           hurray::kit::unpack_ipc(h, kind, "ipc_import_memory", meaning, vendor, n, err))
     return name_devmem_rule(err, st);
   if (h->fd >= 0)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "%s: %s: ipc_import_memory: %s travels without a file descriptor; this one came "
-                "with one",
-                kRuleDevMem, kPlugin, meaning);
+    return refuse_rule(err, HURRAY_E_INVALID_ARGUMENT, kRuleDevMem,
+                       "ipc_import_memory: %s travels without a file descriptor; this one came "
+                       "with one",
+                       meaning);
   if (h->byte_size == 0)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "%s: %s: ipc_import_memory: the handle is of 0 bytes", kRuleDevMem, kPlugin);
+    return refuse_rule(err, HURRAY_E_INVALID_ARGUMENT, kRuleDevMem,
+                       "ipc_import_memory: the handle is of 0 bytes");
   return HURRAY_OK;
 }
 
 hurray_status check_in_block(const hurray_backend_ipc_handle &h, uint64_t at, uint64_t block_size,
                              hurray_error *err) noexcept {
   if (at > block_size || h.offset > block_size - at || h.byte_size > block_size - at - h.offset)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "%s: %s: ipc_import_memory: %llu bytes at offset %llu do not fit in the %llu-byte "
-                "block the handle maps",
-                kRuleDevMem, kPlugin, static_cast<unsigned long long>(h.byte_size),
-                static_cast<unsigned long long>(h.offset),
-                static_cast<unsigned long long>(block_size));
+    return refuse_rule(err, HURRAY_E_INVALID_ARGUMENT, kRuleDevMem,
+                       "ipc_import_memory: %llu bytes at offset %llu do not fit in the %llu-byte "
+                       "block the handle maps",
+                       static_cast<unsigned long long>(h.byte_size),
+                       static_cast<unsigned long long>(h.offset),
+                       static_cast<unsigned long long>(block_size));
   return HURRAY_OK;
 }
 

@@ -13,8 +13,6 @@
 
 namespace hurray::gpu_stream {
 
-using hurray::kit::kPlugin;
-
 hurray_status open_handle(State *s, const Device &d, int32_t device, const rt::IpcMemHandle &h,
                           uintptr_t *base, hurray_error *err) noexcept {
   std::array<uint8_t, 64> key{};
@@ -39,8 +37,7 @@ hurray_status open_handle(State *s, const Device &d, int32_t device, const rt::I
     it->second.refs = 1;
     return HURRAY_OK;
   } catch (...) {
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, "%s: ipc_import_memory: out of host memory",
-                kPlugin);
+    return refuse(err, HURRAY_E_OUT_OF_MEMORY, "ipc_import_memory: out of host memory");
   }
 }
 
@@ -64,7 +61,7 @@ hurray_status record(State *s, const Allocation &a,
   if (r == nullptr || !s->live.add(r)) {
     delete r;
     give_back(s, a);
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, "%s: out of host memory", kPlugin);
+    return refuse(err, HURRAY_E_OUT_OF_MEMORY, "out of host memory");
   }
   out->data = vptr(r->data);
   out->byte_size = r->byte_size;
@@ -85,11 +82,10 @@ hurray_status ipc_export_pointer(void *state, int32_t device, uint8_t memory_cla
   if (refused != HURRAY_OK) return refused;
   out->fd = -1;
   if (host_visible(memory_class))
-    return fail(err, HURRAY_E_UNSUPPORTED, "%s: ipc_export_pointer: %s (STANDARD, PEER), not %s",
-                kPlugin, rt::kIpcExports, class_name(memory_class));
+    return refuse(err, HURRAY_E_UNSUPPORTED, "ipc_export_pointer: %s (STANDARD, PEER), not %s",
+                  rt::kIpcExports, class_name(memory_class));
   if (byte_size == 0)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: ipc_export_pointer: a buffer of 0 bytes",
-                kPlugin);
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT, "ipc_export_pointer: a buffer of 0 bytes");
   const Api &api = s->api;
   const rt::Current current(s->api, d->ref);
   if (const hurray_status st = check_current(current, s->api, *d, err)) return st;
@@ -97,17 +93,17 @@ hurray_status ipc_export_pointer(void *state, int32_t device, uint8_t memory_cla
   uintptr_t base = 0;
   size_t size = 0;
   if (!rt::mem_range(api, p, &base, &size))
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "%s: ipc_export_pointer: %p is not in an allocation of the %s runtime on '%s' "
-                "(%s knows no range that holds it)",
-                kPlugin, data, rt::kVendor, d->name.c_str(), rt::kAddressRange);
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT,
+                  "ipc_export_pointer: %p is not in an allocation of the %s runtime on '%s' "
+                  "(%s knows no range that holds it)",
+                  data, rt::kVendor, d->name.c_str(), rt::kAddressRange);
   const uint64_t offset = p - base;
   if (offset > size || byte_size > size - offset)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "%s: ipc_export_pointer: %llu bytes at %p run past the end of the %zu-byte "
-                "allocation that holds it (at offset %llu)",
-                kPlugin, static_cast<unsigned long long>(byte_size), data, size,
-                static_cast<unsigned long long>(offset));
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT,
+                  "ipc_export_pointer: %llu bytes at %p run past the end of the %zu-byte "
+                  "allocation that holds it (at offset %llu)",
+                  static_cast<unsigned long long>(byte_size), data, size,
+                  static_cast<unsigned long long>(offset));
   uint64_t vmm = 0;
   if (rt::kHasVmm && rt::vmm_retain(api, p, &vmm) == rt::kSuccess) {
     // VMM memory: cuIpcGetMemHandle cannot export it; its descriptor can

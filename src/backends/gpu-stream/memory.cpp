@@ -8,7 +8,6 @@
 namespace hurray::gpu_stream {
 
 using hurray::kit::AllocResult;
-using hurray::kit::kPlugin;
 
 namespace {
 
@@ -46,29 +45,28 @@ void release_memory(const State *s, const Allocation *a) noexcept {
 hurray_status check_class(const Device &d, int32_t device, uint8_t mc, uint32_t flags,
                           size_t n_devices, hurray_error *err) noexcept {
   if (mc > HURRAY_MEMORY_PEER)
-    return fail(err, HURRAY_E_MEMORY_CLASS,
-                "%s: memory class %s (0x%02x) is not one %s serves (STANDARD, HOST_PINNED, "
-                "UNIFIED, PEER)",
-                kPlugin, class_name(mc), mc, rt::kVendor);
+    return refuse(err, HURRAY_E_MEMORY_CLASS,
+                  "memory class %s (0x%02x) is not one %s serves (STANDARD, HOST_PINNED, "
+                  "UNIFIED, PEER)",
+                  class_name(mc), mc, rt::kVendor);
   const char *why = nullptr;
   if (mc == HURRAY_MEMORY_HOST_PINNED && !d.map_host)
     why = rt::kNoMapHost;
   else if (mc == HURRAY_MEMORY_UNIFIED && !d.managed)
     why = rt::kNoManaged;
   if (why != nullptr)
-    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
-                "%s: memory class %s (0x%02x) is not available on device %d '%s': %s", kPlugin,
-                class_name(mc), mc, static_cast<int>(device), d.name.c_str(), why);
+    return refuse(err, HURRAY_E_DEVICE_UNAVAILABLE,
+                  "memory class %s (0x%02x) is not available on device %d '%s': %s", class_name(mc),
+                  mc, static_cast<int>(device), d.name.c_str(), why);
   if (mc == HURRAY_MEMORY_PEER && d.peers.empty())
-    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
-                "%s: memory class PEER (0x03) is not available on device %d '%s': no other %s "
-                "device can access its memory (%s; %zu device(s))",
-                kPlugin, static_cast<int>(device), d.name.c_str(), rt::kVendor, rt::kCanAccessPeer,
-                n_devices);
+    return refuse(err, HURRAY_E_DEVICE_UNAVAILABLE,
+                  "memory class PEER (0x03) is not available on device %d '%s': no other %s "
+                  "device can access its memory (%s; %zu device(s))",
+                  static_cast<int>(device), d.name.c_str(), rt::kVendor, rt::kCanAccessPeer,
+                  n_devices);
   if ((flags & HURRAY_ALLOC_SHAREABLE) != 0 && host_visible(mc))
-    return fail(err, HURRAY_E_UNSUPPORTED,
-                "%s: HURRAY_ALLOC_SHAREABLE: %s (STANDARD, PEER), not %s", kPlugin, rt::kIpcExports,
-                class_name(mc));
+    return refuse(err, HURRAY_E_UNSUPPORTED, "HURRAY_ALLOC_SHAREABLE: %s (STANDARD, PEER), not %s",
+                  rt::kIpcExports, class_name(mc));
   return HURRAY_OK;
 }
 
@@ -93,8 +91,8 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
   out->memory_class = memory_class;
   if (byte_size == 0) return HURRAY_OK;  // an empty buffer has no memory
   if (byte_size > SIZE_MAX / 2)
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, "%s: %llu bytes cannot be allocated", kPlugin,
-                static_cast<unsigned long long>(byte_size));
+    return refuse(err, HURRAY_E_OUT_OF_MEMORY, "%llu bytes cannot be allocated",
+                  static_cast<unsigned long long>(byte_size));
   if (memory_class == HURRAY_MEMORY_PEER)
     if (const hurray_status st = enable_peers(s, d, err)) return st;
 
@@ -120,15 +118,14 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
                      static_cast<unsigned long long>(byte_size), class_name(memory_class),
                      static_cast<int>(device), d->name.c_str());
     case AllocResult::kTooLarge:
-      return fail(err, HURRAY_E_OUT_OF_MEMORY,
-                  "%s: %llu bytes aligned to %u cannot be allocated (the size overflows)", kPlugin,
-                  static_cast<unsigned long long>(byte_size), align);
+      return refuse(err, HURRAY_E_OUT_OF_MEMORY,
+                    "%llu bytes aligned to %u cannot be allocated (the size overflows)",
+                    static_cast<unsigned long long>(byte_size), align);
     case AllocResult::kMisaligned:
-      return fail(err, HURRAY_E_ALIGNMENT,
-                  "%s: %s returned a block not aligned to %u bytes on device %d '%s', so %u "
-                  "cannot be had by over-allocating",
-                  kPlugin, function, rt::kBaseAlignment, static_cast<int>(device), d->name.c_str(),
-                  align);
+      return refuse(err, HURRAY_E_ALIGNMENT,
+                    "%s returned a block not aligned to %u bytes on device %d '%s', so %u "
+                    "cannot be had by over-allocating",
+                    function, rt::kBaseAlignment, static_cast<int>(device), d->name.c_str(), align);
   }
 
   uintptr_t device_view = data;
@@ -154,7 +151,7 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
   if (a == nullptr || !s->live.add(a)) {
     delete a;
     give_back(base);
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, "%s: alloc: out of host memory", kPlugin);
+    return refuse(err, HURRAY_E_OUT_OF_MEMORY, "alloc: out of host memory");
   }
   out->data = vptr(data);
   out->host = host_visible(memory_class) ? vptr(data) : nullptr;
@@ -177,8 +174,7 @@ hurray_status classify(void *state, const void *ptr, int32_t *device, uint8_t *m
   const auto *s = static_cast<const State *>(state);
   Device *d0 = nullptr;
   if (const hurray_status st = find_device(s, 0, &d0, err)) return st;
-  if (ptr == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: classify: ptr is NULL", kPlugin);
+  if (ptr == nullptr) return refuse(err, HURRAY_E_INVALID_ARGUMENT, "classify: ptr is NULL");
   uint8_t mc = 0;
   int runtime_device = -1;
   if (const hurray_status st = rt::pointer_class(s, *d0, ptr, &mc, &runtime_device, err)) return st;
@@ -191,9 +187,9 @@ hurray_status classify(void *state, const void *ptr, int32_t *device, uint8_t *m
     if (rt::is_device(s->devices[i]->ref, runtime_device)) index = static_cast<int32_t>(i);
   if (index < 0 && ours) index = rec.device;
   if (index < 0)
-    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
-                "%s: %p is %s memory of %s device %d, which this plugin does not serve", kPlugin,
-                ptr, class_name(mc), rt::kVendor, runtime_device);
+    return refuse(err, HURRAY_E_DEVICE_UNAVAILABLE,
+                  "%p is %s memory of %s device %d, which this plugin does not serve", ptr,
+                  class_name(mc), rt::kVendor, runtime_device);
   if (device != nullptr) *device = index;
   if (memory_class != nullptr) *memory_class = mc;
   return HURRAY_OK;

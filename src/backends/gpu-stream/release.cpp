@@ -22,8 +22,6 @@
 
 namespace hurray::gpu_stream {
 
-using hurray::kit::kPlugin;
-
 namespace {
 
 struct Queue;
@@ -177,8 +175,8 @@ hurray_status release_after(void *state, int32_t device, void *stream, void *eve
   {
     std::lock_guard<std::mutex> lock(r->queue->mu);
     if (r->queue->stop)  // a done that releases again while the plugin shuts down
-      return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "%s: release_after: '%s' is shutting down",
-                  kPlugin, d->name.c_str());
+      return refuse(err, HURRAY_E_DEVICE_UNAVAILABLE, "release_after: '%s' is shutting down",
+                    d->name.c_str());
   }
   auto on = stream != nullptr ? static_cast<rt::Stream>(stream) : d->stream;
   if (event != nullptr) {

@@ -20,8 +20,6 @@
 
 namespace hurray::gpu_stream {
 
-using hurray::kit::kPlugin;
-
 namespace {
 
 uint64_t round_up(uint64_t n, uint64_t to) noexcept { return (n + to - 1) / to * to; }
@@ -46,8 +44,8 @@ hurray_status vmm_alloc(State *s, Device *d, int32_t device, uint8_t memory_clas
   const Api &api = s->api;
   const uint64_t g = d->vmm_granularity;
   if (n > UINT64_MAX - g)
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, "%s: %llu bytes cannot be allocated", kPlugin,
-                static_cast<unsigned long long>(n));
+    return refuse(err, HURRAY_E_OUT_OF_MEMORY, "%llu bytes cannot be allocated",
+                  static_cast<unsigned long long>(n));
   const uint64_t size = round_up(n, g);
   uint64_t handle = 0;
   Result r = rt::vmm_create(api, d->ref, size, &handle);
@@ -95,10 +93,10 @@ hurray_status vmm_import(State *s, Device *d, int32_t device,
                          const hurray_backend_ipc_handle *handle, uint8_t memory_class,
                          hurray_backend_allocation *out, hurray_error *err) noexcept {
   if (!rt::kHasVmm || d->vmm_granularity == 0)
-    return fail(err, HURRAY_E_UNSUPPORTED,
-                "%s: ipc_import_memory: device %d '%s' cannot import VMM memory descriptors (no "
-                "virtual memory management with POSIX file descriptors)",
-                kPlugin, static_cast<int>(device), d->name.c_str());
+    return refuse(err, HURRAY_E_UNSUPPORTED,
+                  "ipc_import_memory: device %d '%s' cannot import VMM memory descriptors (no "
+                  "virtual memory management with POSIX file descriptors)",
+                  static_cast<int>(device), d->name.c_str());
   uint64_t size = 0;  // what the peer sent, checked before any vendor call (ipc_parse.cpp)
   if (const hurray_status st = parse_vmm(handle, rt::kIpcVmmKind, rt::kIpcMeaningVmm,
                                          d->vmm_granularity, &size, err))

@@ -8,8 +8,6 @@
 
 namespace hurray::gpu_stream::rt {
 
-using hurray::kit::kPlugin;
-
 namespace {
 
 constexpr int kPeerAccessAlreadyEnabled = 704;  // hipErrorPeerAccessAlreadyEnabled
@@ -135,15 +133,15 @@ hurray_status pointer_class(const State *s, const Device &, const void *ptr, uin
   std::memset(&attr, 0, sizeof attr);
   const hipError_t r = hip.hipPointerGetAttributes(&attr, ptr);
   if (r == hipErrorInvalidValue)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "%s: %p is not memory HIP knows (hipPointerGetAttributes: hipErrorInvalidValue)",
-                kPlugin, ptr);
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT,
+                  "%p is not memory HIP knows (hipPointerGetAttributes: hipErrorInvalidValue)",
+                  ptr);
   if (r != hipSuccess) return rt_fail(err, hip, HURRAY_OK, "hipPointerGetAttributes", r, "%p", ptr);
   const int major = version_major(s->version);
   if (!hurray::hip::class_of_pointer(major, static_cast<int>(attr.memoryType), attr.isManaged, mc))
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "%s: %p is not memory HIP knows as a linear buffer (memory type %d, HIP %d)",
-                kPlugin, ptr, static_cast<int>(attr.memoryType), major);
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT,
+                  "%p is not memory HIP knows as a linear buffer (memory type %d, HIP %d)", ptr,
+                  static_cast<int>(attr.memoryType), major);
   *runtime_device = attr.device;
   return HURRAY_OK;
 }

@@ -61,7 +61,7 @@ hurray_status find_device(State *s, int32_t device, Device **out, hurray_error *
 template <class... Ptr>
 hurray_status check_not_null(hurray_error *err, const char *what, const Ptr *...ptrs) noexcept {
   if (((ptrs == nullptr) || ...))
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: %s must not be NULL", kPlugin, what);
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT, "%s must not be NULL", what);
   return HURRAY_OK;
 }
 
@@ -141,8 +141,8 @@ hurray_status enter_copy(void *state, const hurray_backend_allocation *alloc, ui
   *s = static_cast<State *>(state);
   *a = nullptr;
   if (*s == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: %s: the plugin state is NULL (probe first)",
-                kPlugin, what);
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT, "%s: the plugin state is NULL (probe first)",
+                  what);
   if (const hurray_status st = check_copy(alloc, offset, host, n, what, err)) return st;
   if (n == 0) return HURRAY_OK;
   const auto *rec = static_cast<const Record *>(alloc->plugin_data);  // check_copy: not NULL
@@ -170,7 +170,7 @@ template <class State>
 Entered<State> enter_binary_wait(void *state, int32_t device, const void *event, uint64_t value,
                                  const char *vendor, hurray_error *err) noexcept {
   Entered<State> e = enter<State>(state, device, err, "event_wait: event", event);
-  if (e.refused == HURRAY_OK) e.refused = check_binary_value(value, vendor, err);
+  if (e.refused == HURRAY_OK) e.refused = check_binary_value("event_wait", value, vendor, err);
   return e;
 }
 
@@ -183,7 +183,7 @@ Entered<State> enter_release_after(void *state, int32_t device, const void *even
   Entered<State> e = enter<State>(state, device, err, "release_after: done",
                                   reinterpret_cast<const void *>(done));
   if (e.refused == HURRAY_OK && event != nullptr)
-    e.refused = check_binary_value(value, vendor, err);
+    e.refused = check_binary_value("release_after", value, vendor, err);
   return e;
 }
 

@@ -10,26 +10,22 @@ hurray_status caught(hurray_error *err, const char *entry) noexcept {
   try {
     throw;
   } catch (const std::bad_alloc &) {
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, "%s: %s: out of host memory (std::bad_alloc)",
-                kPlugin, entry);
+    return refuse(err, HURRAY_E_OUT_OF_MEMORY, "%s: out of host memory (std::bad_alloc)", entry);
   } catch (const std::exception &e) {
-    return fail(err, HURRAY_E_INTERNAL, "%s: %s: unexpected exception: %s", kPlugin, entry,
-                e.what());
+    return refuse(err, HURRAY_E_INTERNAL, "%s: unexpected exception: %s", entry, e.what());
   } catch (...) {
-    return fail(err, HURRAY_E_INTERNAL, "%s: %s: unexpected exception of unknown type", kPlugin,
-                entry);
+    return refuse(err, HURRAY_E_INTERNAL, "%s: unexpected exception of unknown type", entry);
   }
 }
 
 hurray_status check_device(const void *state, int32_t device, size_t count,
                            hurray_error *err) noexcept {
   if (state == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: the plugin state is NULL (probe first)",
-                kPlugin);
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT, "the plugin state is NULL (probe first)");
   if (device < 0 || static_cast<size_t>(device) >= count)
-    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
-                "%s: there is no device %d: it does not exist (%zu found)", kPlugin,
-                static_cast<int>(device), count);
+    return refuse(err, HURRAY_E_DEVICE_UNAVAILABLE,
+                  "there is no device %d: it does not exist (%zu found)", static_cast<int>(device),
+                  count);
   return HURRAY_OK;
 }
 
@@ -37,19 +33,18 @@ hurray_status check_copy(const hurray_backend_allocation *alloc, uint64_t offset
                          const void *host, uint64_t n, const char *what,
                          hurray_error *err) noexcept {
   if (alloc == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: %s: the allocation is NULL", kPlugin, what);
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT, "%s: the allocation is NULL", what);
   if (offset > alloc->byte_size || n > alloc->byte_size - offset)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "%s: %s: %llu bytes at offset %llu do not fit in the %llu-byte allocation",
-                kPlugin, what, static_cast<unsigned long long>(n),
-                static_cast<unsigned long long>(offset),
-                static_cast<unsigned long long>(alloc->byte_size));
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT,
+                  "%s: %llu bytes at offset %llu do not fit in the %llu-byte allocation", what,
+                  static_cast<unsigned long long>(n), static_cast<unsigned long long>(offset),
+                  static_cast<unsigned long long>(alloc->byte_size));
   if (n == 0) return HURRAY_OK;
   if (host == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: %s: the host pointer is NULL", kPlugin, what);
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT, "%s: the host pointer is NULL", what);
   if (alloc->plugin_data == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "%s: %s: the allocation was not made by this plugin (or was freed)", kPlugin, what);
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT,
+                  "%s: the allocation was not made by this plugin (or was freed)", what);
   return HURRAY_OK;
 }
 
@@ -57,21 +52,22 @@ hurray_status check_alloc(uint32_t alignment, uint32_t flags, uint32_t floor, ui
                           hurray_error *err) noexcept {
   if (alignment == 0) alignment = HURRAY_MIN_ALIGNMENT;
   if ((alignment & (alignment - 1)) != 0)  // (std::has_single_bit calls libgcc's popcount)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: alloc: alignment %u is not a power of two",
-                kPlugin, alignment);
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT, "alloc: alignment %u is not a power of two",
+                  alignment);
   if ((flags & ~static_cast<uint32_t>(HURRAY_ALLOC_SHAREABLE)) != 0)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: alloc: unknown flags 0x%x", kPlugin,
-                flags & ~static_cast<uint32_t>(HURRAY_ALLOC_SHAREABLE));
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT, "alloc: unknown flags 0x%x",
+                  flags & ~static_cast<uint32_t>(HURRAY_ALLOC_SHAREABLE));
   *align = alignment > floor ? alignment : floor;
   if (*align < HURRAY_MIN_ALIGNMENT) *align = HURRAY_MIN_ALIGNMENT;
   return HURRAY_OK;
 }
 
-hurray_status check_binary_value(uint64_t value, const char *vendor, hurray_error *err) noexcept {
+hurray_status check_binary_value(const char *entry, uint64_t value, const char *vendor,
+                                 hurray_error *err) noexcept {
   if (value == 0) return HURRAY_OK;
-  return fail(err, HURRAY_E_INVALID_ARGUMENT,
-              "%s: event_wait: %s events are binary, the value must be 0 (not %llu)", kPlugin,
-              vendor, static_cast<unsigned long long>(value));
+  return refuse(err, HURRAY_E_INVALID_ARGUMENT,
+                "%s: %s events are binary, the value must be 0 (not %llu)", entry, vendor,
+                static_cast<unsigned long long>(value));
 }
 
 }  // namespace hurray::kit

@@ -113,9 +113,11 @@ hurray_status check_alloc(uint32_t alignment, uint32_t flags, uint32_t floor, ui
                           hurray_error *err) noexcept;
 
 // The plugin's events are binary (no values): value must be 0, else
-// INVALID_ARGUMENT "<plugin>: event_wait: <vendor> events are binary, the
-// value must be 0 (not N)".
-hurray_status check_binary_value(uint64_t value, const char *vendor, hurray_error *err) noexcept;
+// INVALID_ARGUMENT "<plugin>: <entry>: <vendor> events are binary, the
+// value must be 0 (not N)", entry being the caller ("event_wait",
+// "release_after").
+hurray_status check_binary_value(const char *entry, uint64_t value, const char *vendor,
+                                 hurray_error *err) noexcept;
 
 // event_record's result for a binary event: *event = ev, *value = 0; OK.
 inline hurray_status give_binary_event(void *ev, void **event, uint64_t *value) noexcept {

@@ -1,12 +1,23 @@
-// See errors.h.
+// See errors.h. The message itself is written by core/message.h, the one
+// writer of docs/errors.md's format.
 #include "errors.h"
 
 #include <cstdio>
 #include <cstring>
 
+#include "../../core/message.h"
+
+#ifndef HURRAY_KIT_PLUGIN
+#error "HURRAY_KIT_PLUGIN (the plugin's short name) must be defined: see cmake/HurrayBackend.cmake"
+#endif
+
 namespace hurray::kit {
 
-hurray_status vfail(hurray_error *err, hurray_status status, const char *fmt, va_list ap) noexcept {
+namespace {
+
+__attribute__((format(printf, 5, 0))) hurray_status vfill(hurray_error *err, hurray_status status,
+                                                          const char *rule_id, const char *who,
+                                                          const char *fmt, va_list ap) noexcept {
   if (err != nullptr) {
     std::memset(err, 0, sizeof *err);
     err->status = status;
@@ -14,15 +25,40 @@ hurray_status vfail(hurray_error *err, hurray_status status, const char *fmt, va
     err->severity = HURRAY_SEVERITY_ERROR;
     err->buffer_index = -1;
     err->byte_offset = -1;
-    std::vsnprintf(err->message, sizeof err->message, fmt, ap);
+    ::hurray::detail::write_message(err->message, rule_id, who, fmt, ap);
   }
   return status;
+}
+
+}  // namespace
+
+const char *plugin_name() noexcept { return HURRAY_KIT_PLUGIN; }
+
+hurray_status refuse(hurray_error *err, hurray_status status, const char *fmt, ...) noexcept {
+  va_list ap;
+  va_start(ap, fmt);
+  vfill(err, status, nullptr, plugin_name(), fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+hurray_status refuse_rule(hurray_error *err, hurray_status status, const char *rule_id,
+                          const char *fmt, ...) noexcept {
+  va_list ap;
+  va_start(ap, fmt);
+  vfill(err, status, rule_id, plugin_name(), fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+hurray_status vfail(hurray_error *err, hurray_status status, const char *fmt, va_list ap) noexcept {
+  return vfill(err, status, nullptr, nullptr, fmt, ap);
 }
 
 hurray_status fail(hurray_error *err, hurray_status status, const char *fmt, ...) noexcept {
   va_list ap;
   va_start(ap, fmt);
-  vfail(err, status, fmt, ap);
+  vfill(err, status, nullptr, nullptr, fmt, ap);
   va_end(ap);
   return status;
 }

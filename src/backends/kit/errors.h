@@ -1,8 +1,11 @@
-// Filling a hurray_error, in the two shapes every in-tree plugin uses:
-//  - a vendor error: "[function] NAME: description (details)", e.g.
-//    "[cuMemAlloc] CUDA_ERROR_OUT_OF_MEMORY: out of memory (4096 bytes)";
-//  - the plugin's own refusal: "<plugin>: what is wrong", e.g.
-//    "opencl: there is no device 3 (1 found)".
+// Filling a hurray_error in a plugin, in the format of docs/errors.md (the
+// one of the whole library), in its two plugin shapes:
+//  - the plugin's own refusal, refuse(): "<plugin>: what is wrong", e.g.
+//    "opencl: there is no device 3 (1 found)"; the plugin's name is the one
+//    its CMake line gives (hurray_add_backend_plugin(<name>), which defines
+//    HURRAY_KIT_PLUGIN) and is never typed in a message;
+//  - a vendor error, vendor_fail(): "[function] NAME: description (details)",
+//    e.g. "[cuMemAlloc] CUDA_ERROR_OUT_OF_MEMORY: out of memory (4096 bytes)".
 // Part of the plugin kit (src/backends/kit): compiled into each plugin, never
 // a library of its own; it calls nothing of libhurray.
 #pragma once
@@ -14,8 +17,24 @@
 
 namespace hurray::kit {
 
-// Fill *err (when not NULL) with status and the printf-style message; returns
-// status. The message is cut to fit hurray_error.message.
+// The plugin's short name ("opencl"): HURRAY_KIT_PLUGIN.
+const char *plugin_name() noexcept;
+
+// "<plugin>: <text>": the plugin's own refusal. Fills *err (when not NULL)
+// with status and the message; returns status.
+__attribute__((format(printf, 3, 4))) hurray_status refuse(hurray_error *err, hurray_status status,
+                                                           const char *fmt, ...) noexcept;
+
+// "<rule_id>: <plugin>: <text>": a refusal under a rule of the protocol
+// (e.g. "BP-IPC-DEVMEM"), its ID first.
+__attribute__((format(printf, 4, 5))) hurray_status refuse_rule(hurray_error *err,
+                                                                hurray_status status,
+                                                                const char *rule_id,
+                                                                const char *fmt, ...) noexcept;
+
+// Fill *err (when not NULL) with status and the message as given, cut to
+// fit hurray_error.message; returns status. For a text that already has its
+// prefix (a vendor message, one passed on); a refusal goes through refuse().
 __attribute__((format(printf, 3, 4))) hurray_status fail(hurray_error *err, hurray_status status,
                                                          const char *fmt, ...) noexcept;
 __attribute__((format(printf, 3, 0))) hurray_status vfail(hurray_error *err, hurray_status status,
@@ -42,36 +61,16 @@ __attribute__((format(printf, 5, 0))) hurray_status vendor_vfail_details(
 __attribute__((format(printf, 2, 3))) void note(std::string *why, const char *fmt, ...);
 
 // A vendor's table of codes: lookup() gives the name (or description) of
-// `code`, nullptr for a code the table does not hold.
+// `code`, nullptr for a code the table does not hold. A plugin writes its
+// table as `constexpr CodeText kNames[] = {{X, "X"}, ...};`.
 struct CodeText {
   int code;
   const char *text;
 };
 const char *lookup(const CodeText *table, unsigned long n, int code) noexcept;
+template <unsigned long N>
+const char *lookup(const CodeText (&table)[N], int code) noexcept {
+  return lookup(table, N, code);
+}
 
 }  // namespace hurray::kit
-
-// One case of a switch that names a vendor's codes: `case X: return "X";`.
-#define HURRAY_KIT_CASE_NAME(code) \
-  case code:                       \
-    return #code;
-
-// Defines `hurray_status fn(hurray_error *err, hurray_status status, const char
-// *function, Code code, const char *fmt, ...)`: the vendor error
-// "[function] NAME: details" (kit::vendor_vfail_details) whose NAME is
-// name_of(code, buf) (`const char *name_of(Code, char (&)[48])`, which may
-// print a fallback into buf), with status_of(code) as the status unless
-// `status` is given (not HURRAY_OK).
-#define HURRAY_KIT_DEFINE_CODE_FAIL(fn, Code, name_of, status_of)                                \
-  inline __attribute__((format(printf, 5, 6))) hurray_status fn(                                 \
-      hurray_error *err, hurray_status status, const char *function, Code code, const char *fmt, \
-      ...) noexcept {                                                                            \
-    char buf[48];                                                                                \
-    va_list ap;                                                                                  \
-    va_start(ap, fmt);                                                                           \
-    status =                                                                                     \
-        ::hurray::kit::vendor_vfail_details(err, status != HURRAY_OK ? status : status_of(code), \
-                                            function, name_of(code, buf), fmt, ap);              \
-    va_end(ap);                                                                                  \
-    return status;                                                                               \
-  }

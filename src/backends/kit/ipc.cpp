@@ -40,10 +40,10 @@ KindName kind_name(uint32_t kind) noexcept {
 hurray_status check_kind(const hurray_backend_ipc_handle *h, uint32_t kind, const char *what,
                          const char *meaning, hurray_error *err) noexcept {
   if (h == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: %s: the IPC handle is NULL", kPlugin, what);
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT, "%s: the IPC handle is NULL", what);
   if (h->kind == kind) return HURRAY_OK;
-  return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: %s: not %s: its kind is %s, this plugin's is %s",
-              kPlugin, what, meaning, kind_name(h->kind).text, kind_name(kind).text);
+  return refuse(err, HURRAY_E_INVALID_ARGUMENT, "%s: not %s: its kind is %s, this plugin's is %s",
+                what, meaning, kind_name(h->kind).text, kind_name(kind).text);
 }
 
 bool unpack_ipc(const hurray_backend_ipc_handle *h, uint32_t kind, void *vendor, size_t n,
@@ -69,18 +69,16 @@ hurray_status unpack_ipc(const hurray_backend_ipc_handle *h, uint32_t kind, cons
   if (const hurray_status st = check_kind(h, kind, what, meaning, err)) return st;
   const char *why = nullptr;
   if (!unpack_ipc(h, kind, vendor, n, &why))
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: %s: %s", kPlugin, what, why);
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT, "%s: %s", what, why);
   return HURRAY_OK;
 }
 
-hurray_status dup_fd(int fd, int *out, const char *plugin, const char *what,
-                     hurray_error *err) noexcept {
+hurray_status dup_fd(int fd, int *out, const char *what, hurray_error *err) noexcept {
   *out = -1;
   if (fd < 0) return HURRAY_OK;
   *out = fcntl(fd, F_DUPFD_CLOEXEC, 0);
   if (*out < 0)
-    return fail(err, HURRAY_E_IO, "%s: %s: dup of fd %d failed: %s", plugin, what, fd,
-                std::strerror(errno));
+    return refuse(err, HURRAY_E_IO, "%s: dup of fd %d failed: %s", what, fd, std::strerror(errno));
   return HURRAY_OK;
 }
 

@@ -48,7 +48,6 @@ hurray_status unpack_ipc(const hurray_backend_ipc_handle *h, uint32_t kind, cons
 
 // A close-on-exec duplicate of fd in *out (-1 when fd < 0, which is no
 // error). HURRAY_E_IO with "<plugin>: <what>: dup of fd N failed: reason".
-hurray_status dup_fd(int fd, int *out, const char *plugin, const char *what,
-                     hurray_error *err) noexcept;
+hurray_status dup_fd(int fd, int *out, const char *what, hurray_error *err) noexcept;
 
 }  // namespace hurray::kit

@@ -30,7 +30,7 @@ hurray_status probe_state(void **state, hurray_error *err, const char *env_var,
                           const char *(*load_api)(void *, Api *) noexcept, Open &&open,
                           Close &&close) {
   if (state == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: probe: state must not be NULL", kPlugin);
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT, "probe: state must not be NULL");
   *state = nullptr;
   auto s = std::make_unique<State>();
   std::string name, why;

@@ -265,8 +265,8 @@ hurray_status open_devices(State *s, hurray_error *err) {
     }
   }
   if (s->devices.empty())
-    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "level-zero: no usable Level Zero device: %s",
-                why.empty() ? "(no reason given)" : why.c_str());
+    return refuse(err, HURRAY_E_DEVICE_UNAVAILABLE, "no usable Level Zero device: %s",
+                  why.empty() ? "(no reason given)" : why.c_str());
   find_peers(ze, s);
   return HURRAY_OK;
 }

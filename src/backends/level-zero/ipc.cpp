@@ -9,27 +9,27 @@ hurray_status ipc_export_memory(void *state, const hurray_backend_allocation *al
                                 hurray_backend_ipc_handle *out, hurray_error *err) {
   auto *s = static_cast<State *>(state);
   if (s == nullptr || allocation == nullptr || out == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "level-zero: ipc_export_memory: NULL argument");
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT, "ipc_export_memory: NULL argument");
   const auto *a = static_cast<const Allocation *>(allocation->plugin_data);
   if (a == nullptr || a->base == nullptr)
-    return fail(err, HURRAY_E_UNSUPPORTED,
-                "level-zero: ipc_export_memory: an empty allocation has no memory to share");
+    return refuse(err, HURRAY_E_UNSUPPORTED,
+                  "ipc_export_memory: an empty allocation has no memory to share");
   Device *d = nullptr;
   if (const hurray_status st = find_device(s, a->device, &d, err)) return st;
   if (!d->driver->ipc_memory())
-    return fail(err, HURRAY_E_UNSUPPORTED,
-                "level-zero: ipc_export_memory: the driver of device %d '%s' does not share memory "
-                "between processes (zeDriverGetIpcProperties: no ZE_IPC_PROPERTY_FLAG_MEMORY)",
-                static_cast<int>(a->device), d->name.c_str());
+    return refuse(err, HURRAY_E_UNSUPPORTED,
+                  "ipc_export_memory: the driver of device %d '%s' does not share memory "
+                  "between processes (zeDriverGetIpcProperties: no ZE_IPC_PROPERTY_FLAG_MEMORY)",
+                  static_cast<int>(a->device), d->name.c_str());
   if (!is_device_class(a->memory_class))
-    return fail(err, HURRAY_E_UNSUPPORTED,
-                "level-zero: ipc_export_memory: %s memory cannot be exported: Level Zero exports "
-                "device allocations only (STANDARD, PEER)",
-                class_name(a->memory_class));
+    return refuse(err, HURRAY_E_UNSUPPORTED,
+                  "ipc_export_memory: %s memory cannot be exported: Level Zero exports "
+                  "device allocations only (STANDARD, PEER)",
+                  class_name(a->memory_class));
   if (a->imported)
-    return fail(err, HURRAY_E_UNSUPPORTED,
-                "level-zero: ipc_export_memory: memory imported from another process cannot be "
-                "exported again");
+    return refuse(err, HURRAY_E_UNSUPPORTED,
+                  "ipc_export_memory: memory imported from another process cannot be "
+                  "exported again");
   ze_ipc_mem_handle_t h{};
   const ze_result_t r = s->ze.zeMemGetIpcHandle(d->driver->context, a->base, &h);
   if (r != ZE_RESULT_SUCCESS)
@@ -62,10 +62,10 @@ hurray_status ipc_import_memory(void *state, int32_t device,
   if (const hurray_status st = check_shareable(*d, memory_class, "ipc_import_memory", err))
     return st;
   if (handle->byte_size == 0 || handle->offset > UINT64_MAX - handle->byte_size)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "level-zero: ipc_import_memory: %llu bytes at offset %llu is not a range to map",
-                static_cast<unsigned long long>(handle->byte_size),
-                static_cast<unsigned long long>(handle->offset));
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT,
+                  "ipc_import_memory: %llu bytes at offset %llu is not a range to map",
+                  static_cast<unsigned long long>(handle->byte_size),
+                  static_cast<unsigned long long>(handle->offset));
   ze_ipc_mem_handle_t h{};
   std::memcpy(h.data, handle->bytes, sizeof h.data);
   int fd = -1;
@@ -93,10 +93,10 @@ hurray_status ipc_import_memory(void *state, int32_t device,
   const uint64_t al = alignment_of(a->ptr);
   if (al < HURRAY_MIN_ALIGNMENT) {
     release_memory(s, a.get());
-    return fail(err, HURRAY_E_ALIGNMENT,
-                "level-zero: ipc_import_memory: the mapping starts at %p, aligned to %llu bytes "
-                "only (the protocol needs %d)",
-                a->ptr, static_cast<unsigned long long>(al), HURRAY_MIN_ALIGNMENT);
+    return refuse(err, HURRAY_E_ALIGNMENT,
+                  "ipc_import_memory: the mapping starts at %p, aligned to %llu bytes "
+                  "only (the protocol needs %d)",
+                  a->ptr, static_cast<unsigned long long>(al), HURRAY_MIN_ALIGNMENT);
   }
   try {
     register_allocation(s, a.get());
@@ -115,21 +115,21 @@ hurray_status ipc_export_event(void *state, int32_t device, void *event,
                                            event, out);
   if (refused != HURRAY_OK) return refused;
   if (!d->ipc_pools)
-    return fail(err, HURRAY_E_UNSUPPORTED,
-                "level-zero: ipc_export_event: the driver of device %d '%s' does not share event "
-                "pools between processes (zeDriverGetIpcProperties: no "
-                "ZE_IPC_PROPERTY_FLAG_EVENT_POOL)",
-                static_cast<int>(device), d->name.c_str());
+    return refuse(err, HURRAY_E_UNSUPPORTED,
+                  "ipc_export_event: the driver of device %d '%s' does not share event "
+                  "pools between processes (zeDriverGetIpcProperties: no "
+                  "ZE_IPC_PROPERTY_FLAG_EVENT_POOL)",
+                  static_cast<int>(device), d->name.c_str());
   ze_event_pool_handle_t pool = nullptr;
   uint32_t index = 0;
   {
     std::lock_guard<std::mutex> lock(d->mu);
     auto it = d->lent.find(static_cast<ze_event_handle_t>(event));
     if (it == d->lent.end())
-      return fail(err, HURRAY_E_UNSUPPORTED,
-                  "level-zero: ipc_export_event: only events made by event_record on device %d "
-                  "'%s' (and not yet released) can be exported",
-                  static_cast<int>(device), d->name.c_str());
+      return refuse(err, HURRAY_E_UNSUPPORTED,
+                    "ipc_export_event: only events made by event_record on device %d "
+                    "'%s' (and not yet released) can be exported",
+                    static_cast<int>(device), d->name.c_str());
     pool = d->pools[it->second.pool].handle;
     index = it->second.index;
   }
@@ -159,15 +159,15 @@ hurray_status ipc_import_event(void *state, int32_t device, const hurray_backend
                                                        "a Level Zero event handle", err))
     return st;
   if (handle->offset >= UINT32_MAX)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "level-zero: ipc_import_event: event index %llu is out of range",
-                static_cast<unsigned long long>(handle->offset));
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT,
+                  "ipc_import_event: event index %llu is out of range",
+                  static_cast<unsigned long long>(handle->offset));
   if (!d->driver->ipc_events())
-    return fail(err, HURRAY_E_UNSUPPORTED,
-                "level-zero: ipc_import_event: the driver of device %d '%s' does not share event "
-                "pools between processes (zeDriverGetIpcProperties: no "
-                "ZE_IPC_PROPERTY_FLAG_EVENT_POOL)",
-                static_cast<int>(device), d->name.c_str());
+    return refuse(err, HURRAY_E_UNSUPPORTED,
+                  "ipc_import_event: the driver of device %d '%s' does not share event "
+                  "pools between processes (zeDriverGetIpcProperties: no "
+                  "ZE_IPC_PROPERTY_FLAG_EVENT_POOL)",
+                  static_cast<int>(device), d->name.c_str());
   const Api &ze = s->ze;
   ze_ipc_event_pool_handle_t h{};
   std::memcpy(h.data, handle->bytes, sizeof h.data);

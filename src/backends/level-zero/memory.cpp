@@ -63,8 +63,8 @@ hurray_status alloc_aligned(const Api &ze, const Device &d, uint8_t mc, uint64_t
 
   // Second try: `align` bytes more, and data at the first aligned address.
   if (size > UINT64_MAX - align)
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, "level-zero: %llu bytes cannot be allocated",
-                static_cast<unsigned long long>(size));
+    return refuse(err, HURRAY_E_OUT_OF_MEMORY, "%llu bytes cannot be allocated",
+                  static_cast<unsigned long long>(size));
   void *base = nullptr;
   r = allocate(ze, d, mc, size + align, HURRAY_MIN_ALIGNMENT, &base);
   if (r != ZE_RESULT_SUCCESS)
@@ -123,18 +123,18 @@ void fill_out(const Allocation &a, uint32_t alignment, hurray_backend_allocation
 // Can `d` serve class `mc`? HURRAY_OK, or the failure naming the reason.
 hurray_status check_class(const Device &d, uint8_t mc, hurray_error *err) noexcept {
   if (mc > HURRAY_MEMORY_PEER)
-    return fail(err, HURRAY_E_MEMORY_CLASS,
-                "level-zero: memory class %s (0x%02x) is not a Level Zero memory class "
-                "(STANDARD, HOST_PINNED, UNIFIED, PEER)",
-                class_name(mc), mc);
+    return refuse(err, HURRAY_E_MEMORY_CLASS,
+                  "memory class %s (0x%02x) is not a Level Zero memory class "
+                  "(STANDARD, HOST_PINNED, UNIFIED, PEER)",
+                  class_name(mc), mc);
   if (mc == HURRAY_MEMORY_UNIFIED && !d.unified)
-    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
-                "level-zero: memory class UNIFIED (0x02) is not available on device %d '%s': %s",
-                static_cast<int>(d.ordinal), d.name.c_str(), d.unified_why.c_str());
+    return refuse(err, HURRAY_E_DEVICE_UNAVAILABLE,
+                  "memory class UNIFIED (0x02) is not available on device %d '%s': %s",
+                  static_cast<int>(d.ordinal), d.name.c_str(), d.unified_why.c_str());
   if (mc == HURRAY_MEMORY_PEER && d.peers.empty())
-    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
-                "level-zero: memory class PEER (0x03) is not available on device %d '%s': %s",
-                static_cast<int>(d.ordinal), d.name.c_str(), d.peer_why.c_str());
+    return refuse(err, HURRAY_E_DEVICE_UNAVAILABLE,
+                  "memory class PEER (0x03) is not available on device %d '%s': %s",
+                  static_cast<int>(d.ordinal), d.name.c_str(), d.peer_why.c_str());
   return HURRAY_OK;
 }
 
@@ -152,8 +152,8 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
           hurray::kit::check_alloc(alignment, flags, HURRAY_MIN_ALIGNMENT, &align, err))
     return st;
   if (byte_size > SIZE_MAX / 2)
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, "level-zero: %llu bytes cannot be allocated",
-                static_cast<unsigned long long>(byte_size));
+    return refuse(err, HURRAY_E_OUT_OF_MEMORY, "%llu bytes cannot be allocated",
+                  static_cast<unsigned long long>(byte_size));
 
   auto a = std::make_unique<Allocation>();
   a->device = device;
@@ -221,15 +221,15 @@ hurray_status copy_on_list(const Api &ze, Device &d, void *dst, const void *src,
 hurray_status check_shareable(const Device &d, uint8_t mc, const char *what,
                               hurray_error *err) noexcept {
   if (!is_device_class(mc))
-    return fail(err, HURRAY_E_UNSUPPORTED,
-                "level-zero: %s: %s memory: Level Zero shares device allocations only (STANDARD, "
-                "PEER)",
-                what, class_name(mc));
+    return refuse(err, HURRAY_E_UNSUPPORTED,
+                  "%s: %s memory: Level Zero shares device allocations only (STANDARD, "
+                  "PEER)",
+                  what, class_name(mc));
   if (!d.driver->ipc_memory())
-    return fail(err, HURRAY_E_UNSUPPORTED,
-                "level-zero: %s: the driver of device %d '%s' does not share memory between "
-                "processes (zeDriverGetIpcProperties: no ZE_IPC_PROPERTY_FLAG_MEMORY)",
-                what, static_cast<int>(d.ordinal), d.name.c_str());
+    return refuse(err, HURRAY_E_UNSUPPORTED,
+                  "%s: the driver of device %d '%s' does not share memory between "
+                  "processes (zeDriverGetIpcProperties: no ZE_IPC_PROPERTY_FLAG_MEMORY)",
+                  what, static_cast<int>(d.ordinal), d.name.c_str());
   return HURRAY_OK;
 }
 
@@ -239,9 +239,9 @@ hurray_status check_shareable(const Device &d, uint8_t mc, const char *what,
 static hurray_status copy(State *s, const Allocation *a, Device *d, uint64_t offset, void *host,
                           uint64_t n, bool to_host, hurray_error *err) noexcept {
   if (a->ptr == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "level-zero: %s: the allocation was not made by this plugin (or was freed)",
-                to_host ? "copy_to_host" : "copy_from_host");
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT,
+                  "%s: the allocation was not made by this plugin (or was freed)",
+                  to_host ? "copy_to_host" : "copy_from_host");
   char *mem = static_cast<char *>(a->ptr) + offset;
   return to_host ? copy_on_list(s->ze, *d, host, mem, n, "copy to host", err)
                  : copy_on_list(s->ze, *d, mem, host, n, "copy from host", err);
@@ -271,10 +271,9 @@ hurray_status classify(void *state, const void *ptr, int32_t *device, uint8_t *m
                        hurray_error *err) {
   auto *s = static_cast<State *>(state);
   if (s == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "level-zero: the plugin state is NULL (probe first)");
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT, "the plugin state is NULL (probe first)");
   if (ptr == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "level-zero: classify: the pointer is NULL");
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT, "classify: the pointer is NULL");
   const Api &ze = s->ze;
   // Ours, as far as the plugin knows (the class PEER, the device of host memory).
   int32_t own_device = -1;

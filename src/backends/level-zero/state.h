@@ -94,9 +94,22 @@ const char *result_text(ze_result_t r, char (&buf)[N]) noexcept {
 
 // ze_fail(err, status, "zeMemAllocDevice", r, "<details>"): "[zeMemAllocDevice]
 // ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY: <details>"; the status follows the
-// result unless `status` is given.
-HURRAY_KIT_DEFINE_CODE_FAIL(ze_fail, ze_result_t, result_text, status_of)
+// result unless `status` is given (not HURRAY_OK).
+__attribute__((format(printf, 5, 6))) inline hurray_status ze_fail(hurray_error *err,
+                                                                   hurray_status status,
+                                                                   const char *function,
+                                                                   ze_result_t r, const char *fmt,
+                                                                   ...) noexcept {
+  char buf[48];
+  va_list ap;
+  va_start(ap, fmt);
+  status = hurray::kit::vendor_vfail_details(err, status != HURRAY_OK ? status : status_of(r),
+                                             function, result_text(r, buf), fmt, ap);
+  va_end(ap);
+  return status;
+}
 using hurray::kit::fail;
+using hurray::kit::refuse;
 
 using hurray::plugin::class_name;
 
@@ -221,7 +234,7 @@ inline int dmabuf_fd_in(const char (&data)[ZE_MAX_IPC_HANDLE_SIZE]) noexcept {
 // or -1 when the handle carries none.
 inline hurray_status export_fd(const char (&data)[ZE_MAX_IPC_HANDLE_SIZE], int *out,
                         hurray_error *err) noexcept {
-  return hurray::kit::dup_fd(dmabuf_fd_in(data), out, hurray::kit::kPlugin,
+  return hurray::kit::dup_fd(dmabuf_fd_in(data), out,
                              "the IPC handle's descriptor", err);
 }
 
@@ -229,7 +242,7 @@ inline hurray_status export_fd(const char (&data)[ZE_MAX_IPC_HANDLE_SIZE], int *
 // handle's first int. *dup_out is the dup (or -1), owned by the caller.
 inline hurray_status import_fd(int fd, char (&data)[ZE_MAX_IPC_HANDLE_SIZE], int *dup_out,
                         const char *what, hurray_error *err) noexcept {
-  if (const hurray_status st = hurray::kit::dup_fd(fd, dup_out, hurray::kit::kPlugin, what, err))
+  if (const hurray_status st = hurray::kit::dup_fd(fd, dup_out, what, err))
     return st;
   if (*dup_out >= 0) std::memcpy(data, dup_out, sizeof *dup_out);
   return HURRAY_OK;

@@ -179,8 +179,7 @@ hurray_status open_devices(State *s, hurray_error *err) {
     }
   }
   if (s->devices.empty())
-    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "opencl: no usable OpenCL device: %s",
-                why.c_str());
+    return refuse(err, HURRAY_E_DEVICE_UNAVAILABLE, "no usable OpenCL device: %s", why.c_str());
   return HURRAY_OK;
 }
 

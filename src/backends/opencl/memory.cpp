@@ -57,11 +57,11 @@ hurray_status alloc_pinned(const Api &cl, const Device &d, uint64_t size, uint32
   // aligned host address. Sub-buffer origins must be multiples of
   // CL_DEVICE_MEM_BASE_ADDR_ALIGN, which divides `align`.
   if (d.max_alloc < align || size > d.max_alloc - align)
-    return fail(err, HURRAY_E_OUT_OF_MEMORY,
-                "opencl: HOST_PINNED on '%s': the mapping is not %u-byte aligned and %llu + %u "
-                "bytes exceed CL_DEVICE_MAX_MEM_ALLOC_SIZE (%llu) to place it",
-                d.name.c_str(), align, static_cast<unsigned long long>(size), align,
-                static_cast<unsigned long long>(d.max_alloc));
+    return refuse(err, HURRAY_E_OUT_OF_MEMORY,
+                  "HOST_PINNED on '%s': the mapping is not %u-byte aligned and %llu + %u "
+                  "bytes exceed CL_DEVICE_MAX_MEM_ALLOC_SIZE (%llu) to place it",
+                  d.name.c_str(), align, static_cast<unsigned long long>(size), align,
+                  static_cast<unsigned long long>(d.max_alloc));
   cl_mem parent = nullptr;
   if (const hurray_status st = create_buffer(cl, d, flags, size + align, &parent, err)) return st;
   void *base = nullptr;
@@ -73,12 +73,12 @@ hurray_status alloc_pinned(const Api &cl, const Device &d, uint64_t size, uint32
   const uint64_t offset = (align - reinterpret_cast<uintptr_t>(base) % align) % align;
   if (offset % d.base_align != 0) {
     cl.clReleaseMemObject(parent);
-    return fail(err, HURRAY_E_ALIGNMENT,
-                "opencl: HOST_PINNED on '%s': clEnqueueMapBuffer returned %p, aligned to %llu "
-                "bytes only, less than CL_DEVICE_MEM_BASE_ADDR_ALIGN (%u bytes): no sub-buffer "
-                "can start at a %u-byte aligned address",
-                d.name.c_str(), base, static_cast<unsigned long long>(alignment_of(base)), d.base_align,
-                align);
+    return refuse(err, HURRAY_E_ALIGNMENT,
+                  "HOST_PINNED on '%s': clEnqueueMapBuffer returned %p, aligned to %llu "
+                  "bytes only, less than CL_DEVICE_MEM_BASE_ADDR_ALIGN (%u bytes): no sub-buffer "
+                  "can start at a %u-byte aligned address",
+                  d.name.c_str(), base, static_cast<unsigned long long>(alignment_of(base)),
+                  d.base_align, align);
   }
   const cl_buffer_region region{static_cast<size_t>(offset), static_cast<size_t>(size)};
   cl_int e = CL_SUCCESS;
@@ -99,10 +99,10 @@ hurray_status alloc_pinned(const Api &cl, const Device &d, uint64_t size, uint32
     unmap_buffer(cl, d, sub, p);
     cl.clReleaseMemObject(sub);
     cl.clReleaseMemObject(parent);
-    return fail(err, HURRAY_E_ALIGNMENT,
-                "opencl: HOST_PINNED on '%s': clEnqueueMapBuffer returned %p, aligned to %llu "
-                "bytes, not the %u asked (the driver does not keep mappings at a fixed address)",
-                d.name.c_str(), p, static_cast<unsigned long long>(alignment_of(p)), align);
+    return refuse(err, HURRAY_E_ALIGNMENT,
+                  "HOST_PINNED on '%s': clEnqueueMapBuffer returned %p, aligned to %llu "
+                  "bytes, not the %u asked (the driver does not keep mappings at a fixed address)",
+                  d.name.c_str(), p, static_cast<unsigned long long>(alignment_of(p)), align);
   }
   a->mem = sub;
   a->parent = parent;
@@ -177,23 +177,22 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
 
   if (memory_class != HURRAY_MEMORY_STANDARD && memory_class != HURRAY_MEMORY_HOST_PINNED &&
       memory_class != HURRAY_MEMORY_UNIFIED)
-    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
-                "opencl: memory class %s (0x%02x) is not available on device %d '%s': %s",
-                class_name(memory_class), memory_class, static_cast<int>(device),
-                d->name.c_str(),
-                memory_class == HURRAY_MEMORY_PEER
-                    ? "OpenCL has no memory mapped for peer devices"
-                    : "OpenCL serves STANDARD, HOST_PINNED and UNIFIED only");
+    return refuse(err, HURRAY_E_DEVICE_UNAVAILABLE,
+                  "memory class %s (0x%02x) is not available on device %d '%s': %s",
+                  class_name(memory_class), memory_class, static_cast<int>(device), d->name.c_str(),
+                  memory_class == HURRAY_MEMORY_PEER
+                      ? "OpenCL has no memory mapped for peer devices"
+                      : "OpenCL serves STANDARD, HOST_PINNED and UNIFIED only");
   if (memory_class == HURRAY_MEMORY_UNIFIED && !d->fine_svm)
-    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
-                "opencl: memory class UNIFIED (0x02) is not available on device %d '%s': it "
-                "needs fine-grained buffer SVM (CL_DEVICE_SVM_FINE_GRAIN_BUFFER), which the "
-                "device does not report",
-                static_cast<int>(device), d->name.c_str());
+    return refuse(err, HURRAY_E_DEVICE_UNAVAILABLE,
+                  "memory class UNIFIED (0x02) is not available on device %d '%s': it "
+                  "needs fine-grained buffer SVM (CL_DEVICE_SVM_FINE_GRAIN_BUFFER), which the "
+                  "device does not report",
+                  static_cast<int>(device), d->name.c_str());
   if ((flags & HURRAY_ALLOC_SHAREABLE) != 0)
-    return fail(err, HURRAY_E_UNSUPPORTED,
-                "opencl: HURRAY_ALLOC_SHAREABLE: OpenCL has no portable way to export memory to "
-                "another process");
+    return refuse(err, HURRAY_E_UNSUPPORTED,
+                  "HURRAY_ALLOC_SHAREABLE: OpenCL has no portable way to export memory to "
+                  "another process");
   uint32_t align = 0;
   if (const hurray_status st =
           hurray::kit::check_alloc(alignment, flags, d->min_alignment(), &align, err))
@@ -206,11 +205,11 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
   out->memory_class = memory_class;
   if (byte_size == 0) return HURRAY_OK;  // an empty buffer has no memory
   if (byte_size > SIZE_MAX / 2)
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, "opencl: %llu bytes cannot be allocated",
-                static_cast<unsigned long long>(byte_size));
+    return refuse(err, HURRAY_E_OUT_OF_MEMORY, "%llu bytes cannot be allocated",
+                  static_cast<unsigned long long>(byte_size));
 
   Allocation *a = s->records.pop();
-  if (a == nullptr) return fail(err, HURRAY_E_OUT_OF_MEMORY, "opencl: alloc: out of host memory");
+  if (a == nullptr) return refuse(err, HURRAY_E_OUT_OF_MEMORY, "alloc: out of host memory");
   a->device = device;
   a->memory_class = memory_class;
   a->byte_size = byte_size;
@@ -233,7 +232,7 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
           s->svm.emplace(reinterpret_cast<uintptr_t>(a->ptr), SvmRange{byte_size, device});
         } catch (...) {
           release_resources(cl, *d, a);
-          st = fail(err, HURRAY_E_OUT_OF_MEMORY, "opencl: alloc: out of host memory");
+          st = refuse(err, HURRAY_E_OUT_OF_MEMORY, "alloc: out of host memory");
         }
       }
       break;
@@ -315,7 +314,7 @@ hurray_status classify(void *state, const void *ptr, int32_t *device, uint8_t *m
                        hurray_error *err) {
   auto *s = static_cast<State *>(state);
   if (s == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "opencl: the plugin state is NULL (probe first)");
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT, "the plugin state is NULL (probe first)");
   const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
   {
     std::lock_guard<std::mutex> lock(s->mu);
@@ -326,10 +325,10 @@ hurray_status classify(void *state, const void *ptr, int32_t *device, uint8_t *m
         return kit::give_class(device, memory_class, it->second.device, HURRAY_MEMORY_UNIFIED);
     }
   }
-  return fail(err, HURRAY_E_UNSUPPORTED,
-              "opencl: %p is not fine-grained SVM allocated by this plugin; OpenCL cannot say "
-              "what other pointers are",
-              ptr);
+  return refuse(err, HURRAY_E_UNSUPPORTED,
+                "%p is not fine-grained SVM allocated by this plugin; OpenCL cannot say "
+                "what other pointers are",
+                ptr);
 }
 
 }  // namespace hurray::opencl

@@ -38,6 +38,7 @@ namespace hurray::opencl {
 // ---- errors ---------------------------------------------------------------
 
 using hurray::kit::fail;
+using hurray::kit::refuse;
 
 inline hurray_status status_of(cl_int code) noexcept {
   switch (code) {
@@ -70,8 +71,20 @@ inline const char *code_text(cl_int code, char (&buf)[48]) noexcept {
 
 // cl_fail(err, status, "clCreateBuffer", code, "<details>"): "[clCreateBuffer]
 // CL_MEM_OBJECT_ALLOCATION_FAILURE: <details>"; the status follows the code
-// unless `status` is given.
-HURRAY_KIT_DEFINE_CODE_FAIL(cl_fail, cl_int, code_text, status_of)
+// unless `status` is given (not HURRAY_OK).
+__attribute__((format(printf, 5, 6))) inline hurray_status cl_fail(hurray_error *err,
+                                                                   hurray_status status,
+                                                                   const char *function,
+                                                                   cl_int code, const char *fmt,
+                                                                   ...) noexcept {
+  char buf[48];
+  va_list ap;
+  va_start(ap, fmt);
+  status = hurray::kit::vendor_vfail_details(err, status != HURRAY_OK ? status : status_of(code),
+                                             function, code_text(code, buf), fmt, ap);
+  va_end(ap);
+  return status;
+}
 
 using hurray::plugin::class_name;
 

@@ -7,17 +7,17 @@ namespace hurray::vulkan {
 
 hurray_status check_range(const hurray_backend_allocation *a, uint64_t offset, const void *host,
                           uint64_t n, const char *what, hurray_error *err) {
-  if (!a) return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: allocation is NULL", what);
+  if (!a) return refuse(err, HURRAY_E_INVALID_ARGUMENT, "%s: allocation is NULL", what);
   if (offset > a->byte_size || n > a->byte_size - offset)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "%s: bytes [%llu, %llu + %llu) lie outside the %llu-byte allocation", what,
-                static_cast<unsigned long long>(offset), static_cast<unsigned long long>(offset),
-                static_cast<unsigned long long>(n),
-                static_cast<unsigned long long>(a->byte_size));
-  if (n && !host) return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: host pointer is NULL", what);
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT,
+                  "%s: bytes [%llu, %llu + %llu) lie outside the %llu-byte allocation", what,
+                  static_cast<unsigned long long>(offset), static_cast<unsigned long long>(offset),
+                  static_cast<unsigned long long>(n),
+                  static_cast<unsigned long long>(a->byte_size));
+  if (n && !host) return refuse(err, HURRAY_E_INVALID_ARGUMENT, "%s: host pointer is NULL", what);
   if (n && !a->plugin_data)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: not an allocation of the vulkan backend",
-                what);
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT, "%s: not an allocation of the vulkan backend",
+                  what);
   return HURRAY_OK;
 }
 
@@ -63,9 +63,9 @@ hurray_status staged_copy(Device &d, Allocation &a, uint64_t offset, void *host,
   d.fn.vkGetBufferMemoryRequirements(d.dev, staging, &req);
   const int type = d.pick_type(kStaging, req.memoryTypeBits);
   if (type < 0)
-    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
-                "%s: %s has no host-visible memory type for a staging buffer", what,
-                d.label.c_str());
+    return refuse(err, HURRAY_E_DEVICE_UNAVAILABLE,
+                  "%s: %s has no host-visible memory type for a staging buffer", what,
+                  d.label.c_str());
   const bool coherent = (d.mem.memoryTypes[type].propertyFlags & kHC) != 0;
   VkMemoryAllocateInfo mai{};
   mai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;

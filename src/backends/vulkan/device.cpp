@@ -264,7 +264,7 @@ std::unique_ptr<Device> open_device(State &s, VkPhysicalDevice phys, int32_t ord
 }
 
 hurray_status probe_impl(void **out_state, hurray_error *err) {
-  if (!out_state) return fail(err, HURRAY_E_INVALID_ARGUMENT, "probe: state is NULL");
+  if (!out_state) return refuse(err, HURRAY_E_INVALID_ARGUMENT, "probe: state is NULL");
   *out_state = nullptr;
   auto s = std::make_unique<State>();
   static constexpr const char *kSonames[] = {"libvulkan.so.1", nullptr};
@@ -275,8 +275,8 @@ hurray_status probe_impl(void **out_state, hurray_error *err) {
       {"vkGetInstanceProcAddr", kit::slot<&State::gipa>, true},
   };
   if (kit::resolve_symbols<State>(kit::from_library(s->lib), kLoaderSymbols, s.get()) != nullptr)
-    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
-                "%s is not a Vulkan loader: it has no vkGetInstanceProcAddr", loader.c_str());
+    return refuse(err, HURRAY_E_DEVICE_UNAVAILABLE,
+                  "%s is not a Vulkan loader: it has no vkGetInstanceProcAddr", loader.c_str());
 
   GlobalFns global;
   const InstanceResolver no_instance{s->gipa, VK_NULL_HANDLE};
@@ -290,10 +290,10 @@ hurray_status probe_impl(void **out_state, hurray_error *err) {
                      "");
   }
   if (loader_version < VK_API_VERSION_1_2)
-    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
-                "the Vulkan loader %s offers Vulkan %u.%u; the vulkan backend needs 1.2",
-                loader.c_str(), VK_API_VERSION_MAJOR(loader_version),
-                VK_API_VERSION_MINOR(loader_version));
+    return refuse(err, HURRAY_E_DEVICE_UNAVAILABLE,
+                  "the Vulkan loader %s offers Vulkan %u.%u; the vulkan backend needs 1.2",
+                  loader.c_str(), VK_API_VERSION_MAJOR(loader_version),
+                  VK_API_VERSION_MINOR(loader_version));
   if (absent != nullptr)  // vkCreateInstance, the one required
     return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
                 "[vkGetInstanceProcAddr] vkCreateInstance missing from %s", loader.c_str());
@@ -337,7 +337,7 @@ hurray_status probe_impl(void **out_state, hurray_error *err) {
     if (d) s->devices.push_back(std::move(d));
   }
   if (s->devices.empty())
-    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "no usable Vulkan device: %s", why.c_str());
+    return refuse(err, HURRAY_E_DEVICE_UNAVAILABLE, "no usable Vulkan device: %s", why.c_str());
   *out_state = s.release();
   return HURRAY_OK;
 }

@@ -29,17 +29,17 @@ static_assert(sizeof(IpcBytes) <= sizeof(hurray_backend_ipc_handle::bytes));
 hurray_status ipc_export_memory_impl(State &, const hurray_backend_allocation *alloc,
                                      hurray_backend_ipc_handle *out, hurray_error *err) {
   if (!alloc || !out)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "ipc_export_memory: NULL argument");
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT, "ipc_export_memory: NULL argument");
   if (!alloc->plugin_data)
-    return fail(err, HURRAY_E_UNSUPPORTED,
-                "ipc_export_memory: an empty allocation has no memory to share");
+    return refuse(err, HURRAY_E_UNSUPPORTED,
+                  "ipc_export_memory: an empty allocation has no memory to share");
   const Allocation &a = *static_cast<const Allocation *>(alloc->plugin_data);
   Device &d = *a.dev;
   if (!a.exportable)
-    return fail(err, HURRAY_E_UNSUPPORTED,
-                "ipc_export_memory: the %s allocation on %s was not made with "
-                "HURRAY_ALLOC_SHAREABLE",
-                class_name(a.cls), d.label.c_str());
+    return refuse(err, HURRAY_E_UNSUPPORTED,
+                  "ipc_export_memory: the %s allocation on %s was not made with "
+                  "HURRAY_ALLOC_SHAREABLE",
+                  class_name(a.cls), d.label.c_str());
   VkMemoryGetFdInfoKHR gi{};
   gi.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR;
   gi.memory = a.memory;
@@ -75,26 +75,26 @@ hurray_status check_ipc_handle(const Device &d, const hurray_backend_ipc_handle 
                                hurray_error *err) {
   const bool memory = kind == kIpcMemoryKind;
   if (!(memory ? d.ipc_memory : d.ipc_events))
-    return fail(err, HURRAY_E_UNSUPPORTED, "%s: %s cannot import %s: %s", what, d.label.c_str(),
-                memory ? "memory" : "events",
-                (memory ? d.ipc_memory_why : d.ipc_events_why).c_str());
+    return refuse(err, HURRAY_E_UNSUPPORTED, "%s: %s cannot import %s: %s", what, d.label.c_str(),
+                  memory ? "memory" : "events",
+                  (memory ? d.ipc_memory_why : d.ipc_events_why).c_str());
   if (const hurray_status st = hurray::kit::check_kind(
           h, kind, what,
           kind == kIpcMemoryKind ? "a Vulkan memory handle" : "a Vulkan event handle", err))
     return st;
   std::memcpy(b, h->bytes, sizeof *b);
   if (b->magic != kIpcMagic)
-    return fail(
+    return refuse(
         err, HURRAY_E_INVALID_ARGUMENT,
         "%s: not a Vulkan %s handle of the vulkan backend (its bytes lack the plugin's mark)", what,
         kind == kIpcMemoryKind ? "memory" : "event");
-  if (h->fd < 0) return fail(err, HURRAY_E_INVALID_ARGUMENT, "%s: the handle has no fd", what);
+  if (h->fd < 0) return refuse(err, HURRAY_E_INVALID_ARGUMENT, "%s: the handle has no fd", what);
   if (std::memcmp(b->device_uuid, d.device_uuid, VK_UUID_SIZE) != 0 ||
       std::memcmp(b->driver_uuid, d.driver_uuid, VK_UUID_SIZE) != 0)
-    return fail(err, HURRAY_E_UNSUPPORTED,
-                "%s: the handle comes from another Vulkan device or driver than %s (device "
-                "or driver UUID differs)",
-                what, d.label.c_str());
+    return refuse(err, HURRAY_E_UNSUPPORTED,
+                  "%s: the handle comes from another Vulkan device or driver than %s (device "
+                  "or driver UUID differs)",
+                  what, d.label.c_str());
   return HURRAY_OK;
 }
 
@@ -108,27 +108,26 @@ hurray_status ipc_import_memory_impl(State &s, Device *d, const hurray_backend_i
     return check_class(*d, cls, err);
   if (b.memory_type >= d->mem.memoryTypeCount ||
       !type_serves(cls, d->mem.memoryTypes[b.memory_type].propertyFlags))
-    return fail(err, HURRAY_E_MEMORY_CLASS,
-                "%s: the exported memory (type %u, exported as %s) cannot serve memory class "
-                "%s on %s",
-                what, b.memory_type, class_name(b.memory_class), class_name(cls),
-                d->label.c_str());
+    return refuse(err, HURRAY_E_MEMORY_CLASS,
+                  "%s: the exported memory (type %u, exported as %s) cannot serve memory class "
+                  "%s on %s",
+                  what, b.memory_type, class_name(b.memory_class), class_name(cls),
+                  d->label.c_str());
   if (h->offset > b.buffer_size || h->byte_size > b.buffer_size - h->offset ||
       b.buffer_size > b.allocation_size)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "%s: bytes [%llu, +%llu) lie outside the %llu-byte exported buffer", what,
-                static_cast<unsigned long long>(h->offset),
-                static_cast<unsigned long long>(h->byte_size),
-                static_cast<unsigned long long>(b.buffer_size));
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT,
+                  "%s: bytes [%llu, +%llu) lie outside the %llu-byte exported buffer", what,
+                  static_cast<unsigned long long>(h->offset),
+                  static_cast<unsigned long long>(h->byte_size),
+                  static_cast<unsigned long long>(b.buffer_size));
   if (!class_mapped(cls) && h->offset != 0)
-    return fail(err, HURRAY_E_UNSUPPORTED,
-                "%s: an opaque %s import cannot start at offset %llu", what, class_name(cls),
-                static_cast<unsigned long long>(h->offset));
+    return refuse(err, HURRAY_E_UNSUPPORTED, "%s: an opaque %s import cannot start at offset %llu",
+                  what, class_name(cls), static_cast<unsigned long long>(h->offset));
 
   FdGuard fd{fcntl(h->fd, F_DUPFD_CLOEXEC, 0)};
   if (fd.fd < 0)
-    return fail(err, HURRAY_E_IO, "%s: dup of fd %d failed: %s", what, h->fd,
-                std::strerror(errno));
+    return refuse(err, HURRAY_E_IO, "%s: dup of fd %d failed: %s", what, h->fd,
+                  std::strerror(errno));
   auto a = std::make_unique<Allocation>();
   a->dev = d;
   a->cls = cls;
@@ -168,18 +167,18 @@ hurray_status ipc_import_memory_impl(State &s, Device *d, const hurray_backend_i
 hurray_status ipc_export_event_impl(Device *d, void *event, hurray_backend_ipc_handle *out,
                                     hurray_error *err) {
   if (!d->ipc_events)
-    return fail(err, HURRAY_E_UNSUPPORTED,
-                "ipc_export_event: %s cannot share events with other processes: %s",
-                d->label.c_str(), d->ipc_events_why.c_str());
+    return refuse(err, HURRAY_E_UNSUPPORTED,
+                  "ipc_export_event: %s cannot share events with other processes: %s",
+                  d->label.c_str(), d->ipc_events_why.c_str());
   const VkSemaphore sem = from_ptr<VkSemaphore>(event);
   {
     std::lock_guard<std::mutex> lock(d->mu);
     bool ours = false;
     for (const Timeline &t : d->timelines) ours = ours || t.semaphore == sem;
     if (!ours)
-      return fail(err, HURRAY_E_UNSUPPORTED,
-                  "ipc_export_event: only timelines made by event_record on %s can be exported",
-                  d->label.c_str());
+      return refuse(err, HURRAY_E_UNSUPPORTED,
+                    "ipc_export_event: only timelines made by event_record on %s can be exported",
+                    d->label.c_str());
   }
   VkSemaphoreGetFdInfoKHR gi{};
   gi.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR;
@@ -207,8 +206,8 @@ hurray_status ipc_import_event_impl(Device *d, const hurray_backend_ipc_handle *
   if (const hurray_status st = check_ipc_handle(*d, h, kIpcEventKind, &b, what, err)) return st;
   FdGuard fd{fcntl(h->fd, F_DUPFD_CLOEXEC, 0)};
   if (fd.fd < 0)
-    return fail(err, HURRAY_E_IO, "%s: dup of fd %d failed: %s", what, h->fd,
-                std::strerror(errno));
+    return refuse(err, HURRAY_E_IO, "%s: dup of fd %d failed: %s", what, h->fd,
+                  std::strerror(errno));
   const VkSemaphoreTypeCreateInfo type = timeline_type();
   VkSemaphoreCreateInfo ci{};
   ci.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;

@@ -43,26 +43,25 @@ hurray_status make_memory(Device &d, Allocation &a, uint64_t size, bool external
   if (type < 0) {
     type = d.pick_type(a.cls, req.memoryTypeBits);
     if (type < 0)
-      return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
-                  "%s cannot serve memory class %s%s: no memory type allowed for its "
-                  "buffers is %s",
-                  d.label.c_str(), class_name(a.cls), external ? " (shareable)" : "",
-                  class_needs(a.cls));
+      return refuse(err, HURRAY_E_DEVICE_UNAVAILABLE,
+                    "%s cannot serve memory class %s%s: no memory type allowed for its "
+                    "buffers is %s",
+                    d.label.c_str(), class_name(a.cls), external ? " (shareable)" : "",
+                    class_needs(a.cls));
   } else if (!(req.memoryTypeBits & (1u << type))) {
-    return fail(err, HURRAY_E_UNSUPPORTED,
-                "%s cannot bind a buffer to imported memory of type %d", d.label.c_str(),
-                type);
+    return refuse(err, HURRAY_E_UNSUPPORTED,
+                  "%s cannot bind a buffer to imported memory of type %d", d.label.c_str(), type);
   }
   a.type = static_cast<uint32_t>(type);
   a.coherent = (d.mem.memoryTypes[type].propertyFlags & kHC) != 0;
   if (import_fd >= 0) {
     a.size = import_size;
     if (a.size < req.size)
-      return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                  "importing on %s: %llu bytes of exported memory cannot hold a %llu-byte "
-                  "buffer",
-                  d.label.c_str(), static_cast<unsigned long long>(a.size),
-                  static_cast<unsigned long long>(req.size));
+      return refuse(err, HURRAY_E_INVALID_ARGUMENT,
+                    "importing on %s: %llu bytes of exported memory cannot hold a %llu-byte "
+                    "buffer",
+                    d.label.c_str(), static_cast<unsigned long long>(a.size),
+                    static_cast<unsigned long long>(req.size));
   } else if (a.dedicated) {
     a.size = req.size;  // a dedicated allocation is exactly the buffer's size
   } else {
@@ -145,14 +144,14 @@ void register_allocation(State &s, Allocation *a, const hurray_backend_allocatio
 
 hurray_status check_class(const Device &d, uint8_t cls, hurray_error *err) {
   if (cls >= kClassCount)
-    return fail(err, HURRAY_E_MEMORY_CLASS,
-                "memory class %s (0x%02x) is not a Vulkan memory class (Vulkan serves "
-                "STANDARD, HOST_PINNED and UNIFIED)",
-                class_name(cls), static_cast<unsigned>(cls));
+    return refuse(err, HURRAY_E_MEMORY_CLASS,
+                  "memory class %s (0x%02x) is not a Vulkan memory class (Vulkan serves "
+                  "STANDARD, HOST_PINNED and UNIFIED)",
+                  class_name(cls), static_cast<unsigned>(cls));
   if (d.class_type[cls] < 0)
-    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
-                "memory class %s is not available on %s: it has no %s", class_name(cls),
-                d.label.c_str(), class_needs(cls) + 2);
+    return refuse(err, HURRAY_E_DEVICE_UNAVAILABLE,
+                  "memory class %s is not available on %s: it has no %s", class_name(cls),
+                  d.label.c_str(), class_needs(cls) + 2);
   return HURRAY_OK;
 }
 
@@ -164,18 +163,18 @@ hurray_status alloc_impl(State &s, Device *d, uint8_t cls, uint64_t byte_size, u
     return st;
   const bool shareable = (flags & HURRAY_ALLOC_SHAREABLE) != 0;
   if (shareable && !d->ipc_memory)
-    return fail(err, HURRAY_E_UNSUPPORTED, "%s cannot share memory with other processes: %s",
-                d->label.c_str(), d->ipc_memory_why.c_str());
+    return refuse(err, HURRAY_E_UNSUPPORTED, "%s cannot share memory with other processes: %s",
+                  d->label.c_str(), d->ipc_memory_why.c_str());
   const bool mapped = class_mapped(cls);
   const uint64_t guaranteed = mapped ? std::max<uint64_t>(alignment, d->map_align) : alignment;
   if (guaranteed > (1u << 31))
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "alloc: alignment %llu is too large",
-                static_cast<unsigned long long>(guaranteed));
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT, "alloc: alignment %llu is too large",
+                  static_cast<unsigned long long>(guaranteed));
   if (byte_size > d->max_alloc)
-    return fail(err, HURRAY_E_OUT_OF_MEMORY,
-                "%llu bytes of %s exceed maxMemoryAllocationSize (%llu) of %s",
-                static_cast<unsigned long long>(byte_size), class_name(cls),
-                static_cast<unsigned long long>(d->max_alloc), d->label.c_str());
+    return refuse(err, HURRAY_E_OUT_OF_MEMORY,
+                  "%llu bytes of %s exceed maxMemoryAllocationSize (%llu) of %s",
+                  static_cast<unsigned long long>(byte_size), class_name(cls),
+                  static_cast<unsigned long long>(d->max_alloc), d->label.c_str());
   if (byte_size == 0) {  // an empty buffer: nothing to allocate
     std::memset(out, 0, sizeof *out);
     out->alignment = static_cast<uint32_t>(guaranteed);
@@ -216,8 +215,7 @@ hurray_status alloc_impl(State &s, Device *d, uint8_t cls, uint64_t byte_size, u
                   static_cast<unsigned long long>(d->props.limits.minMemoryMapAlignment),
                   a->alignment);
     if (data % guaranteed != 0)
-      return fail(err, HURRAY_E_INTERNAL, "vulkan backend: misaligned data %p",
-                  reinterpret_cast<void *>(data));
+      return refuse(err, HURRAY_E_INTERNAL, "misaligned data %p", reinterpret_cast<void *>(data));
   }
   fill_out(*a, d->ordinal, out);
   register_allocation(s, a.get(), *out);

@@ -51,7 +51,7 @@ hurray_status copy_from_host(void *, hurray_backend_allocation *dst, uint64_t of
 hurray_status classify(void *state, const void *ptr, int32_t *device, uint8_t *memory_class,
                           hurray_error *err) {
   State *s = state_of(state);
-  if (!s || !ptr) return fail(err, HURRAY_E_INVALID_ARGUMENT, "classify: NULL argument");
+  if (!s || !ptr) return refuse(err, HURRAY_E_INVALID_ARGUMENT, "classify: NULL argument");
   const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
   std::lock_guard<std::mutex> lock(s->reg_mu);
   auto it = s->registry.upper_bound(p);
@@ -65,8 +65,8 @@ hurray_status classify(void *state, const void *ptr, int32_t *device, uint8_t *m
     }
     if (it->first != p) break;
   }
-  return fail(err, HURRAY_E_INVALID_ARGUMENT,
-              "classify: %p is not memory of the vulkan backend", ptr);
+  return refuse(err, HURRAY_E_INVALID_ARGUMENT, "classify: %p is not memory of the vulkan backend",
+                ptr);
 }
 
 hurray_status event_record(void *state, int32_t device, void *stream, void **event,
@@ -91,7 +91,7 @@ void event_release(void *state, int32_t device, void *event) {
 hurray_status ipc_export_memory(void *state, const hurray_backend_allocation *allocation,
                                    hurray_backend_ipc_handle *out, hurray_error *err) {
   State *s = state_of(state);
-  if (!s) return fail(err, HURRAY_E_INVALID_ARGUMENT, "ipc_export_memory: no state");
+  if (!s) return refuse(err, HURRAY_E_INVALID_ARGUMENT, "ipc_export_memory: no state");
   return ipc_export_memory_impl(*s, allocation, out, err);
 }
 

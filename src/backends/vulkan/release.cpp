@@ -143,8 +143,8 @@ hurray_status release_after(void *state, int32_t device, void *stream, void *eve
   if (std::this_thread::get_id() != w.thread.get_id())
     w.room.wait(lock, [&] { return w.count < ReleaseWaiter::kMaxPending || w.stop; });
   if (w.stop)
-    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "release_after: %s is shutting down",
-                d->label.c_str());
+    return refuse(err, HURRAY_E_DEVICE_UNAVAILABLE, "release_after: %s is shutting down",
+                  d->label.c_str());
   w.incoming.push_back({from_ptr<VkSemaphore>(event), value, done, user});
   ++w.count;
   w.signal_locked();

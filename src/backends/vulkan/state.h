@@ -51,6 +51,7 @@ namespace hurray::vulkan {
 // ------------------------------------------------------------- errors ----
 
 using hurray::kit::fail;
+using hurray::kit::refuse;
 
 inline const char *vk_result_name(VkResult r) noexcept {
   switch (r) {

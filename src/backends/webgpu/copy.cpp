@@ -78,8 +78,8 @@ hurray_status copy_check(State *s, const hurray_backend_allocation *alloc, uint6
                          const Device **d, hurray_error *err) noexcept {
   *b = nullptr;
   if (s == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT,
-                "webgpu: %s: the plugin state is NULL (probe first)", what);
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT, "%s: the plugin state is NULL (probe first)",
+                  what);
   if (const hurray_status st = hurray::kit::check_copy(alloc, offset, host, n, what, err))
     return st;
   if (n == 0) return HURRAY_OK;

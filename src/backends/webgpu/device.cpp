@@ -2,6 +2,7 @@
 // shutdown and the description of the device.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "api.h"
 #include "kit/probe.h"
@@ -97,8 +98,9 @@ bool requests(std::vector<Request> *out, std::string *why) {
 // An unavailable reason: `head` (what failed and the fix, short) then as
 // much of `why` (Dawn's words) as hurray_error.message holds (reason.h).
 hurray_status fail_unavailable(hurray_error *err, const std::string &head, const std::string &why) {
-  const std::string text = clip_reason(head, why, sizeof(hurray_error::message) - 1);
-  return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "%s", text.c_str());
+  const size_t prefix = std::strlen(hurray::kit::plugin_name()) + 2;  // refuse's "webgpu: "
+  const std::string text = clip_reason(head, why, sizeof(hurray_error::message) - 1 - prefix);
+  return refuse(err, HURRAY_E_DEVICE_UNAVAILABLE, "%s", text.c_str());
 }
 
 const char *level_name(uint32_t level) noexcept {
@@ -177,8 +179,7 @@ hurray_status open_devices(State *s, hurray_error *err) {
   const hwgpu_api &w = s->wgpu;
   std::vector<Request> tries;
   std::string why;
-  if (!requests(&tries, &why))
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "webgpu: %s", why.c_str());
+  if (!requests(&tries, &why)) return refuse(err, HURRAY_E_INVALID_ARGUMENT, "%s", why.c_str());
   s->instance = w.wgpuCreateInstance(nullptr);
   if (s->instance == nullptr)
     return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "[wgpuCreateInstance] NULL (%s)",
@@ -190,7 +191,7 @@ hurray_status open_devices(State *s, hurray_error *err) {
   if (!found)
     return fail_unavailable(
         err,
-        "webgpu: no adapter from Dawn (fix: a Vulkan driver, or Mesa's libEGL for OpenGL ES; "
+        "no adapter from Dawn (fix: a Vulkan driver, or Mesa's libEGL for OpenGL ES; "
         "no display: EGL_PLATFORM=surfaceless or unset; HURRAY_LOG=debug shows Dawn's output)",
         why);
   Requested<WGPUDevice> r;
@@ -233,7 +234,7 @@ hurray_status probe(void **state, hurray_error *err) {
   if (state != nullptr && !find_library(&lib, &path, &why)) {
     *state = nullptr;
     // A short head: four paths of dlopen's reasons follow.
-    return fail_unavailable(err, "webgpu: no Dawn (fix: scripts/webgpu.sh)", why);
+    return fail_unavailable(err, "no Dawn (fix: scripts/webgpu.sh)", why);
   }
   if (state != nullptr) choose_headless_egl();
   // Dawn, Mesa and the loaders print on stderr while adapters are found:

@@ -16,15 +16,15 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
   auto [refused, s, d] = kit::enter_out<State>(state, device, out, err, "alloc: out");
   if (refused != HURRAY_OK) return refused;
   if (memory_class != HURRAY_MEMORY_STANDARD)
-    return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
-                "webgpu: memory class %s (0x%02x) is not available on device %d '%s': a "
-                "WebGPU buffer is device memory behind an opaque handle, STANDARD only",
-                hurray::plugin::class_name(memory_class), memory_class, static_cast<int>(device),
-                d->name.c_str());
+    return refuse(err, HURRAY_E_DEVICE_UNAVAILABLE,
+                  "memory class %s (0x%02x) is not available on device %d '%s': a "
+                  "WebGPU buffer is device memory behind an opaque handle, STANDARD only",
+                  hurray::plugin::class_name(memory_class), memory_class, static_cast<int>(device),
+                  d->name.c_str());
   if ((flags & HURRAY_ALLOC_SHAREABLE) != 0)
-    return fail(err, HURRAY_E_UNSUPPORTED,
-                "webgpu: HURRAY_ALLOC_SHAREABLE: WebGPU defines no way to export a buffer to "
-                "another process");
+    return refuse(err, HURRAY_E_UNSUPPORTED,
+                  "HURRAY_ALLOC_SHAREABLE: WebGPU defines no way to export a buffer to "
+                  "another process");
   uint32_t align = 0;
   if (const hurray_status st =
           hurray::kit::check_alloc(alignment, flags, HURRAY_MIN_ALIGNMENT, &align, err))
@@ -37,8 +37,8 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
   out->memory_class = memory_class;
   if (byte_size == 0) return HURRAY_OK;  // an empty buffer has no memory
   if (byte_size > UINT64_MAX - HWGPU_COPY_ALIGNMENT)
-    return fail(err, HURRAY_E_OUT_OF_MEMORY, "webgpu: %llu bytes cannot be allocated",
-                static_cast<unsigned long long>(byte_size));
+    return refuse(err, HURRAY_E_OUT_OF_MEMORY, "%llu bytes cannot be allocated",
+                  static_cast<unsigned long long>(byte_size));
   // Copies move whole 4-byte words: the buffer is rounded up to one.
   WGPUBufferDescriptor desc{};
   desc.label = {"hurray", SIZE_MAX};
@@ -80,17 +80,17 @@ hurray_status classify(void *state, const void *ptr, int32_t *device, uint8_t *m
                        hurray_error *err) {
   auto *s = static_cast<State *>(state);
   if (s == nullptr)
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, "webgpu: the plugin state is NULL (probe first)");
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT, "the plugin state is NULL (probe first)");
   {
     std::lock_guard<std::mutex> lock(s->mu);
     auto *b = static_cast<WGPUBuffer>(const_cast<void *>(ptr));
     if (ptr != nullptr && s->live.count(b) != 0)
       return kit::give_class(device, memory_class, 0, HURRAY_MEMORY_STANDARD);
   }
-  return fail(err, HURRAY_E_INVALID_ARGUMENT,
-              "webgpu: %p is not a WGPUBuffer this plugin allocated (a WebGPU handoff's data is "
-              "the buffer handle itself)",
-              ptr);
+  return refuse(err, HURRAY_E_INVALID_ARGUMENT,
+                "%p is not a WGPUBuffer this plugin allocated (a WebGPU handoff's data is "
+                "the buffer handle itself)",
+                ptr);
 }
 
 }  // namespace hurray::webgpu

@@ -31,6 +31,7 @@
 namespace hurray::webgpu {
 
 using hurray::kit::fail;
+using hurray::kit::refuse;
 
 // Buffer usages of a STANDARD allocation: a copy source and destination (the
 // host copies), and a storage buffer for the consumer's shaders.

@@ -19,10 +19,10 @@ void on_work_done(uint32_t, WGPUStringView, void *, void *) {}
 hurray_status check_stream(const Device &d, void *stream, const char *what,
                            hurray_error *err) noexcept {
   if (stream == nullptr || stream == d.queue) return HURRAY_OK;
-  return fail(err, HURRAY_E_INVALID_ARGUMENT,
-              "webgpu: %s: stream %p is not the device's WGPUQueue %p (WebGPU has one queue "
-              "per device; pass NULL or native slot 3)",
-              what, stream, static_cast<void *>(d.queue));
+  return refuse(err, HURRAY_E_INVALID_ARGUMENT,
+                "%s: stream %p is not the device's WGPUQueue %p (WebGPU has one queue "
+                "per device; pass NULL or native slot 3)",
+                what, stream, static_cast<void *>(d.queue));
 }
 
 hurray_status event_record(void *state, int32_t device, void *stream, void **event,

@@ -79,20 +79,13 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
   if (refused != HURRAY_OK) return refused;
   if (const hurray_status st = check_class(*d, device, memory_class, flags, s->devices.size(), err))
     return st;
-  uint32_t align = 0;
-  if (const hurray_status st =
-          hurray::kit::check_alloc(alignment, flags, rt::kBaseAlignment, &align, err))
+  // Always an address: no flags.
+  if (const hurray_status st = hurray::kit::begin_alloc(
+          {device, memory_class, byte_size, alignment, flags}, rt::kBaseAlignment, 0,
+          SIZE_MAX / 2, out, err))
     return st;
-
-  out->byte_size = byte_size;
-  out->alignment = align;
-  out->flags = 0;  // always an address
-  out->device = device;
-  out->memory_class = memory_class;
+  const uint32_t align = out->alignment;
   if (byte_size == 0) return HURRAY_OK;  // an empty buffer has no memory
-  if (byte_size > SIZE_MAX / 2)
-    return refuse(err, HURRAY_E_OUT_OF_MEMORY, "%llu bytes cannot be allocated",
-                  static_cast<unsigned long long>(byte_size));
   if (memory_class == HURRAY_MEMORY_PEER)
     if (const hurray_status st = enable_peers(s, d, err)) return st;
 

@@ -62,6 +62,23 @@ hurray_status check_alloc(uint32_t alignment, uint32_t flags, uint32_t floor, ui
   return HURRAY_OK;
 }
 
+hurray_status begin_alloc(const AllocAsked &asked, uint32_t floor, uint32_t out_flags,
+                          uint64_t max_bytes, hurray_backend_allocation *out,
+                          hurray_error *err) noexcept {
+  uint32_t align = 0;
+  if (const hurray_status st = check_alloc(asked.alignment, asked.flags, floor, &align, err))
+    return st;
+  out->byte_size = asked.byte_size;
+  out->alignment = align;
+  out->flags = out_flags;
+  out->device = asked.device;
+  out->memory_class = asked.memory_class;
+  if (asked.byte_size > max_bytes)
+    return refuse(err, HURRAY_E_OUT_OF_MEMORY, "%llu bytes cannot be allocated",
+                  static_cast<unsigned long long>(asked.byte_size));
+  return HURRAY_OK;
+}
+
 hurray_status check_binary_value(const char *entry, uint64_t value, const char *vendor,
                                  hurray_error *err) noexcept {
   if (value == 0) return HURRAY_OK;

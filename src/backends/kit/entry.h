@@ -112,6 +112,22 @@ hurray_status check_copy(const hurray_backend_allocation *alloc, uint64_t offset
 hurray_status check_alloc(uint32_t alignment, uint32_t flags, uint32_t floor, uint32_t *align,
                           hurray_error *err) noexcept;
 
+// alloc's common start: check_alloc, then *out's size, alignment, flags
+// (`out_flags`: HURRAY_HANDOFF_OPAQUE_DATA when data is a handle), device
+// and class. A size above max_bytes (what the plugin's allocator can serve)
+// is OUT_OF_MEMORY "<plugin>: N bytes cannot be allocated". The caller
+// returns at once for byte_size 0: an empty buffer has no memory.
+struct AllocAsked {
+  int32_t device;
+  uint8_t memory_class;
+  uint64_t byte_size;
+  uint32_t alignment;
+  uint32_t flags;
+};
+hurray_status begin_alloc(const AllocAsked &asked, uint32_t floor, uint32_t out_flags,
+                          uint64_t max_bytes, hurray_backend_allocation *out,
+                          hurray_error *err) noexcept;
+
 // The plugin's events are binary (no values): value must be 0, else
 // INVALID_ARGUMENT "<plugin>: <entry>: <vendor> events are binary, the
 // value must be 0 (not N)", entry being the caller ("event_wait",

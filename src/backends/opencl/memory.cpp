@@ -193,20 +193,14 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
     return refuse(err, HURRAY_E_UNSUPPORTED,
                   "HURRAY_ALLOC_SHAREABLE: OpenCL has no portable way to export memory to "
                   "another process");
-  uint32_t align = 0;
-  if (const hurray_status st =
-          hurray::kit::check_alloc(alignment, flags, d->min_alignment(), &align, err))
+  const uint32_t opaque =
+      memory_class == HURRAY_MEMORY_STANDARD ? HURRAY_HANDOFF_OPAQUE_DATA : 0u;
+  if (const hurray_status st = hurray::kit::begin_alloc(
+          {device, memory_class, byte_size, alignment, flags}, d->min_alignment(), opaque,
+          SIZE_MAX / 2, out, err))
     return st;
-
-  out->byte_size = byte_size;
-  out->alignment = align;
-  out->flags = memory_class == HURRAY_MEMORY_STANDARD ? HURRAY_HANDOFF_OPAQUE_DATA : 0u;
-  out->device = device;
-  out->memory_class = memory_class;
+  const uint32_t align = out->alignment;
   if (byte_size == 0) return HURRAY_OK;  // an empty buffer has no memory
-  if (byte_size > SIZE_MAX / 2)
-    return refuse(err, HURRAY_E_OUT_OF_MEMORY, "%llu bytes cannot be allocated",
-                  static_cast<unsigned long long>(byte_size));
 
   Allocation *a = s->records.pop();
   if (a == nullptr) return refuse(err, HURRAY_E_OUT_OF_MEMORY, "alloc: out of host memory");

@@ -25,20 +25,12 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
     return refuse(err, HURRAY_E_UNSUPPORTED,
                   "HURRAY_ALLOC_SHAREABLE: WebGPU defines no way to export a buffer to "
                   "another process");
-  uint32_t align = 0;
-  if (const hurray_status st =
-          hurray::kit::check_alloc(alignment, flags, HURRAY_MIN_ALIGNMENT, &align, err))
-    return st;
   // The data is a handle: any alignment holds for the buffer's own offsets.
-  out->byte_size = byte_size;
-  out->alignment = align;
-  out->flags = HURRAY_HANDOFF_OPAQUE_DATA;
-  out->device = device;
-  out->memory_class = memory_class;
+  if (const hurray_status st = hurray::kit::begin_alloc(
+          {device, memory_class, byte_size, alignment, flags}, HURRAY_MIN_ALIGNMENT,
+          HURRAY_HANDOFF_OPAQUE_DATA, UINT64_MAX - HWGPU_COPY_ALIGNMENT, out, err))
+    return st;
   if (byte_size == 0) return HURRAY_OK;  // an empty buffer has no memory
-  if (byte_size > UINT64_MAX - HWGPU_COPY_ALIGNMENT)
-    return refuse(err, HURRAY_E_OUT_OF_MEMORY, "%llu bytes cannot be allocated",
-                  static_cast<unsigned long long>(byte_size));
   // Copies move whole 4-byte words: the buffer is rounded up to one.
   WGPUBufferDescriptor desc{};
   desc.label = {"hurray", SIZE_MAX};

@@ -469,6 +469,20 @@ TEST_CASE("opencl: errors: SHAREABLE memory is UNSUPPORTED") {
   }
 }
 
+TEST_CASE("opencl: errors: a size past what the host can address is refused before OpenCL") {
+  Probed p;
+  for (int32_t dev = 0; dev < p.count(); ++dev) {
+    hurray_backend_allocation a{};
+    hurray_error err{};
+    const uint64_t huge = uint64_t{1} << 63;
+    CHECK(p.b->alloc(p.state, dev, HURRAY_MEMORY_STANDARD, huge, 64, 0, &a, &err) ==
+          HURRAY_E_OUT_OF_MEMORY);
+    CHECK(std::string(err.message) ==
+          "opencl: " + std::to_string(huge) + " bytes cannot be allocated");
+    CHECK(a.plugin_data == nullptr);
+  }
+}
+
 TEST_CASE("opencl: errors: too large an allocation is OUT_OF_MEMORY and names the OpenCL error") {
   Probed p;
   for (int32_t dev = 0; dev < p.count(); ++dev) {

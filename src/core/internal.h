@@ -11,12 +11,8 @@
 
 #include "barrier.h"
 
-// Return early from a function returning hurray_status when expr fails.
-#define HURRAY_RETURN_NOT_OK(expr)                      \
-  do {                                                  \
-    const hurray_status hurray_st_ = (expr);            \
-    if (hurray_st_ != HURRAY_OK) return hurray_st_;     \
-  } while (0)
+// A failed call returns visibly: `if (const hurray_status st = f(...)) return st;`
+// (HURRAY_OK is 0; no macro hides the return, issue 36).
 
 namespace hurray::detail {
 

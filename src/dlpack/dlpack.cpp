@@ -151,11 +151,13 @@ hurray_status export_tensor(const char *who, bool versioned, hurray_handoff *h,
                             hurray_error *err) {
   if (!h || !out) return null_argument(err, who, h ? "out" : "handoff");
   hurray_buffer_handle hd;
-  HURRAY_RETURN_NOT_OK(hurray_handle_decode(h->handle, sizeof h->handle, &hd, err));
+  if (const hurray_status st = hurray_handle_decode(h->handle, sizeof h->handle, &hd, err))
+    return st;
   int32_t dl_type = HURRAY_DL_CPU;
   if (hd.device_tag != HURRAY_DEVICE_CPU || hd.memory_class != HURRAY_MEMORY_STANDARD)
-    HURRAY_RETURN_NOT_OK(
-        hurray_dlpack_device_to_dl(hd.device_tag, hd.memory_class, &dl_type, err));
+    if (const hurray_status st =
+            hurray_dlpack_device_to_dl(hd.device_tag, hd.memory_class, &dl_type, err))
+      return st;
   if (hd.sync_mode == HURRAY_SYNC_EVENT && h->release_event && h->release)
     return fail(err, HURRAY_E_SYNC, HURRAY_RULE_SYNC_WAIT,
                 "BP-SYNC-WAIT: DLPack carries no event; acquire the EVENT handoff "
@@ -169,9 +171,9 @@ hurray_status export_tensor(const char *who, bool versioned, hurray_handoff *h,
     probe.handle[13] = HURRAY_SYNC_PRODUCER_SYNCED;
     probe.sync_object = nullptr;
     probe.sync_value = 0;
-    HURRAY_RETURN_NOT_OK(hurray_handoff_check(&probe, nullptr, err));
+    if (const hurray_status st = hurray_handoff_check(&probe, nullptr, err)) return st;
   } else {
-    HURRAY_RETURN_NOT_OK(hurray_handoff_check(h, nullptr, err));
+    if (const hurray_status st = hurray_handoff_check(h, nullptr, err)) return st;
   }
   const bool read_only = h->flags & (HURRAY_HANDOFF_READ_ONLY | HURRAY_HANDOFF_QPARAM);
   if (!versioned && read_only)
@@ -180,7 +182,7 @@ hurray_status export_tensor(const char *who, bool versioned, hurray_handoff *h,
                 "READ_ONLY flag (its consumer would think it writable); use "
                 "hurray_dlpack_export_versioned");
   Layout l;
-  HURRAY_RETURN_NOT_OK(compute_layout(who, dtype, ndim, shape, strides, &l, err));
+  if (const hurray_status st = compute_layout(who, dtype, ndim, shape, strides, &l, err)) return st;
   if (!l.empty) {
     // The spanned bytes [byte_offset + lo*itemsize, byte_offset + (hi+1)*itemsize)
     // lie inside [0, byte_size).
@@ -287,15 +289,17 @@ hurray_status import_tensor(const char *who, hurray_context *ctx, const hurray_d
                             hurray_handoff *out, hurray_error *err, bool padded = false,
                             const hurray_dlpack_import_options *opts = nullptr) {
   uint8_t tag = 0, mc = 0;
-  HURRAY_RETURN_NOT_OK(check_options(who, opts, err));
-  HURRAY_RETURN_NOT_OK(hurray_dlpack_device_from_dl(t.device.device_type, &tag, &mc, err));
+  if (const hurray_status st = check_options(who, opts, err)) return st;
+  if (const hurray_status st = hurray_dlpack_device_from_dl(t.device.device_type, &tag, &mc, err))
+    return st;
   const bool on_stream = opts && opts->sync_mode == HURRAY_SYNC_CONSUMER_STREAM;
   if (on_stream && tag == HURRAY_DEVICE_CPU)
     return fail(err, HURRAY_E_SYNC, HURRAY_RULE_SYNC_CPU,
                 "BP-SYNC-CPU: %s: a CPU tensor is PRODUCER_SYNCED; it has no stream", who);
   Layout l;
-  HURRAY_RETURN_NOT_OK(
-      compute_layout(who, t.dtype, t.ndim, t.shape, t.strides, &l, err, padded));
+  if (const hurray_status st =
+          compute_layout(who, t.dtype, t.ndim, t.shape, t.strides, &l, err, padded))
+    return st;
   hurray_buffer_desc d = HURRAY_BUFFER_DESC_INIT;
   d.handle.byte_size = l.bytes;
   d.handle.device_tag = tag;
@@ -380,7 +384,7 @@ HURRAY_API hurray_status hurray_dlpack_device_to_dl(uint8_t device_tag, uint8_t 
   // size, alignment and sync mode.
   const hurray_buffer_handle probe = {0, HURRAY_MIN_ALIGNMENT, device_tag,
                                       HURRAY_SYNC_PRODUCER_SYNCED, memory_class, 0};
-  HURRAY_RETURN_NOT_OK(hurray_handle_validate(&probe, nullptr, err));
+  if (const hurray_status st = hurray_handle_validate(&probe, nullptr, err)) return st;
   int32_t t = 0;
   switch (device_tag) {
     case HURRAY_DEVICE_CPU: t = HURRAY_DL_CPU; break;

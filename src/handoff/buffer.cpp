@@ -92,7 +92,7 @@ hurray_status read_buffer_desc(const hurray_buffer_desc *in, hurray_buffer_desc 
                 "BP-SYNC-PAYLOAD: a buffer is described PRODUCER_SYNCED; each export "
                 "chooses its sync mode and payload");
   if (!policy) return HURRAY_OK;
-  HURRAY_RETURN_NOT_OK(hurray_handle_validate(&r->handle, policy, err));
+  if (const hurray_status st = hurray_handle_validate(&r->handle, policy, err)) return st;
   return check_desc_address(*r, err);
 }
 
@@ -101,10 +101,11 @@ hurray_status wrap_buffer(hurray_context *ctx, const hurray_buffer_desc *in,
   if (!in || !out) return null_argument(err, "hurray_buffer_wrap", in ? "out" : "desc");
   hurray_buffer_desc copy;
   const hurray_buffer_desc *dp;
-  HURRAY_RETURN_NOT_OK(read_buffer_desc(in, &copy, &dp, &resolve(ctx)->policy, err));
+  if (const hurray_status st = read_buffer_desc(in, &copy, &dp, &resolve(ctx)->policy, err))
+    return st;
   const hurray_buffer_desc &d = *dp;
   hurray_buffer *b;
-  HURRAY_RETURN_NOT_OK(new_buffer(ctx, &b, err));
+  if (const hurray_status st = new_buffer(ctx, &b, err)) return st;
   b->handle = d.handle;
   b->data = d.data;
   b->ordinal = d.device_ordinal;
@@ -130,9 +131,9 @@ hurray_status alloc_buffer(hurray_context *c, const hurray_buffer_handle &h, int
                            uint32_t flags, const void *caller, hurray_buffer **out,
                            hurray_error *err) {
   Backend be;
-  HURRAY_RETURN_NOT_OK(backend_device(h.device_tag, ordinal, &be, err));
+  if (const hurray_status st = backend_device(h.device_tag, ordinal, &be, err)) return st;
   hurray_buffer *b;
-  HURRAY_RETURN_NOT_OK(new_buffer(c, &b, err));
+  if (const hurray_status st = new_buffer(c, &b, err)) return st;
   if (const hurray_status st = dispatch::alloc(be, ordinal, h.memory_class, h.byte_size,
                                                h.alignment, flags, &b->alloc, err)) {
     buffer_unref(b);  // nothing to free yet: not backend_owned, no free_fn
@@ -167,7 +168,7 @@ hurray_status alloc_buffer(hurray_context *c, const hurray_buffer_handle &h, int
   const hurray_buffer_handle h = {d.byte_size, d.alignment, d.device_tag,
                                   HURRAY_SYNC_PRODUCER_SYNCED, d.memory_class, 0};
   hurray_context *c = resolve(ctx);
-  HURRAY_RETURN_NOT_OK(hurray_handle_validate(&h, &c->policy, err));
+  if (const hurray_status st = hurray_handle_validate(&h, &c->policy, err)) return st;
   if (d.alignment < HURRAY_MIN_ALIGNMENT)  // empty buffers too: we allocate real memory
     return fail(err, HURRAY_E_ALIGNMENT, HURRAY_RULE_ALIGN_MIN,
                 "BP-ALIGN-MIN: allocations are aligned to at least 64, asked %u", d.alignment);
@@ -261,7 +262,7 @@ hurray_status copy_host(const hurray_buffer *buffer, uint64_t offset, void *host
   const char *fn = to_host ? "hurray_buffer_copy_to_host" : "hurray_buffer_copy_from_host";
   Backend be;
   hurray_backend_allocation view;
-  HURRAY_RETURN_NOT_OK(copy_target(buffer, offset, n, &be, &view, fn, err));
+  if (const hurray_status st = copy_target(buffer, offset, n, &be, &view, fn, err)) return st;
   if (n && !host) return null_argument(err, fn, to_host ? "dst" : "src");
   return to_host ? dispatch::copy_to_host(be, &view, offset, host, n, err)
                  : dispatch::copy_from_host(be, &view, offset, host, n, err);

@@ -37,14 +37,15 @@ constexpr uint32_t kViewFlags = kKnownHandoffFlags | HURRAY_HANDOFF_OPAQUE_OFFSE
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_handoff: OPAQUE_OFFSET needs OPAQUE_DATA and a non-zero offset in "
                 "reserved[0] (BP-VIEW-BOUNDS)");
-  HURRAY_RETURN_NOT_OK(hurray_table_validate(h->handle, sizeof h->handle, policy, err));
+  if (const hurray_status st = hurray_table_validate(h->handle, sizeof h->handle, policy, err))
+    return st;
   hurray_buffer_handle hd;
   decode16(h->handle, &hd);
   if (const char *bad =
           payload_problem(hd.sync_mode, h->sync_object, h->release_event, h->sync_value))
     return fail(err, HURRAY_E_SYNC, HURRAY_RULE_SYNC_PAYLOAD, "BP-SYNC-PAYLOAD: %s", bad);
   if (!(h->flags & HURRAY_HANDOFF_OPAQUE_DATA))
-    HURRAY_RETURN_NOT_OK(hurray_handle_check_address(&hd, h->data, err));
+    if (const hurray_status st = hurray_handle_check_address(&hd, h->data, err)) return st;
   return HURRAY_OK;
 }
 
@@ -96,8 +97,9 @@ HURRAY_API hurray_status hurray_handoff_check(const hurray_handoff *h, const hur
         return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, HURRAY_RULE_SYNC_WAIT,
                     "BP-SYNC-WAIT: cannot wait on the event: %s", why.message);
       // BP-SYNC-WAIT, then BP-EVREL-ONCE
-      HURRAY_RETURN_NOT_OK(dispatch::event_wait(b, h->device_ordinal, h->sync_object,
-                                                h->sync_value, consumer_stream, err));
+      if (const hurray_status st = dispatch::event_wait(b, h->device_ordinal, h->sync_object,
+                                                        h->sync_value, consumer_stream, err))
+        return st;
       return hurray_handoff_release_event(h, err);
     }
     case HURRAY_SYNC_CONSUMER_STREAM: {
@@ -112,8 +114,9 @@ HURRAY_API hurray_status hurray_handoff_check(const hurray_handoff *h, const hur
                     h->sync_object, consumer_stream, why.message);
       void *event = nullptr;
       uint64_t value = 0;
-      HURRAY_RETURN_NOT_OK(dispatch::event_record(b, h->device_ordinal, h->sync_object, &event,
-                                                  &value, err));
+      if (const hurray_status st =
+              dispatch::event_record(b, h->device_ordinal, h->sync_object, &event, &value, err))
+        return st;
       const hurray_status st =
           dispatch::event_wait(b, h->device_ordinal, event, value, consumer_stream, err);
       dispatch::event_release(b, h->device_ordinal, event);

@@ -30,7 +30,7 @@ hurray_status read_export(const hurray_export_desc *in, hurray_buffer_handle *h,
     return fail(err, HURRAY_E_SYNC, HURRAY_RULE_SYNC_VALUE,
                 "BP-SYNC-VALUE: sync_mode %u is not defined", r->sync_mode);
   h->sync_mode = static_cast<uint8_t>(r->sync_mode);
-  HURRAY_RETURN_NOT_OK(hurray_handle_validate(h, policy, err));
+  if (const hurray_status st = hurray_handle_validate(h, policy, err)) return st;
   if (const char *bad = payload_problem(r->sync_mode, r->sync_object, r->event_free_fn,
                                         r->sync_value)) return fail(err, HURRAY_E_SYNC, HURRAY_RULE_SYNC_PAYLOAD, "BP-SYNC-PAYLOAD: %s", bad);
   return HURRAY_OK;
@@ -95,7 +95,7 @@ hurray_status export_buffer(hurray_buffer *b, const hurray_export_desc *in, cons
   hurray_buffer_handle h = b->handle;
   hurray_context *ctx = b->ctx;
   if (!export_fast(in, &h, ctx, &dp))
-    HURRAY_RETURN_NOT_OK(read_export(in, &h, &copy, &dp, &ctx->policy, err));
+    if (const hurray_status st = read_export(in, &h, &copy, &dp, &ctx->policy, err)) return st;
   const hurray_export_desc &d = *dp;
   if (b->qparam_guarded && ctx->guard.load(std::memory_order_relaxed) &&
       checksum(b->data, b->handle.byte_size) != b->qparam_sum)
@@ -170,12 +170,12 @@ hurray_status export_buffer(hurray_buffer *b, const hurray_export_desc *in, cons
   if (!in || !out) return null_argument(err, "hurray_handoff_wrap", in ? "out" : "buffer");
   hurray_buffer_desc bcopy;
   const hurray_buffer_desc *bp;
-  HURRAY_RETURN_NOT_OK(read_buffer_desc(in, &bcopy, &bp, nullptr, err));
+  if (const hurray_status st = read_buffer_desc(in, &bcopy, &bp, nullptr, err)) return st;
   const hurray_buffer_desc &bd = *bp;
   if (bd.flags & HURRAY_HANDOFF_QPARAM) {
     // QPARAM buffers are checked at wrap time too: take the general path
     hurray_buffer *b;
-    HURRAY_RETURN_NOT_OK(wrap_buffer(ctx, in, caller, &b, err));
+    if (const hurray_status st = wrap_buffer(ctx, in, caller, &b, err)) return st;
     const hurray_status st = export_buffer(b, exp, caller, out, err);
     if (st != HURRAY_OK) b->free_fn = nullptr;  // not ours to free on failure
     buffer_unref(b);
@@ -185,8 +185,9 @@ hurray_status export_buffer(hurray_buffer *b, const hurray_export_desc *in, cons
   hurray_export_desc ecopy;
   const hurray_export_desc *dp;
   hurray_buffer_handle h = bd.handle;
-  HURRAY_RETURN_NOT_OK(read_export(exp, &h, &ecopy, &dp, &resolve(ctx)->policy, err));
-  HURRAY_RETURN_NOT_OK(check_desc_address(bd, err));
+  if (const hurray_status st = read_export(exp, &h, &ecopy, &dp, &resolve(ctx)->policy, err))
+    return st;
+  if (const hurray_status st = check_desc_address(bd, err)) return st;
   Slot *s = slot_pop();
   if (!s) return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "out of handoff records");
   s->buf = nullptr;

@@ -29,7 +29,7 @@ hurray_status export_wrapped(const hurray_buffer *b, Backend *be, hurray_backend
                 "hurray_ipc_send: a wrapped %s buffer of an opaque handle cannot be shared; "
                 "allocate it with hurray_buffer_alloc() and HURRAY_ALLOC_SHAREABLE",
                 hurray_device_tag_name(b->handle.device_tag));
-  HURRAY_RETURN_NOT_OK(backend_device(b->handle.device_tag, b->ordinal, be, err));
+  if (const hurray_status st = backend_device(b->handle.device_tag, b->ordinal, be, err)) return st;
   return dispatch::ipc_export_pointer(*be, b->ordinal, b->handle.memory_class, b->data,
                                       b->handle.byte_size, out, err);
 }

@@ -46,9 +46,11 @@ hurray_status release_after(hurray_context *ctx, hurray_handoff *h, void *stream
     return fail(err, HURRAY_E_ALREADY_RELEASED, HURRAY_RULE_REL_ONCE,
                 "BP-REL-ONCE: the handoff is already released (release is NULL)");
   hurray_buffer_handle handle;
-  HURRAY_RETURN_NOT_OK(hurray_handle_decode(h->handle, HURRAY_HANDLE_SIZE, &handle, err));
+  if (const hurray_status st = hurray_handle_decode(h->handle, HURRAY_HANDLE_SIZE, &handle, err))
+    return st;
   Backend b;
-  HURRAY_RETURN_NOT_OK(backend_device(handle.device_tag, h->device_ordinal, &b, err));
+  if (const hurray_status st = backend_device(handle.device_tag, h->device_ordinal, &b, err))
+    return st;
   auto *d = new (std::nothrow) Deferred;
   if (!d) return out_of_memory(err, "hurray_handoff_release_after");
   d->h = *h;
@@ -88,7 +90,7 @@ HURRAY_API hurray_status hurray_device_release_after_deferred(hurray_context *ct
   if (!deferred) return null_argument(err, "hurray_device_release_after_deferred", "deferred");
   *deferred = 0;
   Backend b;
-  HURRAY_RETURN_NOT_OK(backend_device(tag, ordinal, &b, err));
+  if (const hurray_status st = backend_device(tag, ordinal, &b, err)) return st;
   *deferred = dispatch::has_release_after(b) ? 1 : 0;
   return HURRAY_OK;
 }

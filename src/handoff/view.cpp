@@ -42,7 +42,7 @@ hurray_status make_view(hurray_buffer *p, uint64_t offset, uint64_t length, cons
                 static_cast<unsigned long long>(offset), p->handle.alignment, alignment);
   const hurray_buffer_handle h = {length, alignment, p->handle.device_tag,
                                   HURRAY_SYNC_PRODUCER_SYNCED, p->handle.memory_class, 0};
-  HURRAY_RETURN_NOT_OK(hurray_handle_validate(&h, &p->ctx->policy, err));
+  if (const hurray_status st = hurray_handle_validate(&h, &p->ctx->policy, err)) return st;
   hurray_buffer *const root = p->parent ? p->parent : p;
   const uint64_t at = p->view_offset + offset;  // where the view starts in root's memory
   hurray_buffer *v = buffer_pop();

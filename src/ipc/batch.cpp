@@ -104,7 +104,9 @@ hurray_status send_many(hurray_ipc_channel *ch, hurray_buffer *const *buffers, s
                         hurray_error *err) {
   if (ch->peer.protocol_version < wire::kBatchProtocol) {  // one HANDOFF at a time
     for (size_t i = 0; i < count; ++i) {
-      HURRAY_RETURN_NOT_OK(hurray_ipc_send(ch, buffers[i], desc, ids ? &ids[i] : nullptr, err));
+      if (const hurray_status st =
+              hurray_ipc_send(ch, buffers[i], desc, ids ? &ids[i] : nullptr, err))
+        return st;
       ++*sent;
     }
     return HURRAY_OK;

@@ -177,7 +177,7 @@ hurray_status new_channel(int fd, const Options &o, const ucred &cred, bool hell
     uint8_t buf[wire::kMaxMessage];
     const size_t n = encode_hello(o, buf);
     std::lock_guard<std::mutex> lock(ch->mu);
-    HURRAY_RETURN_NOT_OK(send_msg(ch, buf, n, nullptr, 0, d, err));
+    if (const hurray_status st = send_msg(ch, buf, n, nullptr, 0, d, err)) return st;
   }
   *out = owned.release();
   return HURRAY_OK;
@@ -254,7 +254,7 @@ hurray_status handshake(hurray_ipc_channel *ch, int32_t ms, int64_t start, bool 
 hurray_status make_channel(int fd, const Options &o, const ucred &cred, bool hello_sent,
                            int32_t hello_ms, hurray_ipc_channel **out, hurray_error *err) {
   hurray_ipc_channel *ch = nullptr;
-  HURRAY_RETURN_NOT_OK(new_channel(fd, o, cred, hello_sent, &ch, err));
+  if (const hurray_status st = new_channel(fd, o, cred, hello_sent, &ch, err)) return st;
   bool done = false;
   hurray_status st = handshake(ch, hello_ms, now_ms(), &done, err);
   if (st == HURRAY_OK && !done)

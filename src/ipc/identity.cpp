@@ -33,7 +33,7 @@ hurray_status map_identity(Message *m, hurray_error *err) noexcept {
   if (m->id_kind == HURRAY_BACKEND_ID_NONE) return HURRAY_OK;  // the sender knows none
   const uint8_t tag = m->handle[12];
   Backend b;
-  HURRAY_RETURN_NOT_OK(backend_for(tag, &b, err));
+  if (const hurray_status st = backend_for(tag, &b, err)) return st;
   hurray_backend_device_identity id{};
   id.kind = m->id_kind;
   std::memcpy(id.bytes, m->id_bytes, sizeof id.bytes);

@@ -105,13 +105,13 @@ hurray_status listen_at(const char *path, const hurray_ipc_options *opts,
                         hurray_ipc_listener **out, hurray_error *err) {
   if (!out) return null_argument(err, "hurray_ipc_listen", "out");
   sockaddr_un a;
-  HURRAY_RETURN_NOT_OK(unix_address(path, &a, err));
+  if (const hurray_status st = unix_address(path, &a, err)) return st;
   auto *l = new (std::nothrow) hurray_ipc_listener;
   if (!l) return out_of_memory(err, "hurray_ipc");
   std::unique_ptr<hurray_ipc_listener> owned(l);  // deletes it if what follows throws
   l->path = path;
   l->handshakes.reserve(kMaxHandshakes);
-  HURRAY_RETURN_NOT_OK(read_options(opts, &l->opts, err));
+  if (const hurray_status st = read_options(opts, &l->opts, err)) return st;
   owned.release();
   struct stat sb;
   if (lstat(path, &sb) == 0 && S_ISSOCK(sb.st_mode)) {
@@ -252,9 +252,9 @@ hurray_status connect_to(const char *path, const hurray_ipc_options *opts,
                          hurray_ipc_channel **out, hurray_error *err) {
   if (!out) return null_argument(err, "hurray_ipc_connect", "out");
   sockaddr_un a;
-  HURRAY_RETURN_NOT_OK(unix_address(path, &a, err));
+  if (const hurray_status st = unix_address(path, &a, err)) return st;
   Options o;
-  HURRAY_RETURN_NOT_OK(read_options(opts, &o, err));
+  if (const hurray_status st = read_options(opts, &o, err)) return st;
   const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   if (fd < 0) return io_fail(err, "socket", errno);
   if (connect(fd, reinterpret_cast<const sockaddr *>(&a), sizeof a) != 0) {

@@ -41,7 +41,7 @@ hurray_status fresh_copy(hurray_buffer *src, const hurray_buffer_handle &h, hurr
   d.flags = HURRAY_ALLOC_SHAREABLE;
   d.byte_size = h.byte_size;
   d.alignment = h.alignment;
-  HURRAY_RETURN_NOT_OK(hurray_buffer_alloc(nullptr, &d, out, err));
+  if (const hurray_status st = hurray_buffer_alloc(nullptr, &d, out, err)) return st;
   std::memcpy(hurray_buffer_data(*out), from, static_cast<size_t>(h.byte_size));
   return HURRAY_OK;
 }

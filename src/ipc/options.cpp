@@ -73,9 +73,9 @@ hurray_status read_options(const hurray_ipc_options *in, Options *o, hurray_erro
                   "hurray_ipc_options: more than %d devices", HURRAY_IPC_MAX_DEVICES);
     hurray_backend_device_info info;
     std::memset(&info, 0, sizeof info);
-    HURRAY_RETURN_NOT_OK(hurray_device_info(nullptr, tag, 0, &info, err));
+    if (const hurray_status st = hurray_device_info(nullptr, tag, 0, &info, err)) return st;
     Backend be;
-    HURRAY_RETURN_NOT_OK(backend_for(tag, &be, err));
+    if (const hurray_status st = backend_for(tag, &be, err)) return st;
     if (!(info.ipc & HURRAY_BACKEND_IPC_MEMORY) || !dispatch::has_memory_ipc(be))
       return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
                   "hurray_ipc: %s memory cannot cross processes (its backend exports none)",

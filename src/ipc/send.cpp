@@ -132,14 +132,14 @@ hurray_status describe_memory(hurray_buffer *buffer, const hurray_buffer_handle 
     // no dup and close per send where the backend lends its descriptor: the
     // buffer (held by the caller, then by the export) keeps it open, and
     // sendmsg takes its own reference; else ih.fd is ours to close
-    HURRAY_RETURN_NOT_OK(dispatch::ipc_lend_memory(be, &a, &ih, &lent, err));
+    if (const hurray_status st = dispatch::ipc_lend_memory(be, &a, &ih, &lent, err)) return st;
   } else if (h.device_tag == HURRAY_DEVICE_CPU) {
     return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE,
                 "hurray_ipc_send: this CPU buffer cannot be shared with another process; "
                 "allocate it with hurray_buffer_alloc() and HURRAY_ALLOC_SHAREABLE");
   } else {
     // wrapped device memory: its plugin exports the allocation that holds it
-    HURRAY_RETURN_NOT_OK(export_wrapped(buffer, &be, &ih, err));  // ih.fd is ours
+    if (const hurray_status st = export_wrapped(buffer, &be, &ih, err)) return st;  // ih.fd is ours
   }
   if (ih.byte_size < h.byte_size) {
     const unsigned long long got = ih.byte_size;
@@ -190,7 +190,7 @@ hurray_status prepare(hurray_ipc_channel *ch, hurray_buffer *buffer,
   // Everything is checked before a byte is sent: the handle under the IPC
   // rules (BP-ALIGN-IPC, BP-SYNC-IPC), the peer's devices, shareability.
   hurray_buffer_handle h;
-  HURRAY_RETURN_NOT_OK(hurray_buffer_get_handle(buffer, &h, err));
+  if (const hurray_status st = hurray_buffer_get_handle(buffer, &h, err)) return st;
   SizeRefusal small;
   if (desc && below_first_size<hurray_export_desc>("hurray_ipc_send", desc->size, &small))
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s", small.text);
@@ -200,7 +200,7 @@ hurray_status prepare(hurray_ipc_channel *ch, hurray_buffer *buffer,
                   "BP-SYNC-VALUE: sync_mode %u is not defined", desc->sync_mode);
     h.sync_mode = static_cast<uint8_t>(desc->sync_mode);
   }
-  HURRAY_RETURN_NOT_OK(hurray_handle_validate(&h, &ipc_policy(), err));
+  if (const hurray_status st = hurray_handle_validate(&h, &ipc_policy(), err)) return st;
   if (h.sync_mode == HURRAY_SYNC_CONSUMER_STREAM)
     return fail(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_SYNC_IPC,
                 "BP-SYNC-IPC: sending %s buffers for a consumer stream is not implemented yet "
@@ -215,7 +215,7 @@ hurray_status prepare(hurray_ipc_channel *ch, hurray_buffer *buffer,
   hurray_buffer *copy = nullptr;
   if ((ch->opts.flags & HURRAY_IPC_COPY_PER_SEND) && h.device_tag == HURRAY_DEVICE_CPU &&
       h.byte_size) {
-    HURRAY_RETURN_NOT_OK(hurray::ipc::fresh_copy(buffer, h, &copy, err));
+    if (const hurray_status st = hurray::ipc::fresh_copy(buffer, h, &copy, err)) return st;
     buffer = copy;
   }
   struct Drop {  // the export holds its own reference to the copy
@@ -232,7 +232,8 @@ hurray_status prepare(hurray_ipc_channel *ch, hurray_buffer *buffer,
   int &nfds = p->nfds;
   int &event_fd = p->event_fd;  // ours to close
   hurray_handoff &local = p->local;
-  HURRAY_RETURN_NOT_OK(describe_memory(buffer, h, &m.memory, &fds[0], &own_fd, err));
+  if (const hurray_status st = describe_memory(buffer, h, &m.memory, &fds[0], &own_fd, err))
+    return st;
   nfds = fds[0] >= 0 ? 1 : 0;
   // the memory object, for the peer's slots (not a fresh copy: never again)
   if (h.device_tag == HURRAY_DEVICE_CPU && !copy) p->serial = buffer_memory_serial(buffer);
@@ -323,7 +324,7 @@ hurray_status send_one(hurray_ipc_channel *ch, hurray_buffer *buffer,
                        const hurray_export_desc *desc, uint64_t *id, bool *blocked,
                        hurray_error *err) {
   Prepared prep;
-  HURRAY_RETURN_NOT_OK(prepare(ch, buffer, desc, &prep, err));
+  if (const hurray_status st = prepare(ch, buffer, desc, &prep, err)) return st;
   Message &m = prep.m;
   const int *fds = prep.fds;
   const int nfds = prep.nfds;

@@ -353,7 +353,7 @@ hurray_status backend_for(uint8_t tag, Backend *out, hurray_error *err) noexcept
 
 hurray_status backend_device_slow(uint8_t tag, int32_t ordinal, Backend *out,
                                   hurray_error *err) noexcept {
-  HURRAY_RETURN_NOT_OK(backend_for(tag, out, err));
+  if (const hurray_status st = backend_for(tag, out, err)) return st;
   const int32_t n = dispatch::device_count(*out);
   if (ordinal < 0 || ordinal >= n)
     return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, HURRAY_RULE_PUT_DEVICE,

@@ -45,7 +45,7 @@ HURRAY_API hurray_status hurray_device_count(hurray_context *ctx, uint8_t tag, i
   if (!count) return null_argument(err, "hurray_device_count", "count");
   Backend b;
   *count = 0;
-  HURRAY_RETURN_NOT_OK(backend_for(tag, &b, err));
+  if (const hurray_status st = backend_for(tag, &b, err)) return st;
   *count = dispatch::device_count(b);
   return HURRAY_OK;
 }
@@ -54,8 +54,10 @@ HURRAY_API hurray_status hurray_device_info(hurray_context *ctx, uint8_t tag, in
                                             hurray_backend_device_info *out, hurray_error *err) {
   (void)ctx;
   Backend b;
-  HURRAY_RETURN_NOT_OK(device_backend(tag, ordinal, out, "hurray_device_info", "out", &b, err));
-  HURRAY_RETURN_NOT_OK(dispatch::device_info(b, ordinal, out, err));
+  if (const hurray_status st =
+          device_backend(tag, ordinal, out, "hurray_device_info", "out", &b, err))
+    return st;
+  if (const hurray_status st = dispatch::device_info(b, ordinal, out, err)) return st;
   if (!dispatch::has_release_after(b)) note_release_wait(out);
   return HURRAY_OK;
 }
@@ -64,7 +66,9 @@ HURRAY_API hurray_status hurray_device_native(hurray_context *ctx, uint8_t tag, 
                                               hurray_backend_native *out, hurray_error *err) {
   (void)ctx;
   Backend b;
-  HURRAY_RETURN_NOT_OK(device_backend(tag, ordinal, out, "hurray_device_native", "out", &b, err));
+  if (const hurray_status st =
+          device_backend(tag, ordinal, out, "hurray_device_native", "out", &b, err))
+    return st;
   return dispatch::native(b, ordinal, out, err);
 }
 
@@ -74,12 +78,13 @@ HURRAY_API hurray_status hurray_event_record(hurray_context *ctx, uint8_t tag, i
   (void)ctx;
   if (!desc) return null_argument(err, "hurray_event_record", "desc");
   Backend b;
-  HURRAY_RETURN_NOT_OK(backend_device(tag, ordinal, &b, err));
+  if (const hurray_status st = backend_device(tag, ordinal, &b, err)) return st;
   const DeviceRef *ref = device_ref(b, ordinal);
   if (!ref) return out_of_memory(err, "hurray_event_record");
   void *event = nullptr;
   uint64_t value = 0;
-  HURRAY_RETURN_NOT_OK(dispatch::event_record(b, ordinal, stream, &event, &value, err));
+  if (const hurray_status st = dispatch::event_record(b, ordinal, stream, &event, &value, err))
+    return st;
   desc->sync_mode = HURRAY_SYNC_EVENT;
   desc->sync_object = event;
   desc->sync_value = value;

@@ -133,11 +133,11 @@ hurray_status release_after_wait(const Backend &b, int32_t device, void *stream,
                                  uint64_t value, void (*done)(void *), void *user,
                                  hurray_error *err) noexcept {
   if (event) {
-    HURRAY_RETURN_NOT_OK(event_wait(b, device, event, value, nullptr, err));
+    if (const hurray_status st = event_wait(b, device, event, value, nullptr, err)) return st;
   } else {
     void *recorded = nullptr;
     uint64_t v = 0;
-    HURRAY_RETURN_NOT_OK(event_record(b, device, stream, &recorded, &v, err));
+    if (const hurray_status st = event_record(b, device, stream, &recorded, &v, err)) return st;
     const hurray_status st = event_wait(b, device, recorded, v, nullptr, err);
     event_release(b, device, recorded);
     if (st != HURRAY_OK) return st;

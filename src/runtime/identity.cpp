@@ -77,7 +77,7 @@ HURRAY_API hurray_status hurray_device_identity(hurray_context *ctx, uint8_t tag
   if (!out) return null_argument(err, "hurray_device_identity", "out");
   std::memset(out, 0, sizeof *out);
   Backend b;
-  HURRAY_RETURN_NOT_OK(backend_device(tag, ordinal, &b, err));
+  if (const hurray_status st = backend_device(tag, ordinal, &b, err)) return st;
   return dispatch::device_identity(b, ordinal, out, err);
 }
 
@@ -93,7 +93,7 @@ HURRAY_API hurray_status hurray_device_find(hurray_context *ctx, uint8_t tag,
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "BP-DEV-ID: hurray_device_find: an identity of kind NONE names no device");
   Backend b;
-  HURRAY_RETURN_NOT_OK(backend_for(tag, &b, err));
+  if (const hurray_status st = backend_for(tag, &b, err)) return st;
   if (find_identity(b, *identity, ordinal) == 1) return HURRAY_OK;
   *ordinal = -1;
   char text[64];

@@ -169,8 +169,9 @@ hurray_status cpu_alloc_fn(void *, int32_t, uint8_t mc, uint64_t size, uint32_t 
   CpuAllocation c;
   if (void *p = flags & HURRAY_ALLOC_SHAREABLE ? nullptr : host_cache().take(size, alignment))
     c.data = c.map_base = p;
-  else
-    HURRAY_RETURN_NOT_OK(cpu_alloc(size, alignment, flags & HURRAY_ALLOC_SHAREABLE, &c, err));
+  else if (const hurray_status st =
+               cpu_alloc(size, alignment, flags & HURRAY_ALLOC_SHAREABLE, &c, err))
+    return st;
   std::memset(out, 0, sizeof *out);
   cpu_pack(c, out);
   out->byte_size = size;

@@ -61,7 +61,7 @@ hurray_status cpu_ipc_describe_memory(const hurray_backend_allocation *a,
 
 hurray_status cpu_ipc_export_memory(void *, const hurray_backend_allocation *a,
                                     hurray_backend_ipc_handle *out, hurray_error *err) {
-  HURRAY_RETURN_NOT_OK(cpu_ipc_describe_memory(a, out, err));
+  if (const hurray_status st = cpu_ipc_describe_memory(a, out, err)) return st;
   const int own = out->fd;
   out->fd = fcntl(own, F_DUPFD_CLOEXEC, 0);  // the caller's to close
   if (out->fd < 0)
@@ -101,7 +101,8 @@ hurray_status cpu_ipc_import_memory(void *, int32_t device, const hurray_backend
                 "cpu: ipc_import_memory: the descriptor is not a memory file of at least %llu "
                 "bytes",
                 static_cast<unsigned long long>(h->offset + h->byte_size));
-  HURRAY_RETURN_NOT_OK(check_sealed(h->fd, err));  // BP-IPC-SEAL: not mapped at all
+  if (const hurray_status st = check_sealed(h->fd, err))
+    return st;  // BP-IPC-SEAL: not mapped at all
   const int mode = fcntl(h->fd, F_GETFL);
   const bool writable = mode >= 0 && (mode & O_ACCMODE) == O_RDWR;
   const size_t len = static_cast<size_t>((h->byte_size + page - 1) / page * page);

@@ -91,6 +91,10 @@ struct Api {
 const char *load_api(void *lib, Api *api) noexcept;
 
 // The names, descriptions and statuses of its codes (gpu-stream/error_text.h).
-HURRAY_GPU_DECLARE_ERRORS(Api)
+const char *error_name(int code) noexcept;
+const char *error_description(int code) noexcept;
+hurray_status status_of(int code) noexcept;
+using ErrorText = ::hurray::gpu_stream::ErrorText;
+void error_text(const Api *api, int code, ErrorText *out) noexcept;
 
 }  // namespace hurray::cuda

@@ -30,7 +30,8 @@ void fill_error_text(const char *runtime_name, const char *runtime_description, 
 
 }  // namespace hurray::gpu_stream
 
-// Declared by each runtime's api header, in the runtime's namespace:
+// Declared by each runtime's api header (cuda/api.h, hip/api.h), in the
+// runtime's namespace:
 //  - error_name(code): the code's name from the plugin's own table (nullptr
 //    for a code it does not know), so that a runtime that cannot name its
 //    errors (CUDA's stub library) is still reported by name;
@@ -42,12 +43,6 @@ void fill_error_text(const char *runtime_name, const char *runtime_description, 
 //    BACKEND;
 //  - error_text(api, code, out): fill_error_text with the runtime's own
 //    answers when `api` has the functions and they answer.
-#define HURRAY_GPU_DECLARE_ERRORS(Api)                                \
-  const char *error_name(int code) noexcept;                          \
-  const char *error_description(int code) noexcept;                   \
-  hurray_status status_of(int code) noexcept;                         \
-  using ErrorText = ::hurray::gpu_stream::ErrorText;                  \
-  void error_text(const Api *api, int code, ErrorText *out) noexcept;
 
 // Defines the tables kNames and kDescriptions (hurray::kit::CodeText) of
 // VENDOR (CUDA or HIP): its column of error_codes.h; and error_name and

@@ -104,7 +104,11 @@ struct Api {
 const char *load_api(void *lib, Api *api) noexcept;
 
 // The names, descriptions and statuses of its codes (gpu-stream/error_text.h).
-HURRAY_GPU_DECLARE_ERRORS(Api)
+const char *error_name(int code) noexcept;
+const char *error_description(int code) noexcept;
+hurray_status status_of(int code) noexcept;
+using ErrorText = ::hurray::gpu_stream::ErrorText;
+void error_text(const Api *api, int code, ErrorText *out) noexcept;
 
 // The memory class of a hipPointerGetAttributes answer. HIP 6 renumbered
 // hipMemoryType (5.x: Host 0, Device 1, Array 2, Unified 3; 6.x:

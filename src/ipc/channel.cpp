@@ -1,10 +1,10 @@
 // The channel's lifecycle (hurray_ipc.h): making a channel of a connected
-// socket (the HELLO exchange), its references, shutting it (every buffer
-// still out taken back), closing it, and what the channel says of itself
-// (descriptor, peer, stats, release callback); plus the time and error
-// helpers and the IPC policy of the layer. The channel object and its
-// locking are described in internal.h; sending is send.cpp, reading the
-// socket read.cpp, the consumer's side of a received buffer receive.cpp.
+// socket (the HELLO exchange), closing it, and what the channel says of itself
+// (descriptor, peer, stats, release callback). Its references and shutting it
+// are lifetime.cpp; the time and error helpers and the IPC policy of the layer
+// helpers.cpp. The channel object and its locking are described in internal.h;
+// sending is send.cpp, reading the socket read.cpp, the consumer's side of a
+// received buffer receive.cpp.
 #include <hurray_ipc.h>
 
 #include <sys/epoll.h>
@@ -29,114 +29,6 @@ using namespace hurray::ipc;
 namespace wire = hurray::ipc;
 
 namespace hurray::ipc {
-
-int64_t now_ms() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
-
-int left_ms(int32_t timeout_ms, int64_t start) {
-  if (timeout_ms < 0) return -1;
-  const int64_t left = timeout_ms - (now_ms() - start);
-  return left > 0 ? static_cast<int>(left) : 0;
-}
-
-hurray_status io_fail(hurray_error *err, const char *what, int e, const char *details) {
-  const char *name = strerrorname_np(e);
-  return fail(err, HURRAY_E_IO, HURRAY_RULE_NONE, "[%s] %s: %s%s%s%s", what, name ? name : "errno",
-              std::strerror(e), details ? " (" : "", details ? details : "", details ? ")" : "");
-}
-
-void close_fds(Pending &p) {
-  for (uint8_t i = 0; i < p.nfds; ++i)
-    if (p.fds[i] >= 0) close(p.fds[i]);
-  p.nfds = 0;
-}
-
-const hurray_policy &ipc_policy() {
-  static const hurray_policy p = [] {
-    hurray_policy q;
-    q.transport = HURRAY_TRANSPORT_IPC;
-    return q;
-  }();
-  return p;
-}
-
-void channel_ref(hurray_ipc_channel *ch) { ch->refs.fetch_add(1, std::memory_order_relaxed); }
-void channel_unref(hurray_ipc_channel *ch) {
-  if (ch->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    if (ch->sock >= 0) close(ch->sock);
-    if (ch->ep >= 0) close(ch->ep);
-    if (ch->ready >= 0) close(ch->ready);
-    for (Pending &p : ch->inbox) close_fds(p);
-    fd_budget_give(ch->queued_fds);
-    drop_slots(ch);
-    ch->drop_maps();
-    delete ch->rbatch;
-    delete ch;
-  }
-}
-
-void update_ready(hurray_ipc_channel *ch) {
-  if (ch->ready < 0) return;
-  const bool want = !ch->inbox.empty() || ch->closed;
-  if (want == ch->ready_signalled) return;
-  uint64_t v = 1;
-  if (want ? write(ch->ready, &v, sizeof v) == sizeof v : read(ch->ready, &v, sizeof v) == sizeof v)
-    ch->ready_signalled = want;
-}
-
-void watch_room(hurray_ipc_channel *ch, bool on) {
-  if (ch->ep < 0 || on == ch->room_watched || ch->closed) return;
-  epoll_event ev{};
-  ev.events = EPOLLIN | (on ? EPOLLOUT : 0u);
-  ev.data.fd = ch->sock;
-  if (epoll_ctl(ch->ep, EPOLL_CTL_MOD, ch->sock, &ev) == 0) ch->room_watched = on;
-}
-
-// Run what was deferred: drop producer references, then tell the user.
-void finish(Deferred &d) {
-  for (Deferred::Back &b : d.back) (void)hurray_handoff_release(&b.handoff, nullptr);
-  if (d.fn)
-    for (const Deferred::Back &b : d.back) d.fn(d.user, b.id, b.reason);
-  d.back.clear();
-}
-
-// The channel is done (under mu): close the socket and take back every
-// buffer still out. Queued handoffs stay receivable unless `drop_inbox`.
-void shut(hurray_ipc_channel *ch, hurray_ipc_release_reason reason, const char *why,
-          bool drop_inbox, Deferred &d) {
-  if (!ch->closed) {
-    ch->closed = true;
-    ch->why_closed = why;
-    ch->stats.closed = 1;
-    ch->open.store(false);
-    // wakes any thread waiting on the socket; the descriptor itself is
-    // closed with the last reference
-    shutdown(ch->sock, SHUT_RDWR);
-    ch->drop_maps();
-  }
-  if (drop_inbox) {
-    for (Pending &p : ch->inbox) close_fds(p);
-    ch->inbox.clear();
-    fd_budget_give(ch->queued_fds);
-    ch->queued_fds = 0;
-  }
-  // nothing left to receive: the slots' descriptors go now (else with the
-  // last handoff taken, or the last reference)
-  if (ch->inbox.empty()) drop_slots(ch);
-  update_ready(ch);
-  d.fn = ch->fn;
-  d.user = ch->user;
-  for (auto &[id, o] : ch->out) {
-    d.back.push_back({o.handoff, id, reason});
-    ++ch->stats.reclaimed;
-  }
-  ch->out.clear();
-  ch->out_fds = 0;
-  ch->stats.outstanding = 0;
-}
 
 size_t encode_hello(const Options &o, uint8_t *buf) {
   Message hello{};

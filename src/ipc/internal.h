@@ -1,6 +1,7 @@
 // What the files of the IPC layer share (internal to libhurray): a channel's
 // options as read from hurray_ipc_options, the channel object itself and
-// its lifecycle (channel.cpp), reading the socket (read.cpp), sending a
+// its lifecycle (channel.cpp; its references and shutting it lifetime.cpp;
+// the time and error helpers helpers.cpp), reading the socket (read.cpp), sending a
 // message (send.cpp), making a channel of a connected socket, the
 // peer-credential policy and the memfd rules.
 #pragma once
@@ -95,6 +96,8 @@ hurray_status check_peer_identity(const hurray_ipc_channel *ch, const Message &m
 // src's h.byte_size bytes (*out: the caller's reference).
 hurray_status fresh_copy(hurray_buffer *src, const hurray_buffer_handle &h, hurray_buffer **out,
                          hurray_error *err);
+
+// ---- the time and error helpers (helpers.cpp) ----
 
 int64_t now_ms();
 // Milliseconds left of a timeout that started at `start` (negative: forever).
@@ -253,6 +256,8 @@ struct hurray_ipc_channel {
 
 namespace hurray::ipc {
 
+// ---- a channel's references and state changes (lifetime.cpp) ----
+
 void channel_ref(hurray_ipc_channel *ch);
 void channel_unref(hurray_ipc_channel *ch);  // the last one closes the socket, frees ch
 // Make `ready` say whether a call would make progress without reading the
@@ -263,7 +268,7 @@ void update_ready(hurray_ipc_channel *ch);
 void watch_room(hurray_ipc_channel *ch, bool on);
 // Run what was deferred (without the channel's locks).
 void finish(Deferred &d);
-// The channel is done (under mu); see channel.cpp.
+// The channel is done (under mu); see lifetime.cpp.
 void shut(hurray_ipc_channel *ch, hurray_ipc_release_reason reason, const char *why,
           bool drop_inbox, Deferred &d);
 

@@ -91,7 +91,7 @@ struct State {
   std::unique_ptr<Releaser, ReleaserDelete> releaser;  // made on first release_after
 };
 
-// "[cuMemAlloc] CUDA_ERROR_OUT_OF_MEMORY: out of memory (details)"; the
+// rt_fail.cpp: "[cuMemAlloc] CUDA_ERROR_OUT_OF_MEMORY: out of memory (details)"; the
 // status follows the code unless `status` is given.
 __attribute__((format(printf, 6, 7))) hurray_status rt_fail(hurray_error *err, const Api &api,
                                                             hurray_status status,
@@ -130,7 +130,7 @@ void free_allocation(State *s, Allocation *a) noexcept;
 hurray_status open_handle(State *s, const Device &d, int32_t device, const rt::IpcMemHandle &h,
                           uintptr_t *base, hurray_error *err) noexcept;
 void close_handle(const State *s, int32_t device, uintptr_t base) noexcept;
-// The record of an allocation made or imported here, in the registry, and
+// record.cpp: the record of an allocation made or imported here, in the registry, and
 // *out filled for it; on failure (out of host memory) give_back runs.
 hurray_status record(State *s, const Allocation &a, void (*give_back)(const State *, const Allocation &),
                      hurray_backend_allocation *out, hurray_error *err) noexcept;

@@ -7,8 +7,6 @@
 // consumer opens each such handle once per device and process, however many
 // buffers of the allocation (a caching allocator's pieces) arrive, and
 // closes it when the last of them is freed.
-#include <new>
-
 #include "driver.h"
 
 namespace hurray::gpu_stream {
@@ -52,26 +50,6 @@ void close_handle(const State *s, int32_t device, uintptr_t base) noexcept {
     }
     return;
   }
-}
-
-hurray_status record(State *s, const Allocation &a,
-                     void (*give_back)(const State *, const Allocation &),
-                     hurray_backend_allocation *out, hurray_error *err) noexcept {
-  auto *r = new (std::nothrow) Allocation(a);
-  if (r == nullptr || !s->live.add(r)) {
-    delete r;
-    give_back(s, a);
-    return refuse(err, HURRAY_E_OUT_OF_MEMORY, "out of host memory");
-  }
-  out->data = vptr(r->data);
-  out->byte_size = r->byte_size;
-  out->alignment = hurray::kit::alignment_of(r->data);
-  out->flags = 0;
-  out->device = r->device;
-  out->memory_class = r->memory_class;
-  out->host = nullptr;
-  out->plugin_data = r;
-  return HURRAY_OK;
 }
 
 hurray_status ipc_export_pointer(void *state, int32_t device, uint8_t memory_class,

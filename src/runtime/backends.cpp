@@ -24,7 +24,7 @@
 #include "../core/log.h"
 #include "dispatch.h"
 #include "hurray_known_plugins.h"
-#include "identity.h"
+#include "identity_text.h"
 
 namespace hurray::detail {
 

@@ -9,13 +9,9 @@
 #include <atomic>
 #include <string>
 
-namespace hurray::detail {
+#include "backend.h"
 
-// A probed backend, ready to use.
-struct Backend {
-  const hurray_backend_v1 *table;
-  void *state;
-};
+namespace hurray::detail {
 
 // The backend serving `tag`, loading and probing its plugin on first use.
 // HURRAY_E_DEVICE_UNAVAILABLE with the reason when there is none.

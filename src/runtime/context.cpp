@@ -37,6 +37,25 @@ void report_leaks(hurray_context *ctx, const char *when) noexcept {
                  total - n, when);
 }
 
+// Report (BP-REL-DEFER) and forget every pending release of ctx (pending.h).
+void report_pending(hurray_context *ctx, const char *when) noexcept {
+  if (!ctx->guard.load(std::memory_order_relaxed)) return;
+  // Collect first, report outside the lock (the callback may call back in).
+  const void *where[64];
+  const size_t total = pending_take(ctx, where, 64);
+  const size_t n = total < 64 ? total : 64;
+  for (size_t i = 0; i < n; ++i)
+    guard_report(ctx, HURRAY_RULE_REL_AFTER, where[i],
+                 "BP-REL-DEFER: a release deferred to device work "
+                 "(hurray_handoff_release_after) is still pending %s: the work never "
+                 "completed",
+                 when);
+  if (total > n)
+    guard_report(ctx, HURRAY_RULE_REL_AFTER, nullptr,
+                 "BP-REL-DEFER: %zu more deferred releases are still pending %s", total - n,
+                 when);
+}
+
 void at_exit() {
   report_pending(default_context(), "at process exit");
   report_leaks(default_context(), "at process exit");

@@ -27,7 +27,7 @@
 
 #include <cstring>
 
-#include "backends.h"
+#include "backend.h"
 
 namespace hurray::detail::dispatch {
 

@@ -1,6 +1,7 @@
 // Stable device identity (docs/spec/identity.md): finding this process's
 // device of a tag by the identity another process, or the network, reported.
-// Used by hurray_device_find (identity.cpp) and the IPC import (src/ipc).
+// Used by hurray_device_find (identity.cpp) and the IPC import (src/ipc);
+// identity_text (identity_text.h) writes an identity for messages.
 #pragma once
 
 #include <hurray.h>
@@ -8,7 +9,8 @@
 
 #include <cstdint>
 
-#include "backends.h"
+#include "backend.h"
+#include "identity_text.h"
 
 namespace hurray::detail {
 
@@ -23,9 +25,5 @@ bool same_identity(const hurray_backend_device_identity &a,
 // to the ordinal). A plugin error on a device counts as no identity.
 int find_identity(const Backend &b, const hurray_backend_device_identity &id,
                   int32_t *ordinal) noexcept;
-
-// "UUID 0123...", "PCI 0000:65:00.0", "LUID 0011...", "none" into buf.
-const char *identity_text(const hurray_backend_device_identity &id, char *buf,
-                          size_t cap) noexcept;
 
 }  // namespace hurray::detail

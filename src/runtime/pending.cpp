@@ -1,9 +1,8 @@
-// Guard mode's list of pending deferred releases and its report (pending.h).
+// Guard mode's list of pending deferred releases (pending.h); context.cpp
+// reports them.
 #include "pending.h"
 
 #include <mutex>
-
-#include "context.h"
 
 namespace hurray::detail {
 namespace {
@@ -36,34 +35,20 @@ void pending_untrack(PendingNode *node) noexcept {
   if (node->linked) unlink_locked(node);
 }
 
-void report_pending(hurray_context *ctx, const char *when) noexcept {
-  if (!ctx->guard.load(std::memory_order_relaxed)) return;
-  // Collect first, report outside the lock (the callback may call back in).
-  const void *where[64];
+size_t pending_take(hurray_context *ctx, const void **where, size_t cap) noexcept {
   size_t n = 0, total = 0;
-  {
-    std::lock_guard<std::mutex> lock(g_mu);
-    for (PendingNode *p = g_first; p;) {
-      PendingNode *const next = p->next;
-      if (p->ctx == ctx) {
-        if (n < 64) where[n++] = p->created_at;
-        ++total;
-        p->ctx = nullptr;
-        unlink_locked(p);
-      }
-      p = next;
+  std::lock_guard<std::mutex> lock(g_mu);
+  for (PendingNode *p = g_first; p;) {
+    PendingNode *const next = p->next;
+    if (p->ctx == ctx) {
+      if (n < cap) where[n++] = p->created_at;
+      ++total;
+      p->ctx = nullptr;
+      unlink_locked(p);
     }
+    p = next;
   }
-  for (size_t i = 0; i < n; ++i)
-    guard_report(ctx, HURRAY_RULE_REL_AFTER, where[i],
-                 "BP-REL-DEFER: a release deferred to device work "
-                 "(hurray_handoff_release_after) is still pending %s: the work never "
-                 "completed",
-                 when);
-  if (total > n)
-    guard_report(ctx, HURRAY_RULE_REL_AFTER, nullptr,
-                 "BP-REL-DEFER: %zu more deferred releases are still pending %s", total - n,
-                 when);
+  return total;
 }
 
 }  // namespace hurray::detail

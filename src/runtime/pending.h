@@ -7,6 +7,8 @@
 
 #include <hurray.h>
 
+#include <cstddef>
+
 namespace hurray::detail {
 
 struct PendingNode {
@@ -18,7 +20,9 @@ struct PendingNode {
 
 void pending_track(hurray_context *ctx, PendingNode *node, const void *where) noexcept;
 void pending_untrack(PendingNode *node) noexcept;
-// Report (BP-REL-DEFER) and forget every pending release of ctx.
-void report_pending(hurray_context *ctx, const char *when) noexcept;
+// Forget every pending release of ctx: the return addresses of the first
+// `cap` into where, in list order; returns how many there were (context.cpp
+// reports them, BP-REL-DEFER).
+size_t pending_take(hurray_context *ctx, const void **where, size_t cap) noexcept;
 
 }  // namespace hurray::detail

@@ -16,6 +16,7 @@
 #include "../../core/internal.h"
 #include "../../runtime/backends.h"
 #include "../kit/entry.h"
+#include "map.h"
 
 namespace hurray::detail {
 

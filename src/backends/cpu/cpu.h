@@ -30,13 +30,6 @@ hurray_status cpu_alloc(uint64_t byte_size, uint32_t alignment, bool shareable,
                         CpuAllocation *out, hurray_error *err) noexcept;
 void cpu_free(const CpuAllocation &a) noexcept;
 
-// The one aligned shared mapping of the CPU backend (map.cpp): `len` bytes
-// (a whole number of pages) of fd at `offset`, at an address aligned to
-// `alignment` (a power of two; a page or less needs no more than mmap's
-// own), with `prot`. nullptr and *error = errno on failure.
-void *map_aligned(int fd, uint64_t offset, size_t len, uint32_t alignment, int prot,
-                  int *error) noexcept;
-
 // A CpuAllocation kept in a hurray_backend_allocation without a heap block:
 // plugin_data = the memfd (or -1), reserved[0] = mapping length,
 // reserved[1] = what to munmap or free.

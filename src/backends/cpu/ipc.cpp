@@ -19,6 +19,7 @@
 #include "../../core/internal.h"
 #include "../kit/errors.h"
 #include "cpu.h"
+#include "map.h"
 
 namespace hurray::detail {
 

@@ -8,7 +8,7 @@
 
 #include <cerrno>
 
-#include "cpu.h"
+#include "map.h"
 
 namespace hurray::detail {
 

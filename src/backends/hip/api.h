@@ -98,17 +98,8 @@ struct Api {
 #undef HURRAY_HIP_XX_
 };
 
-// Resolve every function of HURRAY_HIP_FUNCTIONS from `lib` (a dlopen
-// handle). Returns nullptr on success, else the name of the first required
-// function that is missing.
-const char *load_api(void *lib, Api *api) noexcept;
-
-// The names, descriptions and statuses of its codes (gpu-stream/error_text.h).
-const char *error_name(int code) noexcept;
-const char *error_description(int code) noexcept;
-hurray_status status_of(int code) noexcept;
-using ErrorText = ::hurray::gpu_stream::ErrorText;
-void error_text(const Api *api, int code, ErrorText *out) noexcept;
+// load_api and the error functions (gpu-stream/runtime_api.h).
+#include "gpu-stream/runtime_api.h"
 
 // The memory class of a hipPointerGetAttributes answer. HIP 6 renumbered
 // hipMemoryType (5.x: Host 0, Device 1, Array 2, Unified 3; 6.x:

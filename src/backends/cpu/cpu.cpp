@@ -26,7 +26,7 @@ hurray_status cpu_alloc(uint64_t byte_size, uint32_t alignment, bool shareable,
   if (byte_size == 0) return HURRAY_OK;  // an empty buffer has no memory
   const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   if (byte_size > (UINT64_MAX - alignment - page) / 2)
-    return refuse(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, kit::plugin_name(),
+    return refuse(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, kit::kPlugin,
                   "%llu bytes cannot be allocated", static_cast<unsigned long long>(byte_size));
 
   if (!shareable) {
@@ -165,7 +165,7 @@ hurray_status cpu_device_info(void *, int32_t, hurray_backend_device_info *out, 
 hurray_status cpu_alloc_fn(void *, int32_t, uint8_t mc, uint64_t size, uint32_t alignment,
                            uint32_t flags, hurray_backend_allocation *out, hurray_error *err) {
   if (mc != HURRAY_MEMORY_STANDARD)
-    return refuse(err, HURRAY_E_DEVICE_UNAVAILABLE, HURRAY_RULE_PUT_DEVICE, kit::plugin_name(),
+    return refuse(err, HURRAY_E_DEVICE_UNAVAILABLE, HURRAY_RULE_PUT_DEVICE, kit::kPlugin,
                   "memory class %s is not host memory", hurray_memory_class_name(mc));
   CpuAllocation c;
   if (void *p = flags & HURRAY_ALLOC_SHAREABLE ? nullptr : host_cache().take(size, alignment))
@@ -189,7 +189,7 @@ void cpu_free_fn(void *, hurray_backend_allocation *a) {
 hurray_status cpu_to_host(void *, const hurray_backend_allocation *src, uint64_t off, void *dst,
                           uint64_t n, hurray_error *err) {
   if (off > src->byte_size || n > src->byte_size - off)
-    return refuse(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, kit::plugin_name(),
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, kit::kPlugin,
                   "copy out of range");
   if (n) std::memcpy(dst, static_cast<const char *>(src->data) + off, n);
   return HURRAY_OK;
@@ -197,7 +197,7 @@ hurray_status cpu_to_host(void *, const hurray_backend_allocation *src, uint64_t
 hurray_status cpu_from_host(void *, hurray_backend_allocation *dst, uint64_t off, const void *src,
                             uint64_t n, hurray_error *err) {
   if (off > dst->byte_size || n > dst->byte_size - off)
-    return refuse(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, kit::plugin_name(),
+    return refuse(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, kit::kPlugin,
                   "copy out of range");
   if (n) std::memcpy(static_cast<char *>(dst->data) + off, src, n);
   return HURRAY_OK;

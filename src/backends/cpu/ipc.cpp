@@ -49,7 +49,7 @@ hurray_status cpu_ipc_describe_memory(const hurray_backend_allocation *a,
                                       hurray_backend_ipc_handle *out, hurray_error *err) {
   const CpuAllocation c = cpu_unpack(*a);
   if (c.fd < 0 || c.map_len == 0)
-    return refuse(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE, kit::plugin_name(),
+    return refuse(err, HURRAY_E_UNSUPPORTED, HURRAY_RULE_NONE, kit::kPlugin,
                   "ipc_export_memory: this CPU buffer cannot be shared with another "
                   "process; allocate it with hurray_buffer_alloc() and HURRAY_ALLOC_SHAREABLE");
   out->kind = kCpuMemfdKind;
@@ -67,7 +67,7 @@ hurray_status cpu_ipc_export_memory(void *, const hurray_backend_allocation *a,
   const int own = out->fd;
   out->fd = fcntl(own, F_DUPFD_CLOEXEC, 0);  // the caller's to close
   if (out->fd < 0)
-    return refuse(err, HURRAY_E_IO, HURRAY_RULE_NONE, kit::plugin_name(),
+    return refuse(err, HURRAY_E_IO, HURRAY_RULE_NONE, kit::kPlugin,
                   "ipc_export_memory: dup of fd %d failed: %s", own, std::strerror(errno));
   return HURRAY_OK;
 }
@@ -83,23 +83,23 @@ hurray_status cpu_ipc_import_memory(void *, int32_t device, const hurray_backend
                 "sent kind 1)",
                 h->kind, h->fd < 0 ? " without a descriptor" : "", kCpuMemfdKind);
   if (memory_class != HURRAY_MEMORY_STANDARD)
-    return refuse(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE, kit::plugin_name(),
+    return refuse(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE, kit::kPlugin,
                   "ipc_import_memory: memory class %s is not host memory",
                   hurray_memory_class_name(memory_class));
   if (h->offset % page)
-    return refuse(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE, kit::plugin_name(),
+    return refuse(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE, kit::kPlugin,
                   "ipc_import_memory: memory offset %llu is not page-aligned",
                   static_cast<unsigned long long>(h->offset));
   uint32_t alignment = load_u32le(h->bytes);
   if (alignment & (alignment - 1))
-    return refuse(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE, kit::plugin_name(),
+    return refuse(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE, kit::kPlugin,
                   "ipc_import_memory: alignment %u is not a power of two", alignment);
   if (alignment < page) alignment = static_cast<uint32_t>(page);
   struct stat sb;
   if (h->byte_size == 0 || h->byte_size > UINT64_MAX / 4 || h->offset > UINT64_MAX / 4 ||
       fstat(h->fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
       static_cast<uint64_t>(sb.st_size) < h->offset + h->byte_size)
-    return refuse(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE, kit::plugin_name(),
+    return refuse(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE, kit::kPlugin,
                   "ipc_import_memory: the descriptor is not a memory file of at least %llu "
                   "bytes",
                   static_cast<unsigned long long>(h->offset + h->byte_size));
@@ -114,7 +114,7 @@ hurray_status cpu_ipc_import_memory(void *, int32_t device, const hurray_backend
   if (!p) {
     if (e == ENOMEM)
       return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE, "[mmap] %s", std::strerror(e));
-    return refuse(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE, kit::plugin_name(),
+    return refuse(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE, kit::kPlugin,
                   "ipc_import_memory: the memory descriptor cannot be mapped%s ([mmap] %s)",
                   writable ? " writable" : "", std::strerror(e));
   }

@@ -27,13 +27,7 @@
 
 #include "errors.h"
 
-#ifndef HURRAY_KIT_PLUGIN
-#error "HURRAY_KIT_PLUGIN (the plugin's short name) must be defined: see cmake/HurrayBackend.cmake"
-#endif
-
 namespace hurray::kit {
-
-inline constexpr const char *kPlugin = HURRAY_KIT_PLUGIN;
 
 // A string as a template argument: the entry's name in the barrier's message.
 template <size_t N>

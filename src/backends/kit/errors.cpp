@@ -7,10 +7,6 @@
 
 #include "../../core/message.h"
 
-#ifndef HURRAY_KIT_PLUGIN
-#error "HURRAY_KIT_PLUGIN (the plugin's short name) must be defined: see cmake/HurrayBackend.cmake"
-#endif
-
 namespace hurray::kit {
 
 namespace {
@@ -32,12 +28,11 @@ __attribute__((format(printf, 5, 0))) hurray_status vfill(hurray_error *err, hur
 
 }  // namespace
 
-const char *plugin_name() noexcept { return HURRAY_KIT_PLUGIN; }
 
 hurray_status refuse(hurray_error *err, hurray_status status, const char *fmt, ...) noexcept {
   va_list ap;
   va_start(ap, fmt);
-  vfill(err, status, nullptr, plugin_name(), fmt, ap);
+  vfill(err, status, nullptr, kPlugin, fmt, ap);
   va_end(ap);
   return status;
 }
@@ -46,7 +41,7 @@ hurray_status refuse_rule(hurray_error *err, hurray_status status, const char *r
                           const char *fmt, ...) noexcept {
   va_list ap;
   va_start(ap, fmt);
-  vfill(err, status, rule_id, plugin_name(), fmt, ap);
+  vfill(err, status, rule_id, kPlugin, fmt, ap);
   va_end(ap);
   return status;
 }

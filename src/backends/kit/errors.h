@@ -15,10 +15,16 @@
 #include <cstdarg>
 #include <string>
 
+#ifndef HURRAY_KIT_PLUGIN
+#error "HURRAY_KIT_PLUGIN (the plugin's short name) must be defined: see cmake/HurrayBackend.cmake"
+#endif
+
 namespace hurray::kit {
 
-// The plugin's short name ("opencl"): HURRAY_KIT_PLUGIN.
-const char *plugin_name() noexcept;
+// The plugin's short name ("opencl"), from its CMake line
+// (hurray_add_backend_plugin, cmake/HurrayBackend.cmake): the table's name
+// and the prefix of its messages.
+inline constexpr const char *kPlugin = HURRAY_KIT_PLUGIN;
 
 // "<plugin>: <text>": the plugin's own refusal. Fills *err (when not NULL)
 // with status and the message; returns status.

@@ -98,7 +98,7 @@ bool requests(std::vector<Request> *out, std::string *why) {
 // An unavailable reason: `head` (what failed and the fix, short) then as
 // much of `why` (Dawn's words) as hurray_error.message holds (reason.h).
 hurray_status fail_unavailable(hurray_error *err, const std::string &head, const std::string &why) {
-  const size_t prefix = std::strlen(hurray::kit::plugin_name()) + 2;  // refuse's "webgpu: "
+  const size_t prefix = std::strlen(hurray::kit::kPlugin) + 2;  // refuse's "webgpu: "
   const std::string text = clip_reason(head, why, sizeof(hurray_error::message) - 1 - prefix);
   return refuse(err, HURRAY_E_DEVICE_UNAVAILABLE, "%s", text.c_str());
 }

@@ -6,8 +6,12 @@
 
 #include <dlfcn.h>
 
+#include <cstddef>
 #include <span>
 #include <string>
+#include <string_view>
+
+#include "member_name.h"
 
 namespace hurray::kit {
 
@@ -37,15 +41,25 @@ void *open_library(const char *env_var, const char *const *sonames, std::string 
 
 // ------------------------------------------------------------ symbols ----
 //
-// A plugin lists the vendor functions it calls in a constexpr table, one
-// Symbol per function, and resolves them all with one call:
+// A plugin declares the vendor functions it calls as members of a struct,
+// named as the vendor names them, lists them in a constexpr table, one Symbol
+// per function, and resolves them all with one call:
 //
-//   constexpr kit::Symbol<Api> kSymbols[] = {
-//       {"clGetPlatformIDs", kit::slot<&Api::clGetPlatformIDs>, true},
-//       {"clSVMAlloc", kit::slot<&Api::clSVMAlloc>, false},
+//   struct Api {
+//     decltype(&::clGetPlatformIDs) clGetPlatformIDs = nullptr;
+//     decltype(&::clSVMAlloc) clSVMAlloc = nullptr;
 //   };
+//   constexpr kit::Symbol<Api> kSymbols[] = {
+//       kit::required<&Api::clGetPlatformIDs>,
+//       kit::optional<&Api::clSVMAlloc>,
+//   };
+//   static_assert(kit::names_every_member(kSymbols));
 //   const char *missing = kit::load_symbols<Api>(lib, kSymbols, &api);
 //
+// The symbol looked up is the member's own name (kit/member_name.h), so the
+// table cannot spell it differently. A header that renames a function with a
+// macro (cuda.h: #define cuMemAlloc cuMemAlloc_v2) renames the member too, and
+// the table looks up the versioned symbol whose prototype the member has.
 // The lookup is dlsym on a library, or any function that finds a symbol by
 // name (Vulkan's vkGetInstanceProcAddr / vkGetDeviceProcAddr).
 
@@ -79,6 +93,28 @@ struct Symbol {
   void (*store)(Api *api, AnyFunction address) noexcept;
   bool required;
 };
+
+// The Symbol of member Member, looked up by the member's name; a missing
+// required one fails load_symbols, a missing optional one stays nullptr.
+template <auto Member>
+inline constexpr Symbol<typename MemberOf<decltype(Member)>::Table> required = {
+    member_name<Member>, &store<Member>, true};
+template <auto Member>
+inline constexpr Symbol<typename MemberOf<decltype(Member)>::Table> optional = {
+    member_name<Member>, &store<Member>, false};
+
+// True when `table` names every member of Api exactly once: as many
+// symbols as Api holds function pointers, and no name twice. A plugin
+// static_asserts it beside its table, so that a member added to Api and left
+// out of the table (a null pointer called later) does not compile.
+template <class Api, std::size_t N>
+consteval bool names_every_member(const Symbol<Api> (&table)[N]) {
+  if (sizeof(Api) != N * sizeof(AnyFunction)) return false;
+  for (std::size_t i = 0; i < N; ++i)
+    for (std::size_t j = i + 1; j < N; ++j)
+      if (std::string_view(table[i].name) == std::string_view(table[j].name)) return false;
+  return true;
+}
 
 // Finds one symbol by name: lookup(context, name), nullptr when missing.
 struct Lookup {

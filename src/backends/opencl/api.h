@@ -13,47 +13,42 @@
 
 namespace hurray::opencl {
 
-// XX(name, required): every cl* function the plugin calls. A loader that
-// lacks a required one is HURRAY_E_DEVICE_UNAVAILABLE; the optional ones are
-// OpenCL 2.0 functions, absent from 1.x loaders (then no UNIFIED memory and
-// clCreateCommandQueue for the queues).
-#define HURRAY_OPENCL_FUNCTIONS(XX)        \
-  XX(clGetPlatformIDs, true)               \
-  XX(clGetPlatformInfo, true)              \
-  XX(clGetDeviceIDs, true)                 \
-  XX(clGetDeviceInfo, true)                \
-  XX(clCreateContext, true)                \
-  XX(clReleaseContext, true)               \
-  XX(clCreateCommandQueue, true)           \
-  XX(clCreateCommandQueueWithProperties, false) \
-  XX(clReleaseCommandQueue, true)          \
-  XX(clCreateBuffer, true)                 \
-  XX(clCreateSubBuffer, true)              \
-  XX(clReleaseMemObject, true)             \
-  XX(clEnqueueMapBuffer, true)             \
-  XX(clEnqueueUnmapMemObject, true)        \
-  XX(clEnqueueReadBuffer, true)            \
-  XX(clEnqueueWriteBuffer, true)           \
-  XX(clEnqueueMarkerWithWaitList, true)    \
-  XX(clEnqueueBarrierWithWaitList, true)   \
-  XX(clWaitForEvents, true)                \
-  XX(clReleaseEvent, true)                 \
-  XX(clFlush, true)                        \
-  XX(clSetEventCallback, false)            \
-  XX(clFinish, true)                       \
-  XX(clSVMAlloc, false)                    \
-  XX(clSVMFree, false)
-
-// The resolved entry points; a missing optional one is nullptr.
+// Every cl* function the plugin calls, resolved at run time (cl_api.cpp lists
+// them: a loader that lacks a required one is HURRAY_E_DEVICE_UNAVAILABLE).
+// The optional ones are OpenCL 2.0 functions, absent from 1.x loaders (then
+// no UNIFIED memory and clCreateCommandQueue for the queues); a missing one
+// is nullptr.
 struct Api {
-#define HURRAY_OPENCL_XX_(name, required) decltype(&::name) name = nullptr;
-  HURRAY_OPENCL_FUNCTIONS(HURRAY_OPENCL_XX_)
-#undef HURRAY_OPENCL_XX_
+  decltype(&::clGetPlatformIDs) clGetPlatformIDs = nullptr;
+  decltype(&::clGetPlatformInfo) clGetPlatformInfo = nullptr;
+  decltype(&::clGetDeviceIDs) clGetDeviceIDs = nullptr;
+  decltype(&::clGetDeviceInfo) clGetDeviceInfo = nullptr;
+  decltype(&::clCreateContext) clCreateContext = nullptr;
+  decltype(&::clReleaseContext) clReleaseContext = nullptr;
+  decltype(&::clCreateCommandQueue) clCreateCommandQueue = nullptr;
+  decltype(&::clCreateCommandQueueWithProperties) clCreateCommandQueueWithProperties = nullptr;
+  decltype(&::clReleaseCommandQueue) clReleaseCommandQueue = nullptr;
+  decltype(&::clCreateBuffer) clCreateBuffer = nullptr;
+  decltype(&::clCreateSubBuffer) clCreateSubBuffer = nullptr;
+  decltype(&::clReleaseMemObject) clReleaseMemObject = nullptr;
+  decltype(&::clEnqueueMapBuffer) clEnqueueMapBuffer = nullptr;
+  decltype(&::clEnqueueUnmapMemObject) clEnqueueUnmapMemObject = nullptr;
+  decltype(&::clEnqueueReadBuffer) clEnqueueReadBuffer = nullptr;
+  decltype(&::clEnqueueWriteBuffer) clEnqueueWriteBuffer = nullptr;
+  decltype(&::clEnqueueMarkerWithWaitList) clEnqueueMarkerWithWaitList = nullptr;
+  decltype(&::clEnqueueBarrierWithWaitList) clEnqueueBarrierWithWaitList = nullptr;
+  decltype(&::clWaitForEvents) clWaitForEvents = nullptr;
+  decltype(&::clReleaseEvent) clReleaseEvent = nullptr;
+  decltype(&::clFlush) clFlush = nullptr;
+  decltype(&::clSetEventCallback) clSetEventCallback = nullptr;
+  decltype(&::clFinish) clFinish = nullptr;
+  decltype(&::clSVMAlloc) clSVMAlloc = nullptr;
+  decltype(&::clSVMFree) clSVMFree = nullptr;
 };
 
-// Resolve every function of HURRAY_OPENCL_FUNCTIONS from `lib` (a dlopen
-// handle). Returns nullptr on success, else the name of the first required
-// function that is missing.
+// Resolve every function of Api from `lib` (a dlopen handle). Returns
+// nullptr on success, else the name of the first required function that is
+// missing.
 const char *load_api(void *lib, Api *api) noexcept;
 
 // "CL_MEM_OBJECT_ALLOCATION_FAILURE" for -4; nullptr for a code this plugin

@@ -121,16 +121,14 @@ struct Vulkan : hurray_test::VkNative {
     if (!load()) return;
     auto props = instance_fn<PFN_vkGetPhysicalDeviceMemoryProperties>(
         "vkGetPhysicalDeviceMemoryProperties");
-#define HURRAY_LOAD_(field, name) field = device_fn<decltype(field)>(name)
-    HURRAY_LOAD_(create_buffer, "vkCreateBuffer");
-    HURRAY_LOAD_(destroy_buffer, "vkDestroyBuffer");
-    HURRAY_LOAD_(requirements, "vkGetBufferMemoryRequirements");
-    HURRAY_LOAD_(allocate, "vkAllocateMemory");
-    HURRAY_LOAD_(free_memory, "vkFreeMemory");
-    HURRAY_LOAD_(bind, "vkBindBufferMemory");
-    HURRAY_LOAD_(submit, "vkQueueSubmit");
-    HURRAY_LOAD_(wait, "vkWaitSemaphores");
-#undef HURRAY_LOAD_
+    create_buffer = device_fn<PFN_vkCreateBuffer>("vkCreateBuffer");
+    destroy_buffer = device_fn<PFN_vkDestroyBuffer>("vkDestroyBuffer");
+    requirements = device_fn<PFN_vkGetBufferMemoryRequirements>("vkGetBufferMemoryRequirements");
+    allocate = device_fn<PFN_vkAllocateMemory>("vkAllocateMemory");
+    free_memory = device_fn<PFN_vkFreeMemory>("vkFreeMemory");
+    bind = device_fn<PFN_vkBindBufferMemory>("vkBindBufferMemory");
+    submit = device_fn<PFN_vkQueueSubmit>("vkQueueSubmit");
+    wait = device_fn<PFN_vkWaitSemaphores>("vkWaitSemaphores");
     if (!props || !create_buffer || !wait) return;
     if (!props || !create_buffer || !wait) return;
     VkPhysicalDeviceMemoryProperties mp;

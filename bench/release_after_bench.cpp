@@ -121,17 +121,17 @@ struct Vulkan : hurray_test::VkNative {
     if (!load()) return;
     auto mem_props = instance_fn<PFN_vkGetPhysicalDeviceMemoryProperties>(
         "vkGetPhysicalDeviceMemoryProperties");
-#define HB_FN(name) auto name = device_fn<PFN_##name>(#name)
-    HB_FN(vkCreateBuffer);
-    HB_FN(vkGetBufferMemoryRequirements);
-    HB_FN(vkAllocateMemory);
-    HB_FN(vkBindBufferMemory);
-    HB_FN(vkCreateCommandPool);
-    HB_FN(vkAllocateCommandBuffers);
-    HB_FN(vkBeginCommandBuffer);
-    HB_FN(vkCmdFillBuffer);
-    HB_FN(vkEndCommandBuffer);
-#undef HB_FN
+    const auto vkCreateBuffer = device_fn<PFN_vkCreateBuffer>("vkCreateBuffer");
+    const auto vkGetBufferMemoryRequirements =
+        device_fn<PFN_vkGetBufferMemoryRequirements>("vkGetBufferMemoryRequirements");
+    const auto vkAllocateMemory = device_fn<PFN_vkAllocateMemory>("vkAllocateMemory");
+    const auto vkBindBufferMemory = device_fn<PFN_vkBindBufferMemory>("vkBindBufferMemory");
+    const auto vkCreateCommandPool = device_fn<PFN_vkCreateCommandPool>("vkCreateCommandPool");
+    const auto vkAllocateCommandBuffers =
+        device_fn<PFN_vkAllocateCommandBuffers>("vkAllocateCommandBuffers");
+    const auto vkBeginCommandBuffer = device_fn<PFN_vkBeginCommandBuffer>("vkBeginCommandBuffer");
+    const auto vkCmdFillBuffer = device_fn<PFN_vkCmdFillBuffer>("vkCmdFillBuffer");
+    const auto vkEndCommandBuffer = device_fn<PFN_vkEndCommandBuffer>("vkEndCommandBuffer");
     wait = device_fn<PFN_vkWaitSemaphores>("vkWaitSemaphores");
     if (!mem_props || !vkCreateBuffer || !vkCmdFillBuffer || !wait) return;
     VkBufferCreateInfo bi{};

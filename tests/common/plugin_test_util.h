@@ -14,9 +14,11 @@
 #include <hurray_backend.h>
 
 #include "../../src/backends/class_name.h"
+#include "../../src/backends/kit/library.h"
 
 #include <catch2/catch.hpp>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -166,14 +168,21 @@ inline void check_table(const hurray_backend_v1 *b, uint8_t tag, const char *nam
   CHECK(b->size == sizeof(hurray_backend_v1));
   CHECK(b->device_tag == tag);
   CHECK(std::string(b->name) == name);
-#define GPU_TEST_SET_(entry) {#entry, b->entry != nullptr}
   const std::pair<const char *, bool> entries[] = {
-      GPU_TEST_SET_(probe),        GPU_TEST_SET_(shutdown),       GPU_TEST_SET_(device_count),
-      GPU_TEST_SET_(device_info),  GPU_TEST_SET_(alloc),          GPU_TEST_SET_(free),
-      GPU_TEST_SET_(copy_to_host), GPU_TEST_SET_(copy_from_host), GPU_TEST_SET_(classify),
-      GPU_TEST_SET_(event_record), GPU_TEST_SET_(event_wait),     GPU_TEST_SET_(event_release),
-      GPU_TEST_SET_(native)};
-#undef GPU_TEST_SET_
+      {"probe", b->probe != nullptr},
+      {"shutdown", b->shutdown != nullptr},
+      {"device_count", b->device_count != nullptr},
+      {"device_info", b->device_info != nullptr},
+      {"alloc", b->alloc != nullptr},
+      {"free", b->free != nullptr},
+      {"copy_to_host", b->copy_to_host != nullptr},
+      {"copy_from_host", b->copy_from_host != nullptr},
+      {"classify", b->classify != nullptr},
+      {"event_record", b->event_record != nullptr},
+      {"event_wait", b->event_wait != nullptr},
+      {"event_release", b->event_release != nullptr},
+      {"native", b->native != nullptr},
+  };
   for (const auto &[entry, set] : entries) {
     INFO(entry << " is set");
     CHECK(set);
@@ -255,15 +264,17 @@ Fn symbol(void *lib, const char *name) {
   return fn;
 }
 
-// struct NAME { void *lib; one member a function LIST(X) names, its own
-// type, looked up in lib by symbol() }, built from the library handle.
-#define GPU_TEST_SYMBOL_(fn) decltype(&::fn) fn = gpu_test::symbol<decltype(&::fn)>(lib, #fn);
-#define GPU_TEST_SYMBOLS(NAME, LIST)                                        \
-  struct NAME {                                                             \
-    void *lib; /* first: the members below read it */                       \
-    explicit NAME(void *l) : lib(gpu_test::require_library(l)) {}          \
-    LIST(GPU_TEST_SYMBOL_)                                                  \
-  }
+// The vendor functions a test calls, members of a struct named as the vendor
+// names them and listed in a table of kit::required<&Fns::name>
+// (src/backends/kit/library.h), looked up by dlsym in lib into *fns: a
+// missing required one fails the test, a missing optional one stays nullptr.
+template <class Fns, std::size_t N>
+void load_symbols(void *lib, const hurray::kit::Symbol<Fns> (&table)[N], Fns *fns) {
+  require_library(lib);
+  for (const hurray::kit::Symbol<Fns> &fn : table)
+    fn.store(fns, fn.required ? symbol<hurray::kit::AnyFunction>(lib, fn.name)
+                              : reinterpret_cast<hurray::kit::AnyFunction>(dlsym(lib, fn.name)));
+}
 
 // What a device reports, printed for the test's log.
 inline void print_device(const char *plugin, int32_t dev, const hurray_backend_device_info &info) {

@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "plugin_test_util.h"
 
@@ -21,37 +22,28 @@ namespace cuda_test {
 
 // ---- driver functions the test calls itself ---------------------------------
 
-#define TEST_CU_FUNCTIONS(XX)                          \
-  XX(cuGetErrorName, "cuGetErrorName")                 \
-  XX(cuCtxPushCurrent, "cuCtxPushCurrent_v2")          \
-  XX(cuCtxPopCurrent, "cuCtxPopCurrent_v2")            \
-  XX(cuPointerGetAttributes, "cuPointerGetAttributes") \
-  XX(cuStreamCreate, "cuStreamCreate")                 \
-  XX(cuStreamDestroy, "cuStreamDestroy_v2")            \
-  XX(cuStreamSynchronize, "cuStreamSynchronize")       \
-  XX(cuStreamQuery, "cuStreamQuery")                   \
-  XX(cuModuleLoadData, "cuModuleLoadData")             \
-  XX(cuModuleGetFunction, "cuModuleGetFunction")       \
-  XX(cuModuleUnload, "cuModuleUnload")                 \
-  XX(cuLaunchKernel, "cuLaunchKernel")                 \
-  XX(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2")        \
-  XX(cuCtxSynchronize, "cuCtxSynchronize")             \
-  XX(cuMemHostAlloc, "cuMemHostAlloc")                 \
-  XX(cuMemFreeHost, "cuMemFreeHost")
-
+// Each member is named as cuda.h names the function, and cuda.h renames some
+// to their versioned symbols (#define cuCtxPushCurrent cuCtxPushCurrent_v2),
+// so the name kit::required looks up is the symbol whose prototype the
+// member has.
 struct Cu {
-#define TEST_CU_XX_(name, symbol) decltype(&::name) name = nullptr;
-  TEST_CU_FUNCTIONS(TEST_CU_XX_)
-#undef TEST_CU_XX_
-  explicit Cu(void *lib) {
-    REQUIRE(lib != nullptr);
-#define TEST_CU_XX_(name, symbol)                                 \
-  name = reinterpret_cast<decltype(&::name)>(dlsym(lib, symbol)); \
-  INFO("dlsym " symbol);                                          \
-  REQUIRE(name != nullptr);
-    TEST_CU_FUNCTIONS(TEST_CU_XX_)
-#undef TEST_CU_XX_
-  }
+  decltype(&::cuGetErrorName) cuGetErrorName = nullptr;
+  decltype(&::cuCtxPushCurrent) cuCtxPushCurrent = nullptr;
+  decltype(&::cuCtxPopCurrent) cuCtxPopCurrent = nullptr;
+  decltype(&::cuPointerGetAttributes) cuPointerGetAttributes = nullptr;
+  decltype(&::cuStreamCreate) cuStreamCreate = nullptr;
+  decltype(&::cuStreamDestroy) cuStreamDestroy = nullptr;
+  decltype(&::cuStreamSynchronize) cuStreamSynchronize = nullptr;
+  decltype(&::cuStreamQuery) cuStreamQuery = nullptr;
+  decltype(&::cuModuleLoadData) cuModuleLoadData = nullptr;
+  decltype(&::cuModuleGetFunction) cuModuleGetFunction = nullptr;
+  decltype(&::cuModuleUnload) cuModuleUnload = nullptr;
+  decltype(&::cuLaunchKernel) cuLaunchKernel = nullptr;
+  decltype(&::cuMemcpyDtoHAsync) cuMemcpyDtoHAsync = nullptr;
+  decltype(&::cuCtxSynchronize) cuCtxSynchronize = nullptr;
+  decltype(&::cuMemHostAlloc) cuMemHostAlloc = nullptr;
+  decltype(&::cuMemFreeHost) cuMemFreeHost = nullptr;
+  explicit Cu(void *lib);
   std::string name_of(CUresult r) const {
     const char *s = nullptr;
     if (cuGetErrorName(r, &s) == CUDA_SUCCESS && s != nullptr) return s;
@@ -59,12 +51,45 @@ struct Cu {
   }
 };
 
-#define CU_OK(cu, call)                      \
-  do {                                       \
-    const CUresult r_ = (call);              \
-    INFO(#call << ": " << (cu).name_of(r_)); \
-    REQUIRE(r_ == CUDA_SUCCESS);             \
-  } while (0)
+constexpr hurray::kit::Symbol<Cu> kCuSymbols[] = {
+    hurray::kit::required<&Cu::cuGetErrorName>,
+    hurray::kit::required<&Cu::cuCtxPushCurrent>,
+    hurray::kit::required<&Cu::cuCtxPopCurrent>,
+    hurray::kit::required<&Cu::cuPointerGetAttributes>,
+    hurray::kit::required<&Cu::cuStreamCreate>,
+    hurray::kit::required<&Cu::cuStreamDestroy>,
+    hurray::kit::required<&Cu::cuStreamSynchronize>,
+    hurray::kit::required<&Cu::cuStreamQuery>,
+    hurray::kit::required<&Cu::cuModuleLoadData>,
+    hurray::kit::required<&Cu::cuModuleGetFunction>,
+    hurray::kit::required<&Cu::cuModuleUnload>,
+    hurray::kit::required<&Cu::cuLaunchKernel>,
+    hurray::kit::required<&Cu::cuMemcpyDtoHAsync>,
+    hurray::kit::required<&Cu::cuCtxSynchronize>,
+    hurray::kit::required<&Cu::cuMemHostAlloc>,
+    hurray::kit::required<&Cu::cuMemFreeHost>,
+};
+static_assert(hurray::kit::names_every_member(kCuSymbols));
+// The versioned symbols the tests have always called.
+static_assert(std::string_view(hurray::kit::member_name<&Cu::cuCtxPushCurrent>) ==
+              "cuCtxPushCurrent_v2");
+static_assert(std::string_view(hurray::kit::member_name<&Cu::cuCtxPopCurrent>) ==
+              "cuCtxPopCurrent_v2");
+static_assert(std::string_view(hurray::kit::member_name<&Cu::cuStreamDestroy>) ==
+              "cuStreamDestroy_v2");
+static_assert(std::string_view(hurray::kit::member_name<&Cu::cuMemcpyDtoHAsync>) ==
+              "cuMemcpyDtoHAsync_v2");
+
+inline Cu::Cu(void *lib) { gpu_test::load_symbols(lib, kCuSymbols, this); }
+
+// Requires that a driver call answered CUDA_SUCCESS; a failure names the
+// call (`what`, its text) and the error.
+inline void cu_ok(const Cu &cu, CUresult r, const char *what) {
+  INFO(what << ": " << cu.name_of(r));
+  REQUIRE(r == CUDA_SUCCESS);
+}
+// cu_ok with the call's own text.
+#define CU_OK(cu, call) ::cuda_test::cu_ok((cu), (call), #call)
 
 // The primary context current for a scope.
 struct Push {

@@ -61,11 +61,11 @@ thread_local std::vector<CUcontext> current;
 // A host function must not call the driver: each call made from one counts.
 thread_local bool in_host_func = false;
 int calls_from_host_funcs = 0;  // under mu
-#define FAKE_NOT_FROM_HOST_FUNC()             \
-  if (in_host_func) {                         \
-    std::lock_guard<std::mutex> lock_(mu);    \
-    ++calls_from_host_funcs;                  \
-  }
+void count_if_from_host_func() {
+  if (!in_host_func) return;
+  std::lock_guard<std::mutex> lock(mu);
+  ++calls_from_host_funcs;
+}
 
 void run(Stream *s) {
   std::unique_lock<std::mutex> lock(mu);
@@ -103,7 +103,7 @@ void run(Stream *s) {
 }
 
 CUresult push(CUstream hs, Op op) {
-  FAKE_NOT_FROM_HOST_FUNC()
+  count_if_from_host_func();
   if (hs == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   std::lock_guard<std::mutex> lock(mu);
   auto *s = reinterpret_cast<Stream *>(hs);
@@ -189,7 +189,7 @@ FAKE_API CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice) {
 }
 FAKE_API CUresult cuDevicePrimaryCtxRelease(CUdevice) { return CUDA_SUCCESS; }
 FAKE_API CUresult cuCtxPushCurrent(CUcontext ctx) {
-  FAKE_NOT_FROM_HOST_FUNC()
+  count_if_from_host_func();
   current.push_back(ctx);
   return CUDA_SUCCESS;
 }
@@ -200,7 +200,7 @@ FAKE_API CUresult cuCtxPopCurrent(CUcontext *ctx) {
   return CUDA_SUCCESS;
 }
 FAKE_API CUresult cuCtxGetCurrent(CUcontext *ctx) {
-  FAKE_NOT_FROM_HOST_FUNC()
+  count_if_from_host_func();
   *ctx = current.empty() ? nullptr : current.back();
   return CUDA_SUCCESS;
 }
@@ -209,7 +209,7 @@ FAKE_API CUresult cuCtxSynchronize() {
   return CUDA_SUCCESS;
 }
 FAKE_API CUresult cuStreamCreate(CUstream *hs, unsigned) {
-  FAKE_NOT_FROM_HOST_FUNC()
+  count_if_from_host_func();
   auto *s = new Stream;
   {
     std::lock_guard<std::mutex> lock(mu);
@@ -220,14 +220,14 @@ FAKE_API CUresult cuStreamCreate(CUstream *hs, unsigned) {
   return CUDA_SUCCESS;
 }
 FAKE_API CUresult cuStreamDestroy(CUstream hs) {
-  FAKE_NOT_FROM_HOST_FUNC()
+  count_if_from_host_func();
   std::lock_guard<std::mutex> lock(mu);
   reinterpret_cast<Stream *>(hs)->destroyed = true;
   cv.notify_all();
   return CUDA_SUCCESS;
 }
 FAKE_API CUresult cuStreamSynchronize(CUstream hs) {
-  FAKE_NOT_FROM_HOST_FUNC()
+  count_if_from_host_func();
   std::unique_lock<std::mutex> lock(mu);
   cv.wait(lock, [&] { return idle(reinterpret_cast<Stream *>(hs)); });
   return CUDA_SUCCESS;
@@ -247,7 +247,7 @@ FAKE_API CUresult cuLaunchHostFunc(CUstream hs, CUhostFn fn, void *user) {
 }
 #endif
 FAKE_API CUresult cuEventCreate(CUevent *he, unsigned) {
-  FAKE_NOT_FROM_HOST_FUNC()
+  count_if_from_host_func();
   *he = reinterpret_cast<CUevent>(new Event);
   return CUDA_SUCCESS;
 }
@@ -261,26 +261,32 @@ FAKE_API CUresult cuEventRecord(CUevent he, CUstream hs) {
   return push(hs, {Op::kRecord, e, generation});
 }
 FAKE_API CUresult cuEventSynchronize(CUevent he) {
-  FAKE_NOT_FROM_HOST_FUNC()
+  count_if_from_host_func();
   auto *e = reinterpret_cast<Event *>(he);
   std::unique_lock<std::mutex> lock(mu);
   cv.wait(lock, [&] { return e->completed >= e->recorded; });
   return CUDA_SUCCESS;
 }
 FAKE_API CUresult cuEventDestroy(CUevent he) {
-  FAKE_NOT_FROM_HOST_FUNC()
+  count_if_from_host_func();
   std::lock_guard<std::mutex> lock(mu);
   unref(reinterpret_cast<Event *>(he));
   return CUDA_SUCCESS;
 }
 
 // What the release tests do not use.
-#define FAKE_UNSUPPORTED(name, ...) \
-  FAKE_API CUresult name(__VA_ARGS__) { return CUDA_ERROR_NOT_SUPPORTED; }
-FAKE_UNSUPPORTED(cuCtxEnablePeerAccess, CUcontext, unsigned)
-FAKE_UNSUPPORTED(cuMemHostAlloc, void **, size_t, unsigned)
-FAKE_UNSUPPORTED(cuMemFreeHost, void *)
-FAKE_UNSUPPORTED(cuMemHostGetDevicePointer, CUdeviceptr *, void *, unsigned)
-FAKE_UNSUPPORTED(cuMemAllocManaged, CUdeviceptr *, size_t, unsigned)
-FAKE_UNSUPPORTED(cuIpcGetEventHandle, CUipcEventHandle *, CUevent)
-FAKE_UNSUPPORTED(cuIpcOpenEventHandle, CUevent *, CUipcEventHandle)
+FAKE_API CUresult cuCtxEnablePeerAccess(CUcontext, unsigned) { return CUDA_ERROR_NOT_SUPPORTED; }
+FAKE_API CUresult cuMemHostAlloc(void **, size_t, unsigned) { return CUDA_ERROR_NOT_SUPPORTED; }
+FAKE_API CUresult cuMemFreeHost(void *) { return CUDA_ERROR_NOT_SUPPORTED; }
+FAKE_API CUresult cuMemHostGetDevicePointer(CUdeviceptr *, void *, unsigned) {
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+FAKE_API CUresult cuMemAllocManaged(CUdeviceptr *, size_t, unsigned) {
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+FAKE_API CUresult cuIpcGetEventHandle(CUipcEventHandle *, CUevent) {
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+FAKE_API CUresult cuIpcOpenEventHandle(CUevent *, CUipcEventHandle) {
+  return CUDA_ERROR_NOT_SUPPORTED;
+}

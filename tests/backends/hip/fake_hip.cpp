@@ -304,13 +304,17 @@ FAKE_API hipError_t hipMemImportFromShareableHandle(hipMemGenericAllocationHandl
 }
 
 // What the tests do not use.
-#define FAKE_UNSUPPORTED(name, ...) \
-  FAKE_API hipError_t name(__VA_ARGS__) { return hipErrorNotSupported; }
-FAKE_UNSUPPORTED(hipDeviceGetUuid, hipUUID *, hipDevice_t)
-FAKE_UNSUPPORTED(hipDeviceEnablePeerAccess, int, unsigned int)
-FAKE_UNSUPPORTED(hipHostMalloc, void **, size_t, unsigned int)
-FAKE_UNSUPPORTED(hipHostFree, void *)
-FAKE_UNSUPPORTED(hipHostGetDevicePointer, void **, void *, unsigned int)
-FAKE_UNSUPPORTED(hipMallocManaged, void **, size_t, unsigned int)
-FAKE_UNSUPPORTED(hipIpcGetEventHandle, hipIpcEventHandle_t *, hipEvent_t)
-FAKE_UNSUPPORTED(hipIpcOpenEventHandle, hipEvent_t *, hipIpcEventHandle_t)
+FAKE_API hipError_t hipDeviceGetUuid(hipUUID *, hipDevice_t) { return hipErrorNotSupported; }
+FAKE_API hipError_t hipDeviceEnablePeerAccess(int, unsigned int) { return hipErrorNotSupported; }
+FAKE_API hipError_t hipHostMalloc(void **, size_t, unsigned int) { return hipErrorNotSupported; }
+FAKE_API hipError_t hipHostFree(void *) { return hipErrorNotSupported; }
+FAKE_API hipError_t hipHostGetDevicePointer(void **, void *, unsigned int) {
+  return hipErrorNotSupported;
+}
+FAKE_API hipError_t hipMallocManaged(void **, size_t, unsigned int) { return hipErrorNotSupported; }
+FAKE_API hipError_t hipIpcGetEventHandle(hipIpcEventHandle_t *, hipEvent_t) {
+  return hipErrorNotSupported;
+}
+FAKE_API hipError_t hipIpcOpenEventHandle(hipEvent_t *, hipIpcEventHandle_t) {
+  return hipErrorNotSupported;
+}

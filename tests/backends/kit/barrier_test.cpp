@@ -45,33 +45,38 @@ void every_status_entry(void *state, hurray_status want, const char *what) {
   int32_t dev = 0;
   uint8_t mc = 0;
   void *probe_state = state;
-  hurray_error err{};
-#define HURRAY_KIT_CALL_(entry, expr)                                  \
-  do {                                                                 \
-    std::memset(&err, 0, sizeof err);                                  \
-    INFO(entry << " (" << what << ")");                                \
-    hurray_error *e = &err;                                            \
-    CHECK((expr) == want);                                             \
-    CHECK(err.status == want);                                         \
-    CHECK(contains(err.message, "kit-test: " entry ": "));             \
-    CHECK(contains(err.message, what));                                \
-    e = nullptr; /* err may be NULL: the barrier fills nothing then */ \
-    CHECK((expr) == want);                                             \
-  } while (0)
-  HURRAY_KIT_CALL_("probe", t.probe(&probe_state, e));
-  HURRAY_KIT_CALL_("device_info", t.device_info(state, 0, &info, e));
-  HURRAY_KIT_CALL_("alloc", t.alloc(state, 0, HURRAY_MEMORY_STANDARD, 64, 64, 0, &a, e));
-  HURRAY_KIT_CALL_("copy_to_host", t.copy_to_host(state, &a, 0, host, 8, e));
-  HURRAY_KIT_CALL_("copy_from_host", t.copy_from_host(state, &a, 0, host, 8, e));
-  HURRAY_KIT_CALL_("classify", t.classify(state, host, &dev, &mc, e));
-  HURRAY_KIT_CALL_("event_record", t.event_record(state, 0, nullptr, &event, &value, e));
-  HURRAY_KIT_CALL_("event_wait", t.event_wait(state, 0, event, 0, nullptr, e));
-  HURRAY_KIT_CALL_("ipc_export_memory", t.ipc_export_memory(state, &a, &h, e));
-  HURRAY_KIT_CALL_("ipc_import_memory", t.ipc_import_memory(state, 0, &h, 0, &a, e));
-  HURRAY_KIT_CALL_("ipc_export_event", t.ipc_export_event(state, 0, event, &h, e));
-  HURRAY_KIT_CALL_("ipc_import_event", t.ipc_import_event(state, 0, &h, &event, e));
-  HURRAY_KIT_CALL_("native", t.native(state, 0, &nat, e));
-#undef HURRAY_KIT_CALL_
+  // Calls one entry (run(err)) with an error and with err NULL, which is
+  // allowed: the barrier fills nothing then. Both return want; the first
+  // names the entry and `what`.
+  const auto call = [&](const char *entry, const auto &run) {
+    hurray_error err{};
+    INFO(entry << " (" << what << ")");
+    CHECK(run(&err) == want);
+    CHECK(err.status == want);
+    CHECK(contains(err.message, ("kit-test: " + std::string(entry) + ": ").c_str()));
+    CHECK(contains(err.message, what));
+    CHECK(run(nullptr) == want);
+  };
+  call("probe", [&](hurray_error *e) { return t.probe(&probe_state, e); });
+  call("device_info", [&](hurray_error *e) { return t.device_info(state, 0, &info, e); });
+  call("alloc", [&](hurray_error *e) {
+    return t.alloc(state, 0, HURRAY_MEMORY_STANDARD, 64, 64, 0, &a, e);
+  });
+  call("copy_to_host", [&](hurray_error *e) { return t.copy_to_host(state, &a, 0, host, 8, e); });
+  call("copy_from_host",
+       [&](hurray_error *e) { return t.copy_from_host(state, &a, 0, host, 8, e); });
+  call("classify", [&](hurray_error *e) { return t.classify(state, host, &dev, &mc, e); });
+  call("event_record",
+       [&](hurray_error *e) { return t.event_record(state, 0, nullptr, &event, &value, e); });
+  call("event_wait", [&](hurray_error *e) { return t.event_wait(state, 0, event, 0, nullptr, e); });
+  call("ipc_export_memory", [&](hurray_error *e) { return t.ipc_export_memory(state, &a, &h, e); });
+  call("ipc_import_memory",
+       [&](hurray_error *e) { return t.ipc_import_memory(state, 0, &h, 0, &a, e); });
+  call("ipc_export_event",
+       [&](hurray_error *e) { return t.ipc_export_event(state, 0, event, &h, e); });
+  call("ipc_import_event",
+       [&](hurray_error *e) { return t.ipc_import_event(state, 0, &h, &event, e); });
+  call("native", [&](hurray_error *e) { return t.native(state, 0, &nat, e); });
 }
 
 }  // namespace

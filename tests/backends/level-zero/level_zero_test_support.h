@@ -70,14 +70,28 @@ struct Probed : gpu_test::Probed {
 };
 
 // Level Zero functions for the tests, from the plugin's dlopen handle (native [4]).
-#define TEST_ZE_FUNCTIONS(XX)        \
-  XX(zeDeviceGetProperties)          \
-  XX(zeCommandListCreateImmediate)   \
-  XX(zeCommandListDestroy)           \
-  XX(zeCommandListAppendMemoryCopy)  \
-  XX(zeMemAllocDevice)               \
-  XX(zeMemFree)                      \
-  XX(zeEventQueryStatus)
-GPU_TEST_SYMBOLS(Ze, TEST_ZE_FUNCTIONS);
+struct Ze {
+  decltype(&::zeDeviceGetProperties) zeDeviceGetProperties = nullptr;
+  decltype(&::zeCommandListCreateImmediate) zeCommandListCreateImmediate = nullptr;
+  decltype(&::zeCommandListDestroy) zeCommandListDestroy = nullptr;
+  decltype(&::zeCommandListAppendMemoryCopy) zeCommandListAppendMemoryCopy = nullptr;
+  decltype(&::zeMemAllocDevice) zeMemAllocDevice = nullptr;
+  decltype(&::zeMemFree) zeMemFree = nullptr;
+  decltype(&::zeEventQueryStatus) zeEventQueryStatus = nullptr;
+  explicit Ze(void *lib);
+};
+
+constexpr hurray::kit::Symbol<Ze> kZeSymbols[] = {
+    hurray::kit::required<&Ze::zeDeviceGetProperties>,
+    hurray::kit::required<&Ze::zeCommandListCreateImmediate>,
+    hurray::kit::required<&Ze::zeCommandListDestroy>,
+    hurray::kit::required<&Ze::zeCommandListAppendMemoryCopy>,
+    hurray::kit::required<&Ze::zeMemAllocDevice>,
+    hurray::kit::required<&Ze::zeMemFree>,
+    hurray::kit::required<&Ze::zeEventQueryStatus>,
+};
+static_assert(hurray::kit::names_every_member(kZeSymbols));
+
+inline Ze::Ze(void *lib) { gpu_test::load_symbols(lib, kZeSymbols, this); }
 
 }  // namespace l0test

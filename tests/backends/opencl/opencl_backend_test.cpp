@@ -44,28 +44,55 @@ struct Probed : gpu_test::Probed {
 };
 
 // OpenCL functions for the tests, from the plugin's dlopen handle (native [4]).
-#define TEST_CL_FUNCTIONS(XX)          \
-  XX(clGetDeviceInfo)                  \
-  XX(clGetContextInfo)                 \
-  XX(clGetCommandQueueInfo)            \
-  XX(clGetEventInfo)                   \
-  XX(clCreateCommandQueueWithProperties) \
-  XX(clCreateCommandQueue)             \
-  XX(clReleaseCommandQueue)            \
-  XX(clCreateProgramWithSource)        \
-  XX(clBuildProgram)                   \
-  XX(clGetProgramBuildInfo)            \
-  XX(clReleaseProgram)                 \
-  XX(clCreateKernel)                   \
-  XX(clReleaseKernel)                  \
-  XX(clSetKernelArg)                   \
-  XX(clSetKernelArgSVMPointer)         \
-  XX(clEnqueueNDRangeKernel)           \
-  XX(clCreateUserEvent)                \
-  XX(clSetUserEventStatus)             \
-  XX(clReleaseEvent)                   \
-  XX(clFinish)
-GPU_TEST_SYMBOLS(Cl, TEST_CL_FUNCTIONS);
+struct Cl {
+  decltype(&::clGetDeviceInfo) clGetDeviceInfo = nullptr;
+  decltype(&::clGetContextInfo) clGetContextInfo = nullptr;
+  decltype(&::clGetCommandQueueInfo) clGetCommandQueueInfo = nullptr;
+  decltype(&::clGetEventInfo) clGetEventInfo = nullptr;
+  decltype(&::clCreateCommandQueueWithProperties) clCreateCommandQueueWithProperties = nullptr;
+  decltype(&::clCreateCommandQueue) clCreateCommandQueue = nullptr;
+  decltype(&::clReleaseCommandQueue) clReleaseCommandQueue = nullptr;
+  decltype(&::clCreateProgramWithSource) clCreateProgramWithSource = nullptr;
+  decltype(&::clBuildProgram) clBuildProgram = nullptr;
+  decltype(&::clGetProgramBuildInfo) clGetProgramBuildInfo = nullptr;
+  decltype(&::clReleaseProgram) clReleaseProgram = nullptr;
+  decltype(&::clCreateKernel) clCreateKernel = nullptr;
+  decltype(&::clReleaseKernel) clReleaseKernel = nullptr;
+  decltype(&::clSetKernelArg) clSetKernelArg = nullptr;
+  decltype(&::clSetKernelArgSVMPointer) clSetKernelArgSVMPointer = nullptr;
+  decltype(&::clEnqueueNDRangeKernel) clEnqueueNDRangeKernel = nullptr;
+  decltype(&::clCreateUserEvent) clCreateUserEvent = nullptr;
+  decltype(&::clSetUserEventStatus) clSetUserEventStatus = nullptr;
+  decltype(&::clReleaseEvent) clReleaseEvent = nullptr;
+  decltype(&::clFinish) clFinish = nullptr;
+  explicit Cl(void *lib);
+};
+
+constexpr hurray::kit::Symbol<Cl> kClSymbols[] = {
+    hurray::kit::required<&Cl::clGetDeviceInfo>,
+    hurray::kit::required<&Cl::clGetContextInfo>,
+    hurray::kit::required<&Cl::clGetCommandQueueInfo>,
+    hurray::kit::required<&Cl::clGetEventInfo>,
+    hurray::kit::required<&Cl::clCreateCommandQueueWithProperties>,
+    hurray::kit::required<&Cl::clCreateCommandQueue>,
+    hurray::kit::required<&Cl::clReleaseCommandQueue>,
+    hurray::kit::required<&Cl::clCreateProgramWithSource>,
+    hurray::kit::required<&Cl::clBuildProgram>,
+    hurray::kit::required<&Cl::clGetProgramBuildInfo>,
+    hurray::kit::required<&Cl::clReleaseProgram>,
+    hurray::kit::required<&Cl::clCreateKernel>,
+    hurray::kit::required<&Cl::clReleaseKernel>,
+    hurray::kit::required<&Cl::clSetKernelArg>,
+    hurray::kit::required<&Cl::clSetKernelArgSVMPointer>,
+    hurray::kit::required<&Cl::clEnqueueNDRangeKernel>,
+    hurray::kit::required<&Cl::clCreateUserEvent>,
+    hurray::kit::required<&Cl::clSetUserEventStatus>,
+    hurray::kit::required<&Cl::clReleaseEvent>,
+    hurray::kit::required<&Cl::clFinish>,
+};
+static_assert(hurray::kit::names_every_member(kClSymbols));
+
+Cl::Cl(void *lib) { gpu_test::load_symbols(lib, kClSymbols, this); }
 
 // Writes out[i] = i * 2654435761 + seed.
 constexpr const char *kKernelSource = R"CL(

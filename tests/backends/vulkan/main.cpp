@@ -10,6 +10,7 @@
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
+#include "kit/library.h"
 #include "vk_test_util.h"
 
 #include <dlfcn.h>
@@ -123,16 +124,21 @@ void *state() {
   return f.state;
 }
 
-const char *status_name(int status) {
-  switch (status) {
-#define HVK_XX(name, num, msg) \
-  case num:                    \
-    return "HURRAY_" #name;
+// The name of each status, by its number.
+struct StatusName {
+  int num;
+  const char *name;
+};
+constexpr StatusName kStatusNames[] = {
+#define HVK_XX(name, num, msg) {num, "HURRAY_" #name},
     HURRAY_STATUS_MAP(HVK_XX)
 #undef HVK_XX
-    default:
-      return "HURRAY_E_UNKNOWN";
-  }
+};
+
+const char *status_name(int status) {
+  for (const StatusName &s : kStatusNames)
+    if (s.num == status) return s.name;
+  return "HURRAY_E_UNKNOWN";
 }
 
 int probe_child_main() {
@@ -215,6 +221,51 @@ hurray_backend_native native_of(int32_t d) {
 
 // ------------------------------------------------------------------ Vk ----
 
+// The functions of VkFunctions, looked up by their members' names.
+constexpr hurray::kit::Symbol<VkFunctions> kVkFunctions[] = {
+    hurray::kit::required<&VkFunctions::vkGetPhysicalDeviceQueueFamilyProperties>,
+    hurray::kit::required<&VkFunctions::vkGetPhysicalDeviceMemoryProperties>,
+    hurray::kit::required<&VkFunctions::vkGetDeviceQueue>,
+    hurray::kit::required<&VkFunctions::vkCreateBuffer>,
+    hurray::kit::required<&VkFunctions::vkDestroyBuffer>,
+    hurray::kit::required<&VkFunctions::vkGetBufferMemoryRequirements>,
+    hurray::kit::required<&VkFunctions::vkBindBufferMemory>,
+    hurray::kit::required<&VkFunctions::vkAllocateMemory>,
+    hurray::kit::required<&VkFunctions::vkFreeMemory>,
+    hurray::kit::required<&VkFunctions::vkMapMemory>,
+    hurray::kit::required<&VkFunctions::vkUnmapMemory>,
+    hurray::kit::required<&VkFunctions::vkCreateShaderModule>,
+    hurray::kit::required<&VkFunctions::vkDestroyShaderModule>,
+    hurray::kit::required<&VkFunctions::vkCreateDescriptorSetLayout>,
+    hurray::kit::required<&VkFunctions::vkDestroyDescriptorSetLayout>,
+    hurray::kit::required<&VkFunctions::vkCreatePipelineLayout>,
+    hurray::kit::required<&VkFunctions::vkDestroyPipelineLayout>,
+    hurray::kit::required<&VkFunctions::vkCreateComputePipelines>,
+    hurray::kit::required<&VkFunctions::vkDestroyPipeline>,
+    hurray::kit::required<&VkFunctions::vkCreateDescriptorPool>,
+    hurray::kit::required<&VkFunctions::vkDestroyDescriptorPool>,
+    hurray::kit::required<&VkFunctions::vkAllocateDescriptorSets>,
+    hurray::kit::required<&VkFunctions::vkUpdateDescriptorSets>,
+    hurray::kit::required<&VkFunctions::vkCreateCommandPool>,
+    hurray::kit::required<&VkFunctions::vkDestroyCommandPool>,
+    hurray::kit::required<&VkFunctions::vkAllocateCommandBuffers>,
+    hurray::kit::required<&VkFunctions::vkBeginCommandBuffer>,
+    hurray::kit::required<&VkFunctions::vkEndCommandBuffer>,
+    hurray::kit::required<&VkFunctions::vkCmdBindPipeline>,
+    hurray::kit::required<&VkFunctions::vkCmdBindDescriptorSets>,
+    hurray::kit::required<&VkFunctions::vkCmdPushConstants>,
+    hurray::kit::required<&VkFunctions::vkCmdDispatch>,
+    hurray::kit::required<&VkFunctions::vkCmdCopyBuffer>,
+    hurray::kit::required<&VkFunctions::vkCmdPipelineBarrier>,
+    hurray::kit::required<&VkFunctions::vkQueueSubmit>,
+    hurray::kit::required<&VkFunctions::vkQueueWaitIdle>,
+    hurray::kit::required<&VkFunctions::vkCreateFence>,
+    hurray::kit::required<&VkFunctions::vkDestroyFence>,
+    hurray::kit::required<&VkFunctions::vkWaitForFences>,
+    hurray::kit::required<&VkFunctions::vkGetSemaphoreCounterValue>,
+};
+static_assert(hurray::kit::names_every_member(kVkFunctions));
+
 Vk::Vk(int32_t ordinal) {
   const hurray_backend_native n = native_of(ordinal);
   instance = static_cast<VkInstance>(n.handles[0]);
@@ -228,16 +279,13 @@ Vk::Vk(int32_t ordinal) {
   vkGetDeviceProcAddr =
       reinterpret_cast<PFN_vkGetDeviceProcAddr>(gipa(instance, "vkGetDeviceProcAddr"));
   REQUIRE(vkGetDeviceProcAddr != nullptr);
-#define HVK_TEST_LOAD(name)                                                     \
-  if (!name) {                                                                  \
-    PFN_vkVoidFunction f = vkGetDeviceProcAddr(device, #name);            \
-    if (!f) f = gipa(instance, #name);                                          \
-    name = reinterpret_cast<PFN_##name>(f);                                     \
-    INFO(#name);                                                                \
-    REQUIRE(name != nullptr);                                                   \
+  for (const hurray::kit::Symbol<VkFunctions> &fn : kVkFunctions) {
+    PFN_vkVoidFunction f = vkGetDeviceProcAddr(device, fn.name);
+    if (!f) f = gipa(instance, fn.name);
+    INFO(fn.name);
+    REQUIRE(f != nullptr);
+    fn.store(this, f);
   }
-  HVK_TEST_FNS(HVK_TEST_LOAD)
-#undef HVK_TEST_LOAD
 }
 
 uint32_t Vk::family_queue_count() const {

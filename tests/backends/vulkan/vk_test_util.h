@@ -34,61 +34,62 @@ const char *status_name(int status);
 std::string probe_in_child(const char *const *env, int *exit_code);
 int probe_child_main();
 
+// The Vulkan functions the tests call, each member named as Vulkan names the
+// function: main.cpp looks each up by its member's name.
+struct VkFunctions {
+  PFN_vkGetPhysicalDeviceQueueFamilyProperties vkGetPhysicalDeviceQueueFamilyProperties = nullptr;
+  PFN_vkGetPhysicalDeviceMemoryProperties vkGetPhysicalDeviceMemoryProperties = nullptr;
+  PFN_vkGetDeviceQueue vkGetDeviceQueue = nullptr;
+  PFN_vkCreateBuffer vkCreateBuffer = nullptr;
+  PFN_vkDestroyBuffer vkDestroyBuffer = nullptr;
+  PFN_vkGetBufferMemoryRequirements vkGetBufferMemoryRequirements = nullptr;
+  PFN_vkBindBufferMemory vkBindBufferMemory = nullptr;
+  PFN_vkAllocateMemory vkAllocateMemory = nullptr;
+  PFN_vkFreeMemory vkFreeMemory = nullptr;
+  PFN_vkMapMemory vkMapMemory = nullptr;
+  PFN_vkUnmapMemory vkUnmapMemory = nullptr;
+  PFN_vkCreateShaderModule vkCreateShaderModule = nullptr;
+  PFN_vkDestroyShaderModule vkDestroyShaderModule = nullptr;
+  PFN_vkCreateDescriptorSetLayout vkCreateDescriptorSetLayout = nullptr;
+  PFN_vkDestroyDescriptorSetLayout vkDestroyDescriptorSetLayout = nullptr;
+  PFN_vkCreatePipelineLayout vkCreatePipelineLayout = nullptr;
+  PFN_vkDestroyPipelineLayout vkDestroyPipelineLayout = nullptr;
+  PFN_vkCreateComputePipelines vkCreateComputePipelines = nullptr;
+  PFN_vkDestroyPipeline vkDestroyPipeline = nullptr;
+  PFN_vkCreateDescriptorPool vkCreateDescriptorPool = nullptr;
+  PFN_vkDestroyDescriptorPool vkDestroyDescriptorPool = nullptr;
+  PFN_vkAllocateDescriptorSets vkAllocateDescriptorSets = nullptr;
+  PFN_vkUpdateDescriptorSets vkUpdateDescriptorSets = nullptr;
+  PFN_vkCreateCommandPool vkCreateCommandPool = nullptr;
+  PFN_vkDestroyCommandPool vkDestroyCommandPool = nullptr;
+  PFN_vkAllocateCommandBuffers vkAllocateCommandBuffers = nullptr;
+  PFN_vkBeginCommandBuffer vkBeginCommandBuffer = nullptr;
+  PFN_vkEndCommandBuffer vkEndCommandBuffer = nullptr;
+  PFN_vkCmdBindPipeline vkCmdBindPipeline = nullptr;
+  PFN_vkCmdBindDescriptorSets vkCmdBindDescriptorSets = nullptr;
+  PFN_vkCmdPushConstants vkCmdPushConstants = nullptr;
+  PFN_vkCmdDispatch vkCmdDispatch = nullptr;
+  PFN_vkCmdCopyBuffer vkCmdCopyBuffer = nullptr;
+  PFN_vkCmdPipelineBarrier vkCmdPipelineBarrier = nullptr;
+  PFN_vkQueueSubmit vkQueueSubmit = nullptr;
+  PFN_vkQueueWaitIdle vkQueueWaitIdle = nullptr;
+  PFN_vkCreateFence vkCreateFence = nullptr;
+  PFN_vkDestroyFence vkDestroyFence = nullptr;
+  PFN_vkWaitForFences vkWaitForFences = nullptr;
+  PFN_vkGetSemaphoreCounterValue vkGetSemaphoreCounterValue = nullptr;
+};
+
 // The Vulkan functions the tests call, for one device.
-struct Vk {
+struct Vk : VkFunctions {
   VkInstance instance = VK_NULL_HANDLE;
   VkPhysicalDevice phys = VK_NULL_HANDLE;
   VkDevice device = VK_NULL_HANDLE;
   VkQueue queue = VK_NULL_HANDLE;  // the plugin's
   uint32_t family = 0;
   VkSemaphore timeline = VK_NULL_HANDLE;
+  // What looks up the functions: for the device, else for the instance.
   PFN_vkGetInstanceProcAddr gipa = nullptr;
-
-#define HVK_TEST_FNS(X)                       \
-  X(vkGetDeviceProcAddr)                      \
-  X(vkGetPhysicalDeviceQueueFamilyProperties) \
-  X(vkGetPhysicalDeviceMemoryProperties)      \
-  X(vkGetDeviceQueue)                         \
-  X(vkCreateBuffer)                           \
-  X(vkDestroyBuffer)                          \
-  X(vkGetBufferMemoryRequirements)            \
-  X(vkBindBufferMemory)                       \
-  X(vkAllocateMemory)                         \
-  X(vkFreeMemory)                             \
-  X(vkMapMemory)                              \
-  X(vkUnmapMemory)                            \
-  X(vkCreateShaderModule)                     \
-  X(vkDestroyShaderModule)                    \
-  X(vkCreateDescriptorSetLayout)              \
-  X(vkDestroyDescriptorSetLayout)             \
-  X(vkCreatePipelineLayout)                   \
-  X(vkDestroyPipelineLayout)                  \
-  X(vkCreateComputePipelines)                 \
-  X(vkDestroyPipeline)                        \
-  X(vkCreateDescriptorPool)                   \
-  X(vkDestroyDescriptorPool)                  \
-  X(vkAllocateDescriptorSets)                 \
-  X(vkUpdateDescriptorSets)                   \
-  X(vkCreateCommandPool)                      \
-  X(vkDestroyCommandPool)                     \
-  X(vkAllocateCommandBuffers)                 \
-  X(vkBeginCommandBuffer)                     \
-  X(vkEndCommandBuffer)                       \
-  X(vkCmdBindPipeline)                        \
-  X(vkCmdBindDescriptorSets)                  \
-  X(vkCmdPushConstants)                       \
-  X(vkCmdDispatch)                            \
-  X(vkCmdCopyBuffer)                          \
-  X(vkCmdPipelineBarrier)                     \
-  X(vkQueueSubmit)                            \
-  X(vkQueueWaitIdle)                          \
-  X(vkCreateFence)                            \
-  X(vkDestroyFence)                           \
-  X(vkWaitForFences)                          \
-  X(vkGetSemaphoreCounterValue)
-#define HVK_TEST_MEMBER(name) PFN_##name name = nullptr;
-  HVK_TEST_FNS(HVK_TEST_MEMBER)
-#undef HVK_TEST_MEMBER
+  PFN_vkGetDeviceProcAddr vkGetDeviceProcAddr = nullptr;
 
   // Resolves everything for `device` of the plugin (REQUIREs success).
   explicit Vk(int32_t ordinal);

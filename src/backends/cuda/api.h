@@ -10,79 +10,74 @@
 
 namespace hurray::cuda {
 
-// XX(name, symbol, required): every driver function the plugin calls, with
-// the exact symbol it resolves. cuda.h maps several API names to versioned
-// symbols (cuMemAlloc -> cuMemAlloc_v2) and the prototype of `name` is the
-// one of that versioned symbol, so `symbol` must be the header's mapping:
-// cu_api.cpp checks that at compile time. Every symbol here exists in the
-// drivers of CUDA 11.0 and later; a missing required one makes probe()
-// report HURRAY_E_DEVICE_UNAVAILABLE. The optional ones improve messages,
-// except cuLaunchHostFunc (CUDA 10.0): without it release_after waits on the
-// host (gpu-stream/release.cpp), and the virtual memory management calls
-// (cuMemCreate ... cuMemImportFromShareableHandle, CUDA 10.2/11.0): without
-// them memory crosses processes by cuIpcGetMemHandle only (gpu-stream/vmm.cpp).
-#define HURRAY_CUDA_FUNCTIONS(XX)                                     \
-  XX(cuInit, "cuInit", true)                                          \
-  XX(cuDriverGetVersion, "cuDriverGetVersion", true)                  \
-  XX(cuGetErrorName, "cuGetErrorName", false)                         \
-  XX(cuGetErrorString, "cuGetErrorString", false)                     \
-  XX(cuDeviceGetCount, "cuDeviceGetCount", true)                      \
-  XX(cuDeviceGet, "cuDeviceGet", true)                                \
-  XX(cuDeviceGetName, "cuDeviceGetName", true)                        \
-  XX(cuDeviceGetAttribute, "cuDeviceGetAttribute", true)              \
-  XX(cuDeviceTotalMem, "cuDeviceTotalMem_v2", true)                   \
-  XX(cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer", true)            \
-  XX(cuDeviceGetUuid, "cuDeviceGetUuid_v2", false)                    \
-  XX(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", true)      \
-  XX(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", true) \
-  XX(cuCtxPushCurrent, "cuCtxPushCurrent_v2", true)                   \
-  XX(cuCtxPopCurrent, "cuCtxPopCurrent_v2", true)                     \
-  XX(cuCtxGetCurrent, "cuCtxGetCurrent", false)                       \
-  XX(cuCtxSynchronize, "cuCtxSynchronize", true)                      \
-  XX(cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess", true)            \
-  XX(cuStreamCreate, "cuStreamCreate", true)                          \
-  XX(cuStreamDestroy, "cuStreamDestroy_v2", true)                     \
-  XX(cuStreamSynchronize, "cuStreamSynchronize", true)                \
-  XX(cuStreamWaitEvent, "cuStreamWaitEvent", true)                    \
-  XX(cuLaunchHostFunc, "cuLaunchHostFunc", false)                     \
-  XX(cuEventCreate, "cuEventCreate", true)                            \
-  XX(cuEventRecord, "cuEventRecord", true)                            \
-  XX(cuEventSynchronize, "cuEventSynchronize", true)                  \
-  XX(cuEventDestroy, "cuEventDestroy_v2", true)                       \
-  XX(cuMemAlloc, "cuMemAlloc_v2", true)                               \
-  XX(cuMemFree, "cuMemFree_v2", true)                                 \
-  XX(cuMemHostAlloc, "cuMemHostAlloc", true)                          \
-  XX(cuMemFreeHost, "cuMemFreeHost", true)                            \
-  XX(cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2", true) \
-  XX(cuMemAllocManaged, "cuMemAllocManaged", true)                    \
-  XX(cuMemGetAddressRange, "cuMemGetAddressRange_v2", true)           \
-  XX(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", true)                 \
-  XX(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", true)                 \
-  XX(cuPointerGetAttributes, "cuPointerGetAttributes", true)          \
-  XX(cuIpcGetMemHandle, "cuIpcGetMemHandle", true)                    \
-  XX(cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2", true)               \
-  XX(cuIpcCloseMemHandle, "cuIpcCloseMemHandle", true)                \
-  XX(cuIpcGetEventHandle, "cuIpcGetEventHandle", true)                \
-  XX(cuIpcOpenEventHandle, "cuIpcOpenEventHandle", true)                    \
-  XX(cuMemCreate, "cuMemCreate", false)                                      \
-  XX(cuMemRelease, "cuMemRelease", false)                                    \
-  XX(cuMemAddressReserve, "cuMemAddressReserve", false)                      \
-  XX(cuMemAddressFree, "cuMemAddressFree", false)                            \
-  XX(cuMemMap, "cuMemMap", false)                                            \
-  XX(cuMemUnmap, "cuMemUnmap", false)                                        \
-  XX(cuMemSetAccess, "cuMemSetAccess", false)                                \
-  XX(cuMemGetAllocationGranularity, "cuMemGetAllocationGranularity", false)  \
-  XX(cuMemRetainAllocationHandle, "cuMemRetainAllocationHandle", false)      \
-  XX(cuMemExportToShareableHandle, "cuMemExportToShareableHandle", false)    \
-  XX(cuMemImportFromShareableHandle, "cuMemImportFromShareableHandle", false)
-
-// The resolved entry points; a missing optional one is nullptr. (Member
-// names go through cuda.h's macros too, e.g. cuMemAlloc is the member
-// cuMemAlloc_v2; code writes api.cuMemAlloc and gets it.)
+// Every driver function the plugin calls, resolved at run time (cu_api.cpp
+// lists them, required or not). cuda.h maps several API names to versioned
+// symbols with macros (#define cuMemAlloc cuMemAlloc_v2), so a member
+// declared here as cuMemAlloc is named cuMemAlloc_v2, has the prototype of
+// that versioned symbol, and is looked up by that name (kit/member_name.h);
+// code writes api.cuMemAlloc and gets it. cu_api.cpp checks the versioned
+// names at compile time. Every symbol here exists in the drivers of CUDA 11.0
+// and later; a missing required one makes probe() report
+// HURRAY_E_DEVICE_UNAVAILABLE. A missing optional one is nullptr. The
+// optional ones improve messages, except cuLaunchHostFunc (CUDA 10.0):
+// without it release_after waits on the host (gpu-stream/release.cpp), and
+// the virtual memory management calls (cuMemCreate ...
+// cuMemImportFromShareableHandle, CUDA 10.2/11.0): without them memory
+// crosses processes by cuIpcGetMemHandle only (gpu-stream/vmm.cpp).
 struct Api {
-#define HURRAY_CUDA_XX_(name, symbol, required) decltype(&::name) name = nullptr;
-  HURRAY_CUDA_FUNCTIONS(HURRAY_CUDA_XX_)
-#undef HURRAY_CUDA_XX_
+  decltype(&::cuInit) cuInit = nullptr;
+  decltype(&::cuDriverGetVersion) cuDriverGetVersion = nullptr;
+  decltype(&::cuGetErrorName) cuGetErrorName = nullptr;
+  decltype(&::cuGetErrorString) cuGetErrorString = nullptr;
+  decltype(&::cuDeviceGetCount) cuDeviceGetCount = nullptr;
+  decltype(&::cuDeviceGet) cuDeviceGet = nullptr;
+  decltype(&::cuDeviceGetName) cuDeviceGetName = nullptr;
+  decltype(&::cuDeviceGetAttribute) cuDeviceGetAttribute = nullptr;
+  decltype(&::cuDeviceTotalMem) cuDeviceTotalMem = nullptr;
+  decltype(&::cuDeviceCanAccessPeer) cuDeviceCanAccessPeer = nullptr;
+  decltype(&::cuDeviceGetUuid) cuDeviceGetUuid = nullptr;
+  decltype(&::cuDevicePrimaryCtxRetain) cuDevicePrimaryCtxRetain = nullptr;
+  decltype(&::cuDevicePrimaryCtxRelease) cuDevicePrimaryCtxRelease = nullptr;
+  decltype(&::cuCtxPushCurrent) cuCtxPushCurrent = nullptr;
+  decltype(&::cuCtxPopCurrent) cuCtxPopCurrent = nullptr;
+  decltype(&::cuCtxGetCurrent) cuCtxGetCurrent = nullptr;
+  decltype(&::cuCtxSynchronize) cuCtxSynchronize = nullptr;
+  decltype(&::cuCtxEnablePeerAccess) cuCtxEnablePeerAccess = nullptr;
+  decltype(&::cuStreamCreate) cuStreamCreate = nullptr;
+  decltype(&::cuStreamDestroy) cuStreamDestroy = nullptr;
+  decltype(&::cuStreamSynchronize) cuStreamSynchronize = nullptr;
+  decltype(&::cuStreamWaitEvent) cuStreamWaitEvent = nullptr;
+  decltype(&::cuLaunchHostFunc) cuLaunchHostFunc = nullptr;
+  decltype(&::cuEventCreate) cuEventCreate = nullptr;
+  decltype(&::cuEventRecord) cuEventRecord = nullptr;
+  decltype(&::cuEventSynchronize) cuEventSynchronize = nullptr;
+  decltype(&::cuEventDestroy) cuEventDestroy = nullptr;
+  decltype(&::cuMemAlloc) cuMemAlloc = nullptr;
+  decltype(&::cuMemFree) cuMemFree = nullptr;
+  decltype(&::cuMemHostAlloc) cuMemHostAlloc = nullptr;
+  decltype(&::cuMemFreeHost) cuMemFreeHost = nullptr;
+  decltype(&::cuMemHostGetDevicePointer) cuMemHostGetDevicePointer = nullptr;
+  decltype(&::cuMemAllocManaged) cuMemAllocManaged = nullptr;
+  decltype(&::cuMemGetAddressRange) cuMemGetAddressRange = nullptr;
+  decltype(&::cuMemcpyHtoDAsync) cuMemcpyHtoDAsync = nullptr;
+  decltype(&::cuMemcpyDtoHAsync) cuMemcpyDtoHAsync = nullptr;
+  decltype(&::cuPointerGetAttributes) cuPointerGetAttributes = nullptr;
+  decltype(&::cuIpcGetMemHandle) cuIpcGetMemHandle = nullptr;
+  decltype(&::cuIpcOpenMemHandle) cuIpcOpenMemHandle = nullptr;
+  decltype(&::cuIpcCloseMemHandle) cuIpcCloseMemHandle = nullptr;
+  decltype(&::cuIpcGetEventHandle) cuIpcGetEventHandle = nullptr;
+  decltype(&::cuIpcOpenEventHandle) cuIpcOpenEventHandle = nullptr;
+  decltype(&::cuMemCreate) cuMemCreate = nullptr;
+  decltype(&::cuMemRelease) cuMemRelease = nullptr;
+  decltype(&::cuMemAddressReserve) cuMemAddressReserve = nullptr;
+  decltype(&::cuMemAddressFree) cuMemAddressFree = nullptr;
+  decltype(&::cuMemMap) cuMemMap = nullptr;
+  decltype(&::cuMemUnmap) cuMemUnmap = nullptr;
+  decltype(&::cuMemSetAccess) cuMemSetAccess = nullptr;
+  decltype(&::cuMemGetAllocationGranularity) cuMemGetAllocationGranularity = nullptr;
+  decltype(&::cuMemRetainAllocationHandle) cuMemRetainAllocationHandle = nullptr;
+  decltype(&::cuMemExportToShareableHandle) cuMemExportToShareableHandle = nullptr;
+  decltype(&::cuMemImportFromShareableHandle) cuMemImportFromShareableHandle = nullptr;
 };
 
 // load_api and the error functions (gpu-stream/runtime_api.h).

@@ -10,25 +10,90 @@
 
 namespace hurray::cuda {
 
-namespace {
+// The driver functions, looked up by their members' names: the versioned
+// symbol where cuda.h maps the API name to one.
+constexpr kit::Symbol<Api> kSymbols[] = {
+    kit::required<&Api::cuInit>,
+    kit::required<&Api::cuDriverGetVersion>,
+    kit::optional<&Api::cuGetErrorName>,
+    kit::optional<&Api::cuGetErrorString>,
+    kit::required<&Api::cuDeviceGetCount>,
+    kit::required<&Api::cuDeviceGet>,
+    kit::required<&Api::cuDeviceGetName>,
+    kit::required<&Api::cuDeviceGetAttribute>,
+    kit::required<&Api::cuDeviceTotalMem>,
+    kit::required<&Api::cuDeviceCanAccessPeer>,
+    kit::optional<&Api::cuDeviceGetUuid>,
+    kit::required<&Api::cuDevicePrimaryCtxRetain>,
+    kit::required<&Api::cuDevicePrimaryCtxRelease>,
+    kit::required<&Api::cuCtxPushCurrent>,
+    kit::required<&Api::cuCtxPopCurrent>,
+    kit::optional<&Api::cuCtxGetCurrent>,
+    kit::required<&Api::cuCtxSynchronize>,
+    kit::required<&Api::cuCtxEnablePeerAccess>,
+    kit::required<&Api::cuStreamCreate>,
+    kit::required<&Api::cuStreamDestroy>,
+    kit::required<&Api::cuStreamSynchronize>,
+    kit::required<&Api::cuStreamWaitEvent>,
+    kit::optional<&Api::cuLaunchHostFunc>,
+    kit::required<&Api::cuEventCreate>,
+    kit::required<&Api::cuEventRecord>,
+    kit::required<&Api::cuEventSynchronize>,
+    kit::required<&Api::cuEventDestroy>,
+    kit::required<&Api::cuMemAlloc>,
+    kit::required<&Api::cuMemFree>,
+    kit::required<&Api::cuMemHostAlloc>,
+    kit::required<&Api::cuMemFreeHost>,
+    kit::required<&Api::cuMemHostGetDevicePointer>,
+    kit::required<&Api::cuMemAllocManaged>,
+    kit::required<&Api::cuMemGetAddressRange>,
+    kit::required<&Api::cuMemcpyHtoDAsync>,
+    kit::required<&Api::cuMemcpyDtoHAsync>,
+    kit::required<&Api::cuPointerGetAttributes>,
+    kit::required<&Api::cuIpcGetMemHandle>,
+    kit::required<&Api::cuIpcOpenMemHandle>,
+    kit::required<&Api::cuIpcCloseMemHandle>,
+    kit::required<&Api::cuIpcGetEventHandle>,
+    kit::required<&Api::cuIpcOpenEventHandle>,
+    kit::optional<&Api::cuMemCreate>,
+    kit::optional<&Api::cuMemRelease>,
+    kit::optional<&Api::cuMemAddressReserve>,
+    kit::optional<&Api::cuMemAddressFree>,
+    kit::optional<&Api::cuMemMap>,
+    kit::optional<&Api::cuMemUnmap>,
+    kit::optional<&Api::cuMemSetAccess>,
+    kit::optional<&Api::cuMemGetAllocationGranularity>,
+    kit::optional<&Api::cuMemRetainAllocationHandle>,
+    kit::optional<&Api::cuMemExportToShareableHandle>,
+    kit::optional<&Api::cuMemImportFromShareableHandle>,
+};
+static_assert(kit::names_every_member(kSymbols));
 
-// cuda.h maps API names to versioned symbols with macros; STRINGIFY_ expands
-// the name first, so it spells the symbol the header declares.
-#define HURRAY_CUDA_STRINGIFY2_(x) #x
-#define HURRAY_CUDA_STRINGIFY_(x) HURRAY_CUDA_STRINGIFY2_(x)
-#define HURRAY_CUDA_XX_(name, symbol, required)                            \
-  static_assert(std::string_view(HURRAY_CUDA_STRINGIFY_(name)) == symbol,  \
-                "cuda.h declares " #name " as another symbol than " symbol \
-                ": update HURRAY_CUDA_FUNCTIONS");
-HURRAY_CUDA_FUNCTIONS(HURRAY_CUDA_XX_)
-#undef HURRAY_CUDA_XX_
+// The symbols cuda.h maps to versioned ones, as this plugin expects them: a
+// header that maps one to another symbol (a newer version, or _ptsz with
+// CUDA_API_PER_THREAD_DEFAULT_STREAM) changes the prototype too; look at it
+// before changing the name here.
+static_assert(std::string_view(kit::member_name<&Api::cuDeviceTotalMem>) == "cuDeviceTotalMem_v2");
+static_assert(std::string_view(kit::member_name<&Api::cuDeviceGetUuid>) == "cuDeviceGetUuid_v2");
+static_assert(std::string_view(kit::member_name<&Api::cuDevicePrimaryCtxRelease>) ==
+              "cuDevicePrimaryCtxRelease_v2");
+static_assert(std::string_view(kit::member_name<&Api::cuCtxPushCurrent>) == "cuCtxPushCurrent_v2");
+static_assert(std::string_view(kit::member_name<&Api::cuCtxPopCurrent>) == "cuCtxPopCurrent_v2");
+static_assert(std::string_view(kit::member_name<&Api::cuStreamDestroy>) == "cuStreamDestroy_v2");
+static_assert(std::string_view(kit::member_name<&Api::cuEventDestroy>) == "cuEventDestroy_v2");
+static_assert(std::string_view(kit::member_name<&Api::cuMemAlloc>) == "cuMemAlloc_v2");
+static_assert(std::string_view(kit::member_name<&Api::cuMemFree>) == "cuMemFree_v2");
+static_assert(std::string_view(kit::member_name<&Api::cuMemHostGetDevicePointer>) ==
+              "cuMemHostGetDevicePointer_v2");
+static_assert(std::string_view(kit::member_name<&Api::cuMemGetAddressRange>) ==
+              "cuMemGetAddressRange_v2");
+static_assert(std::string_view(kit::member_name<&Api::cuMemcpyHtoDAsync>) ==
+              "cuMemcpyHtoDAsync_v2");
+static_assert(std::string_view(kit::member_name<&Api::cuMemcpyDtoHAsync>) ==
+              "cuMemcpyDtoHAsync_v2");
+static_assert(std::string_view(kit::member_name<&Api::cuIpcOpenMemHandle>) ==
+              "cuIpcOpenMemHandle_v2");
 
-}  // namespace
-
-// By symbol, not by name: the versioned one.
-#define HURRAY_CUDA_XX_(name, symbol, required) {symbol, kit::slot<&Api::name>, required},
-constexpr kit::Symbol<Api> kSymbols[] = {HURRAY_CUDA_FUNCTIONS(HURRAY_CUDA_XX_)};
-#undef HURRAY_CUDA_XX_
 const char *load_api(void *lib, Api *api) noexcept {
   return kit::load_symbols<Api>(lib, kSymbols, api);
 }

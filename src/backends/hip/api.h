@@ -9,97 +9,86 @@
 #include <hip/hip_runtime_api.h>
 #include <hurray_backend.h>
 
-#include "gpu-stream/error_text.h"
-
 #include <cstdint>
-#include <type_traits>
+#include <span>
+
+#include "gpu-stream/error_text.h"
+#include "kit/library.h"
 
 namespace hurray::hip {
 
-// XX(name, required, signature...): every HIP function the plugin calls and
-// the prototype it is called with (last, since it holds commas). The header
-// overloads some names with C++ templates (hipMalloc, hipHostMalloc,
-// hipMallocManaged), so the prototype is spelled out; hip_api.cpp checks each
-// against the header at compile time. Every one but hipLaunchHostFunc exists
-// in HIP 4.2 and later (symbol version hip_4.2; Debian's HIP 5.2 runtime
+// Every HIP function the plugin calls, resolved at run time (hip_api.cpp
+// lists them, required or not). Every one but hipLaunchHostFunc exists in
+// HIP 4.2 and later (symbol version hip_4.2; Debian's HIP 5.2 runtime
 // exports no hipLaunchHostFunc although its header declares it); a missing
-// required one makes probe() report HURRAY_E_DEVICE_UNAVAILABLE.
-// release_after's completion is hipLaunchHostFunc, else hipStreamAddCallback
-// (gpu-stream/release.cpp); with neither it waits on the host.
-// hipError_t is [[nodiscard]]: a result the plugin has no use for (cleanup)
-// is cast to void.
-#define HURRAY_HIP_FUNCTIONS(XX)                                                                 \
-  XX(hipGetDeviceCount, true, hipError_t(int *))                                                 \
-  XX(hipGetErrorName, false, const char *(hipError_t))                                           \
-  XX(hipGetErrorString, false, const char *(hipError_t))                                         \
-  XX(hipRuntimeGetVersion, true, hipError_t(int *))                                              \
-  XX(hipGetDevice, true, hipError_t(int *))                                                      \
-  XX(hipSetDevice, true, hipError_t(int))                                                        \
-  XX(hipDeviceGetName, true, hipError_t(char *, int, hipDevice_t))                               \
-  XX(hipDeviceGetAttribute, true, hipError_t(int *, hipDeviceAttribute_t, int))                  \
-  XX(hipDeviceTotalMem, true, hipError_t(size_t *, hipDevice_t))                                 \
-  XX(hipDeviceCanAccessPeer, true, hipError_t(int *, int, int))                                  \
-  XX(hipDeviceGetUuid, false, hipError_t(hipUUID *, hipDevice_t))                                \
-  XX(hipDeviceEnablePeerAccess, true, hipError_t(int, unsigned int))                             \
-  XX(hipDeviceSynchronize, true, hipError_t())                                                   \
-  XX(hipStreamCreateWithFlags, true, hipError_t(hipStream_t *, unsigned int))                    \
-  XX(hipStreamDestroy, true, hipError_t(hipStream_t))                                            \
-  XX(hipStreamSynchronize, true, hipError_t(hipStream_t))                                        \
-  XX(hipStreamWaitEvent, true, hipError_t(hipStream_t, hipEvent_t, unsigned int))                \
-  XX(hipLaunchHostFunc, false, hipError_t(hipStream_t, hipHostFn_t, void *))                     \
-  XX(hipStreamAddCallback, false, hipError_t(hipStream_t, hipStreamCallback_t, void *, unsigned)) \
-  XX(hipEventCreateWithFlags, true, hipError_t(hipEvent_t *, unsigned))                          \
-  XX(hipEventRecord, true, hipError_t(hipEvent_t, hipStream_t))                                  \
-  XX(hipEventSynchronize, true, hipError_t(hipEvent_t))                                          \
-  XX(hipEventDestroy, true, hipError_t(hipEvent_t))                                              \
-  XX(hipMalloc, true, hipError_t(void **, size_t))                                               \
-  XX(hipFree, true, hipError_t(void *))                                                          \
-  XX(hipHostMalloc, true, hipError_t(void **, size_t, unsigned int))                             \
-  XX(hipHostFree, true, hipError_t(void *))                                                      \
-  XX(hipHostGetDevicePointer, true, hipError_t(void **, void *, unsigned int))                   \
-  XX(hipMallocManaged, true, hipError_t(void **, size_t, unsigned int))                          \
-  XX(hipMemGetAddressRange, false, hipError_t(hipDeviceptr_t *, size_t *, hipDeviceptr_t))       \
-  XX(hipMemcpyAsync, true, hipError_t(void *, const void *, size_t, hipMemcpyKind, hipStream_t)) \
-  XX(hipPointerGetAttributes, true, hipError_t(hipPointerAttribute_t *, const void *))           \
-  XX(hipIpcGetMemHandle, true, hipError_t(hipIpcMemHandle_t *, void *))                          \
-  XX(hipIpcOpenMemHandle, true, hipError_t(void **, hipIpcMemHandle_t, unsigned int))            \
-  XX(hipIpcCloseMemHandle, true, hipError_t(void *))                                             \
-  XX(hipIpcGetEventHandle, true, hipError_t(hipIpcEventHandle_t *, hipEvent_t))                  \
-  XX(hipIpcOpenEventHandle, true, hipError_t(hipEvent_t *, hipIpcEventHandle_t))                \
-  HURRAY_HIP_VMM_FUNCTIONS(XX)
-
-// Virtual memory management (hip/vmm.cpp), all optional: without one of
-// them the plugin makes, exports and imports no VMM memory (HIP 5.2's
-// header declares them; its runtime may answer hipErrorNotSupported).
-#define HURRAY_HIP_VMM_FUNCTIONS(XX)                                                             \
-  XX(hipMemCreate, false,                                                                        \
-     hipError_t(hipMemGenericAllocationHandle_t *, size_t, const hipMemAllocationProp *,          \
-                unsigned long long))                                                             \
-  XX(hipMemRelease, false, hipError_t(hipMemGenericAllocationHandle_t))                          \
-  XX(hipMemAddressReserve, false, hipError_t(void **, size_t, size_t, void *, unsigned long long)) \
-  XX(hipMemAddressFree, false, hipError_t(void *, size_t))                                       \
-  XX(hipMemMap, false,                                                                           \
-     hipError_t(void *, size_t, size_t, hipMemGenericAllocationHandle_t, unsigned long long))   \
-  XX(hipMemUnmap, false, hipError_t(void *, size_t))                                             \
-  XX(hipMemSetAccess, false, hipError_t(void *, size_t, const hipMemAccessDesc *, size_t))       \
-  XX(hipMemGetAllocationGranularity, false,                                                      \
-     hipError_t(size_t *, const hipMemAllocationProp *, hipMemAllocationGranularity_flags))     \
-  XX(hipMemRetainAllocationHandle, false, hipError_t(hipMemGenericAllocationHandle_t *, void *)) \
-  XX(hipMemExportToShareableHandle, false,                                                       \
-     hipError_t(void *, hipMemGenericAllocationHandle_t, hipMemAllocationHandleType,             \
-                unsigned long long))                                                             \
-  XX(hipMemImportFromShareableHandle, false,                                                     \
-     hipError_t(hipMemGenericAllocationHandle_t *, void *, hipMemAllocationHandleType))
-
-// The resolved entry points; a missing optional one is nullptr.
+// required one makes probe() report HURRAY_E_DEVICE_UNAVAILABLE, a missing
+// optional one is nullptr. release_after's completion is hipLaunchHostFunc,
+// else hipStreamAddCallback (gpu-stream/release.cpp); with neither it waits
+// on the host. hipError_t is [[nodiscard]]: a result the plugin has no use
+// for (cleanup) is cast to void.
+//
+// The header overloads some names with C++ templates (hipMalloc,
+// hipHostMalloc, hipMallocManaged): their prototype is spelled out, and
+// hip_api.cpp checks that it selects a declaration of the header.
 struct Api {
-#define HURRAY_HIP_XX_(name, required, ...) std::add_pointer_t<__VA_ARGS__> name = nullptr;
-  HURRAY_HIP_FUNCTIONS(HURRAY_HIP_XX_)
-#undef HURRAY_HIP_XX_
+  decltype(&::hipGetDeviceCount) hipGetDeviceCount = nullptr;
+  decltype(&::hipGetErrorName) hipGetErrorName = nullptr;
+  decltype(&::hipGetErrorString) hipGetErrorString = nullptr;
+  decltype(&::hipRuntimeGetVersion) hipRuntimeGetVersion = nullptr;
+  decltype(&::hipGetDevice) hipGetDevice = nullptr;
+  decltype(&::hipSetDevice) hipSetDevice = nullptr;
+  decltype(&::hipDeviceGetName) hipDeviceGetName = nullptr;
+  decltype(&::hipDeviceGetAttribute) hipDeviceGetAttribute = nullptr;
+  decltype(&::hipDeviceTotalMem) hipDeviceTotalMem = nullptr;
+  decltype(&::hipDeviceCanAccessPeer) hipDeviceCanAccessPeer = nullptr;
+  decltype(&::hipDeviceGetUuid) hipDeviceGetUuid = nullptr;
+  decltype(&::hipDeviceEnablePeerAccess) hipDeviceEnablePeerAccess = nullptr;
+  decltype(&::hipDeviceSynchronize) hipDeviceSynchronize = nullptr;
+  decltype(&::hipStreamCreateWithFlags) hipStreamCreateWithFlags = nullptr;
+  decltype(&::hipStreamDestroy) hipStreamDestroy = nullptr;
+  decltype(&::hipStreamSynchronize) hipStreamSynchronize = nullptr;
+  decltype(&::hipStreamWaitEvent) hipStreamWaitEvent = nullptr;
+  decltype(&::hipLaunchHostFunc) hipLaunchHostFunc = nullptr;
+  decltype(&::hipStreamAddCallback) hipStreamAddCallback = nullptr;
+  decltype(&::hipEventCreateWithFlags) hipEventCreateWithFlags = nullptr;
+  decltype(&::hipEventRecord) hipEventRecord = nullptr;
+  decltype(&::hipEventSynchronize) hipEventSynchronize = nullptr;
+  decltype(&::hipEventDestroy) hipEventDestroy = nullptr;
+  hipError_t (*hipMalloc)(void **, size_t) = nullptr;
+  decltype(&::hipFree) hipFree = nullptr;
+  hipError_t (*hipHostMalloc)(void **, size_t, unsigned int) = nullptr;
+  decltype(&::hipHostFree) hipHostFree = nullptr;
+  decltype(&::hipHostGetDevicePointer) hipHostGetDevicePointer = nullptr;
+  hipError_t (*hipMallocManaged)(void **, size_t, unsigned int) = nullptr;
+  decltype(&::hipMemGetAddressRange) hipMemGetAddressRange = nullptr;
+  decltype(&::hipMemcpyAsync) hipMemcpyAsync = nullptr;
+  decltype(&::hipPointerGetAttributes) hipPointerGetAttributes = nullptr;
+  decltype(&::hipIpcGetMemHandle) hipIpcGetMemHandle = nullptr;
+  decltype(&::hipIpcOpenMemHandle) hipIpcOpenMemHandle = nullptr;
+  decltype(&::hipIpcCloseMemHandle) hipIpcCloseMemHandle = nullptr;
+  decltype(&::hipIpcGetEventHandle) hipIpcGetEventHandle = nullptr;
+  decltype(&::hipIpcOpenEventHandle) hipIpcOpenEventHandle = nullptr;
+  // Virtual memory management (hip/vmm.cpp), all optional: without one of
+  // them the plugin makes, exports and imports no VMM memory (HIP 5.2's
+  // header declares them; its runtime may answer hipErrorNotSupported).
+  decltype(&::hipMemCreate) hipMemCreate = nullptr;
+  decltype(&::hipMemRelease) hipMemRelease = nullptr;
+  decltype(&::hipMemAddressReserve) hipMemAddressReserve = nullptr;
+  decltype(&::hipMemAddressFree) hipMemAddressFree = nullptr;
+  decltype(&::hipMemMap) hipMemMap = nullptr;
+  decltype(&::hipMemUnmap) hipMemUnmap = nullptr;
+  decltype(&::hipMemSetAccess) hipMemSetAccess = nullptr;
+  decltype(&::hipMemGetAllocationGranularity) hipMemGetAllocationGranularity = nullptr;
+  decltype(&::hipMemRetainAllocationHandle) hipMemRetainAllocationHandle = nullptr;
+  decltype(&::hipMemExportToShareableHandle) hipMemExportToShareableHandle = nullptr;
+  decltype(&::hipMemImportFromShareableHandle) hipMemImportFromShareableHandle = nullptr;
 };
 
 // load_api and the error functions (gpu-stream/runtime_api.h).
 #include "gpu-stream/runtime_api.h"
+
+// load_api's table (hip_api.cpp): each function and whether it is required.
+std::span<const kit::Symbol<Api>> symbols() noexcept;
 
 // The memory class of a hipPointerGetAttributes answer. HIP 6 renumbered
 // hipMemoryType (5.x: Host 0, Device 1, Array 2, Unified 3; 6.x:

@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <cstring>
 #include <iterator>
-#include <type_traits>
 
 #include "api.h"
 #include "kit/library.h"
@@ -13,21 +12,75 @@ namespace hurray::hip {
 
 namespace {
 
-// Each prototype of HURRAY_HIP_FUNCTIONS must select a declaration of the
-// header (static_cast picks an overload, or fails to compile).
-#define HURRAY_HIP_XX_(name, required, ...)                                                     \
-  static_assert(std::is_same_v<decltype(static_cast<std::add_pointer_t<__VA_ARGS__>>(&::name)), \
-                               std::add_pointer_t<__VA_ARGS__>>,                                \
-                #name " is not declared with the prototype HURRAY_HIP_FUNCTIONS gives");
-HURRAY_HIP_FUNCTIONS(HURRAY_HIP_XX_)
-#undef HURRAY_HIP_XX_
+// The HIP functions, looked up by their names, required or not.
+constexpr kit::Symbol<Api> kSymbols[] = {
+    kit::required<&Api::hipGetDeviceCount>,
+    kit::optional<&Api::hipGetErrorName>,
+    kit::optional<&Api::hipGetErrorString>,
+    kit::required<&Api::hipRuntimeGetVersion>,
+    kit::required<&Api::hipGetDevice>,
+    kit::required<&Api::hipSetDevice>,
+    kit::required<&Api::hipDeviceGetName>,
+    kit::required<&Api::hipDeviceGetAttribute>,
+    kit::required<&Api::hipDeviceTotalMem>,
+    kit::required<&Api::hipDeviceCanAccessPeer>,
+    kit::optional<&Api::hipDeviceGetUuid>,
+    kit::required<&Api::hipDeviceEnablePeerAccess>,
+    kit::required<&Api::hipDeviceSynchronize>,
+    kit::required<&Api::hipStreamCreateWithFlags>,
+    kit::required<&Api::hipStreamDestroy>,
+    kit::required<&Api::hipStreamSynchronize>,
+    kit::required<&Api::hipStreamWaitEvent>,
+    kit::optional<&Api::hipLaunchHostFunc>,
+    kit::optional<&Api::hipStreamAddCallback>,
+    kit::required<&Api::hipEventCreateWithFlags>,
+    kit::required<&Api::hipEventRecord>,
+    kit::required<&Api::hipEventSynchronize>,
+    kit::required<&Api::hipEventDestroy>,
+    kit::required<&Api::hipMalloc>,
+    kit::required<&Api::hipFree>,
+    kit::required<&Api::hipHostMalloc>,
+    kit::required<&Api::hipHostFree>,
+    kit::required<&Api::hipHostGetDevicePointer>,
+    kit::required<&Api::hipMallocManaged>,
+    kit::optional<&Api::hipMemGetAddressRange>,
+    kit::required<&Api::hipMemcpyAsync>,
+    kit::required<&Api::hipPointerGetAttributes>,
+    kit::required<&Api::hipIpcGetMemHandle>,
+    kit::required<&Api::hipIpcOpenMemHandle>,
+    kit::required<&Api::hipIpcCloseMemHandle>,
+    kit::required<&Api::hipIpcGetEventHandle>,
+    kit::required<&Api::hipIpcOpenEventHandle>,
+    kit::optional<&Api::hipMemCreate>,
+    kit::optional<&Api::hipMemRelease>,
+    kit::optional<&Api::hipMemAddressReserve>,
+    kit::optional<&Api::hipMemAddressFree>,
+    kit::optional<&Api::hipMemMap>,
+    kit::optional<&Api::hipMemUnmap>,
+    kit::optional<&Api::hipMemSetAccess>,
+    kit::optional<&Api::hipMemGetAllocationGranularity>,
+    kit::optional<&Api::hipMemRetainAllocationHandle>,
+    kit::optional<&Api::hipMemExportToShareableHandle>,
+    kit::optional<&Api::hipMemImportFromShareableHandle>,
+};
+static_assert(kit::names_every_member(kSymbols));
+
+// True when `address` converts to the type of Member: for an overloaded name,
+// when the prototype Api spells out selects a declaration of the header (else
+// this does not compile).
+template <auto Member>
+constexpr bool selects(typename kit::MemberOf<decltype(Member)>::Function address) {
+  return address != nullptr;
+}
+static_assert(selects<&Api::hipMalloc>(&::hipMalloc));
+static_assert(selects<&Api::hipHostMalloc>(&::hipHostMalloc));
+static_assert(selects<&Api::hipMallocManaged>(&::hipMallocManaged));
 
 }  // namespace
 
+std::span<const kit::Symbol<Api>> symbols() noexcept { return kSymbols; }
+
 const char *load_api(void *lib, Api *api) noexcept {
-#define HURRAY_HIP_XX_(name, required, ...) {#name, kit::slot<&Api::name>, required},
-  static constexpr kit::Symbol<Api> kSymbols[] = {HURRAY_HIP_FUNCTIONS(HURRAY_HIP_XX_)};
-#undef HURRAY_HIP_XX_
   return kit::load_symbols<Api>(lib, kSymbols, api);
 }
 

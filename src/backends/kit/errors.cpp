@@ -80,13 +80,17 @@ hurray_status vendor_vfail(hurray_error *err, hurray_status status, const char *
               details[0] ? ")" : "");
 }
 
-hurray_status vendor_vfail_details(hurray_error *err, hurray_status status, const char *function,
-                                   const char *name, const char *details_fmt,
-                                   va_list ap) noexcept {
+hurray_status code_fail(hurray_error *err, hurray_status status, const char *function,
+                        const VendorCode &code, const char *details_fmt, ...) noexcept {
   char details[200] = "";
-  if (details_fmt != nullptr && details_fmt[0] != '\0')
+  if (details_fmt != nullptr && details_fmt[0] != '\0') {
+    va_list ap;
+    va_start(ap, details_fmt);
     std::vsnprintf(details, sizeof details, details_fmt, ap);
-  return vendor_fail(err, status, function, name, details, nullptr);
+    va_end(ap);
+  }
+  return vendor_fail(err, status != HURRAY_OK ? status : code.status, function,
+                     code.name != nullptr ? code.name : code.number, details, nullptr);
 }
 
 void note(std::string *why, const char *fmt, ...) {

@@ -56,11 +56,22 @@ __attribute__((format(printf, 6, 0))) hurray_status vendor_vfail(
     hurray_error *err, hurray_status status, const char *function, const char *name,
     const char *description, const char *details_fmt, va_list ap) noexcept;
 
+// A vendor's result code as code_fail tells it: the status it means, and
+// its name ("CL_INVALID_VALUE"), or nullptr when the plugin does not know
+// it; `number` says it then ("OpenCL error -9999"). A plugin reads its codes
+// into one (opencl's cl_code, level-zero's ze_code).
+struct VendorCode {
+  hurray_status status;
+  const char *name;
+  char number[48];
+};
+
 // "[function] name: details" (or "[function] name" when details_fmt gives
-// nothing): the shape of the vendors whose codes have no description.
-__attribute__((format(printf, 5, 0))) hurray_status vendor_vfail_details(
-    hurray_error *err, hurray_status status, const char *function, const char *name,
-    const char *details_fmt, va_list ap) noexcept;
+// nothing): the shape of the vendors whose codes have no description. The
+// status is code's unless `status` is given (not HURRAY_OK).
+__attribute__((format(printf, 5, 6))) hurray_status code_fail(
+    hurray_error *err, hurray_status status, const char *function, const VendorCode &code,
+    const char *details_fmt, ...) noexcept;
 
 // Append "; <text>" (or "<text>" when *why is empty) to *why: the reasons
 // probe gathers for each device it leaves out.

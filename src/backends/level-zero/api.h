@@ -7,53 +7,49 @@
 
 namespace hurray::level_zero {
 
-// Every ze* function the plugin calls. All are Level Zero 1.0 functions that
-// every loader exports; a loader that lacks one is HURRAY_E_DEVICE_UNAVAILABLE.
-#define HURRAY_ZE_FUNCTIONS(XX)              \
-  XX(zeInit)                                 \
-  XX(zeDriverGet)                            \
-  XX(zeDriverGetApiVersion)                  \
-  XX(zeDriverGetProperties)                  \
-  XX(zeDriverGetIpcProperties)               \
-  XX(zeDeviceGet)                            \
-  XX(zeDeviceGetProperties)                  \
-  XX(zeDeviceGetCommandQueueGroupProperties) \
-  XX(zeDeviceGetMemoryAccessProperties)      \
-  XX(zeDeviceCanAccessPeer)                  \
-  XX(zeContextCreate)                        \
-  XX(zeContextDestroy)                       \
-  XX(zeCommandListCreateImmediate)           \
-  XX(zeCommandListDestroy)                   \
-  XX(zeCommandListAppendBarrier)             \
-  XX(zeCommandListAppendMemoryCopy)          \
-  XX(zeCommandListAppendWaitOnEvents)        \
-  XX(zeEventPoolCreate)                      \
-  XX(zeEventPoolDestroy)                     \
-  XX(zeEventPoolGetIpcHandle)                \
-  XX(zeEventPoolOpenIpcHandle)               \
-  XX(zeEventPoolCloseIpcHandle)              \
-  XX(zeEventCreate)                          \
-  XX(zeEventDestroy)                         \
-  XX(zeEventHostSynchronize)                 \
-  XX(zeEventHostReset)                       \
-  XX(zeMemAllocDevice)                       \
-  XX(zeMemAllocHost)                         \
-  XX(zeMemAllocShared)                       \
-  XX(zeMemFree)                              \
-  XX(zeMemGetAllocProperties)                \
-  XX(zeMemGetIpcHandle)                      \
-  XX(zeMemOpenIpcHandle)                     \
-  XX(zeMemCloseIpcHandle)
-
-// The resolved entry points.
+// Every ze* function the plugin calls, resolved at run time (ze_api.cpp
+// lists them). All are Level Zero 1.0 functions that every loader exports; a
+// loader that lacks one is HURRAY_E_DEVICE_UNAVAILABLE.
 struct Api {
-#define HURRAY_ZE_XX_(name) decltype(&::name) name = nullptr;
-  HURRAY_ZE_FUNCTIONS(HURRAY_ZE_XX_)
-#undef HURRAY_ZE_XX_
+  decltype(&::zeInit) zeInit = nullptr;
+  decltype(&::zeDriverGet) zeDriverGet = nullptr;
+  decltype(&::zeDriverGetApiVersion) zeDriverGetApiVersion = nullptr;
+  decltype(&::zeDriverGetProperties) zeDriverGetProperties = nullptr;
+  decltype(&::zeDriverGetIpcProperties) zeDriverGetIpcProperties = nullptr;
+  decltype(&::zeDeviceGet) zeDeviceGet = nullptr;
+  decltype(&::zeDeviceGetProperties) zeDeviceGetProperties = nullptr;
+  decltype(&::zeDeviceGetCommandQueueGroupProperties) zeDeviceGetCommandQueueGroupProperties =
+      nullptr;
+  decltype(&::zeDeviceGetMemoryAccessProperties) zeDeviceGetMemoryAccessProperties = nullptr;
+  decltype(&::zeDeviceCanAccessPeer) zeDeviceCanAccessPeer = nullptr;
+  decltype(&::zeContextCreate) zeContextCreate = nullptr;
+  decltype(&::zeContextDestroy) zeContextDestroy = nullptr;
+  decltype(&::zeCommandListCreateImmediate) zeCommandListCreateImmediate = nullptr;
+  decltype(&::zeCommandListDestroy) zeCommandListDestroy = nullptr;
+  decltype(&::zeCommandListAppendBarrier) zeCommandListAppendBarrier = nullptr;
+  decltype(&::zeCommandListAppendMemoryCopy) zeCommandListAppendMemoryCopy = nullptr;
+  decltype(&::zeCommandListAppendWaitOnEvents) zeCommandListAppendWaitOnEvents = nullptr;
+  decltype(&::zeEventPoolCreate) zeEventPoolCreate = nullptr;
+  decltype(&::zeEventPoolDestroy) zeEventPoolDestroy = nullptr;
+  decltype(&::zeEventPoolGetIpcHandle) zeEventPoolGetIpcHandle = nullptr;
+  decltype(&::zeEventPoolOpenIpcHandle) zeEventPoolOpenIpcHandle = nullptr;
+  decltype(&::zeEventPoolCloseIpcHandle) zeEventPoolCloseIpcHandle = nullptr;
+  decltype(&::zeEventCreate) zeEventCreate = nullptr;
+  decltype(&::zeEventDestroy) zeEventDestroy = nullptr;
+  decltype(&::zeEventHostSynchronize) zeEventHostSynchronize = nullptr;
+  decltype(&::zeEventHostReset) zeEventHostReset = nullptr;
+  decltype(&::zeMemAllocDevice) zeMemAllocDevice = nullptr;
+  decltype(&::zeMemAllocHost) zeMemAllocHost = nullptr;
+  decltype(&::zeMemAllocShared) zeMemAllocShared = nullptr;
+  decltype(&::zeMemFree) zeMemFree = nullptr;
+  decltype(&::zeMemGetAllocProperties) zeMemGetAllocProperties = nullptr;
+  decltype(&::zeMemGetIpcHandle) zeMemGetIpcHandle = nullptr;
+  decltype(&::zeMemOpenIpcHandle) zeMemOpenIpcHandle = nullptr;
+  decltype(&::zeMemCloseIpcHandle) zeMemCloseIpcHandle = nullptr;
 };
 
-// Resolve every function of HURRAY_ZE_FUNCTIONS from `lib` (a dlopen handle).
-// Returns nullptr on success, else the name of the first one that is missing.
+// Resolve every function of Api from `lib` (a dlopen handle). Returns
+// nullptr on success, else the name of the first one that is missing.
 const char *load_api(void *lib, Api *api) noexcept;
 
 // "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY" for 0x70000003; nullptr for a code

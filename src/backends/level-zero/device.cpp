@@ -190,18 +190,18 @@ hurray_status open_devices(State *s, hurray_error *err) {
   char buf[40];
   ze_result_t r = ze.zeInit(ZE_INIT_FLAG_GPU_ONLY);
   if (r != ZE_RESULT_SUCCESS)
-    return ze_fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "zeInit", r,
-                   "%s could not initialise a Level Zero GPU driver", kLibrary);
+    return code_fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "zeInit", ze_code(r),
+                     "%s could not initialise a Level Zero GPU driver", kLibrary);
   uint32_t count = 0;
   r = ze.zeDriverGet(&count, nullptr);
   if (r != ZE_RESULT_SUCCESS)
-    return ze_fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "zeDriverGet", r, nullptr);
+    return code_fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "zeDriverGet", ze_code(r), nullptr);
   if (count == 0)
     return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "[zeDriverGet] no Level Zero GPU driver");
   std::vector<ze_driver_handle_t> handles(count);
   r = ze.zeDriverGet(&count, handles.data());
   if (r != ZE_RESULT_SUCCESS)
-    return ze_fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "zeDriverGet", r, nullptr);
+    return code_fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "zeDriverGet", ze_code(r), nullptr);
   handles.resize(std::min<size_t>(count, handles.size()));
 
   std::string why;  // why drivers or devices were left out

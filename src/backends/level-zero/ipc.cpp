@@ -33,9 +33,9 @@ hurray_status ipc_export_memory(void *state, const hurray_backend_allocation *al
   ze_ipc_mem_handle_t h{};
   const ze_result_t r = s->ze.zeMemGetIpcHandle(d->driver->context, a->base, &h);
   if (r != ZE_RESULT_SUCCESS)
-    return ze_fail(err, HURRAY_OK, "zeMemGetIpcHandle", r, "%llu bytes on device %d '%s'",
-                   static_cast<unsigned long long>(a->byte_size), static_cast<int>(a->device),
-                   d->name.c_str());
+    return code_fail(err, HURRAY_OK, "zeMemGetIpcHandle", ze_code(r),
+                     "%llu bytes on device %d '%s'", static_cast<unsigned long long>(a->byte_size),
+                     static_cast<int>(a->device), d->name.c_str());
   int fd = -1;
   if (const hurray_status st = export_fd(h.data, &fd, err)) return st;
   std::memset(out, 0, sizeof *out);
@@ -76,8 +76,8 @@ hurray_status ipc_import_memory(void *state, int32_t device,
   if (r != ZE_RESULT_SUCCESS || base == nullptr) {
     if (fd >= 0) close(fd);
     if (r != ZE_RESULT_SUCCESS)
-      return ze_fail(err, HURRAY_OK, "zeMemOpenIpcHandle", r, "on device %d '%s'",
-                     static_cast<int>(device), d->name.c_str());
+      return code_fail(err, HURRAY_OK, "zeMemOpenIpcHandle", ze_code(r), "on device %d '%s'",
+                       static_cast<int>(device), d->name.c_str());
     return fail(err, HURRAY_E_BACKEND,
                 "[zeMemOpenIpcHandle] ZE_RESULT_SUCCESS but no pointer: on device %d '%s'",
                 static_cast<int>(device), d->name.c_str());
@@ -136,8 +136,8 @@ hurray_status ipc_export_event(void *state, int32_t device, void *event,
   ze_ipc_event_pool_handle_t h{};
   const ze_result_t r = s->ze.zeEventPoolGetIpcHandle(pool, &h);
   if (r != ZE_RESULT_SUCCESS)
-    return ze_fail(err, HURRAY_OK, "zeEventPoolGetIpcHandle", r, "device %d '%s'",
-                   static_cast<int>(device), d->name.c_str());
+    return code_fail(err, HURRAY_OK, "zeEventPoolGetIpcHandle", ze_code(r), "device %d '%s'",
+                     static_cast<int>(device), d->name.c_str());
   int fd = -1;
   if (const hurray_status st = export_fd(h.data, &fd, err)) return st;
   std::memset(out, 0, sizeof *out);
@@ -179,9 +179,10 @@ hurray_status ipc_import_event(void *state, int32_t device, const hurray_backend
   ze_result_t r = ze.zeEventPoolOpenIpcHandle(d->driver->context, h, &pool);
   if (r != ZE_RESULT_SUCCESS || pool == nullptr) {
     if (fd >= 0) close(fd);
-    return ze_fail(err, r != ZE_RESULT_SUCCESS ? HURRAY_OK : HURRAY_E_BACKEND,
-                   "zeEventPoolOpenIpcHandle", r, "device %d '%s'%s", static_cast<int>(device),
-                   d->name.c_str(), r == ZE_RESULT_SUCCESS ? " (no pool returned)" : "");
+    return code_fail(err, r != ZE_RESULT_SUCCESS ? HURRAY_OK : HURRAY_E_BACKEND,
+                     "zeEventPoolOpenIpcHandle", ze_code(r), "device %d '%s'%s",
+                     static_cast<int>(device), d->name.c_str(),
+                     r == ZE_RESULT_SUCCESS ? " (no pool returned)" : "");
   }
   ze_event_desc_t ed{};
   ed.stype = ZE_STRUCTURE_TYPE_EVENT_DESC;
@@ -193,10 +194,10 @@ hurray_status ipc_import_event(void *state, int32_t device, const hurray_backend
   if (r != ZE_RESULT_SUCCESS || ev == nullptr) {
     ze.zeEventPoolCloseIpcHandle(pool);
     if (fd >= 0) close(fd);
-    return ze_fail(err, r != ZE_RESULT_SUCCESS ? HURRAY_OK : HURRAY_E_BACKEND, "zeEventCreate",
-                   r, "event %u of an imported pool on device %d '%s'%s", ed.index,
-                   static_cast<int>(device), d->name.c_str(),
-                   r == ZE_RESULT_SUCCESS ? " (no event returned)" : "");
+    return code_fail(err, r != ZE_RESULT_SUCCESS ? HURRAY_OK : HURRAY_E_BACKEND, "zeEventCreate",
+                     ze_code(r), "event %u of an imported pool on device %d '%s'%s", ed.index,
+                     static_cast<int>(device), d->name.c_str(),
+                     r == ZE_RESULT_SUCCESS ? " (no event returned)" : "");
   }
   try {
     d->imported.emplace(ev, ImportedEvent{pool, fd});

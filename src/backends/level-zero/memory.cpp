@@ -50,9 +50,9 @@ hurray_status alloc_aligned(const Api &ze, const Device &d, uint8_t mc, uint64_t
     return HURRAY_OK;
   }
   if (r != ZE_RESULT_SUCCESS && r != ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT)
-    return ze_fail(err, HURRAY_OK, fn, r, "%llu bytes aligned to %u on device %d '%s'",
-                   static_cast<unsigned long long>(size), align, static_cast<int>(d.ordinal),
-                   d.name.c_str());
+    return code_fail(err, HURRAY_OK, fn, ze_code(r), "%llu bytes aligned to %u on device %d '%s'",
+                     static_cast<unsigned long long>(size), align, static_cast<int>(d.ordinal),
+                     d.name.c_str());
   if (r == ZE_RESULT_SUCCESS && p == nullptr)
     return fail(err, HURRAY_E_BACKEND,
                 "[%s] ZE_RESULT_SUCCESS but no pointer: %llu bytes on device %d '%s'", fn,
@@ -68,12 +68,12 @@ hurray_status alloc_aligned(const Api &ze, const Device &d, uint8_t mc, uint64_t
   void *base = nullptr;
   r = allocate(ze, d, mc, size + align, HURRAY_MIN_ALIGNMENT, &base);
   if (r != ZE_RESULT_SUCCESS)
-    return ze_fail(err, HURRAY_OK, fn, r,
-                   "%llu bytes on device %d '%s' (to place %llu bytes at a %u-byte aligned "
-                   "address; the first try gave %s)",
-                   static_cast<unsigned long long>(size + align), static_cast<int>(d.ordinal),
-                   d.name.c_str(), static_cast<unsigned long long>(size), align,
-                   got != 0 ? "a less aligned pointer" : "ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT");
+    return code_fail(err, HURRAY_OK, fn, ze_code(r),
+                     "%llu bytes on device %d '%s' (to place %llu bytes at a %u-byte aligned "
+                     "address; the first try gave %s)",
+                     static_cast<unsigned long long>(size + align), static_cast<int>(d.ordinal),
+                     d.name.c_str(), static_cast<unsigned long long>(size), align,
+                     got != 0 ? "a less aligned pointer" : "ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT");
   if (base == nullptr)
     return fail(err, HURRAY_E_BACKEND,
                 "[%s] ZE_RESULT_SUCCESS but no pointer: %llu bytes on device %d '%s'", fn,
@@ -197,24 +197,25 @@ hurray_status copy_on_list(const Api &ze, Device &d, void *dst, const void *src,
   std::lock_guard<std::mutex> lock(d.mu);
   ze_result_t r = ze.zeCommandListAppendBarrier(d.list, nullptr, 0, nullptr);
   if (r != ZE_RESULT_SUCCESS)
-    return ze_fail(err, HURRAY_OK, "zeCommandListAppendBarrier", r, "%s on device %d '%s'", what,
-                   static_cast<int>(d.ordinal), d.name.c_str());
+    return code_fail(err, HURRAY_OK, "zeCommandListAppendBarrier", ze_code(r),
+                     "%s on device %d '%s'", what, static_cast<int>(d.ordinal), d.name.c_str());
   r = ze.zeCommandListAppendMemoryCopy(d.list, dst, src, static_cast<size_t>(n), d.copy_event, 0,
                                        nullptr);
   if (r != ZE_RESULT_SUCCESS)
-    return ze_fail(err, HURRAY_OK, "zeCommandListAppendMemoryCopy", r,
-                   "%s of %llu bytes on device %d '%s'", what, static_cast<unsigned long long>(n),
-                   static_cast<int>(d.ordinal), d.name.c_str());
+    return code_fail(err, HURRAY_OK, "zeCommandListAppendMemoryCopy", ze_code(r),
+                     "%s of %llu bytes on device %d '%s'", what, static_cast<unsigned long long>(n),
+                     static_cast<int>(d.ordinal), d.name.c_str());
   r = ze.zeEventHostSynchronize(d.copy_event, UINT64_MAX);
   const ze_result_t reset = ze.zeEventHostReset(d.copy_event);
   if (r != ZE_RESULT_SUCCESS)
-    return ze_fail(err, HURRAY_OK, "zeEventHostSynchronize", r,
-                   "waiting for the %s of %llu bytes on device %d '%s'", what,
-                   static_cast<unsigned long long>(n), static_cast<int>(d.ordinal),
-                   d.name.c_str());
+    return code_fail(err, HURRAY_OK, "zeEventHostSynchronize", ze_code(r),
+                     "waiting for the %s of %llu bytes on device %d '%s'", what,
+                     static_cast<unsigned long long>(n), static_cast<int>(d.ordinal),
+                     d.name.c_str());
   if (reset != ZE_RESULT_SUCCESS)
-    return ze_fail(err, HURRAY_OK, "zeEventHostReset", reset, "the copy event of device %d '%s'",
-                   static_cast<int>(d.ordinal), d.name.c_str());
+    return code_fail(err, HURRAY_OK, "zeEventHostReset", ze_code(reset),
+                     "the copy event of device %d '%s'", static_cast<int>(d.ordinal),
+                     d.name.c_str());
   return HURRAY_OK;
 }
 

@@ -92,22 +92,15 @@ const char *result_text(ze_result_t r, char (&buf)[N]) noexcept {
   return buf;
 }
 
-// ze_fail(err, status, "zeMemAllocDevice", r, "<details>"): "[zeMemAllocDevice]
+// A ze_result_t for kit::code_fail: "[zeMemAllocDevice]
 // ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY: <details>"; the status follows the
-// result unless `status` is given (not HURRAY_OK).
-__attribute__((format(printf, 5, 6))) inline hurray_status ze_fail(hurray_error *err,
-                                                                   hurray_status status,
-                                                                   const char *function,
-                                                                   ze_result_t r, const char *fmt,
-                                                                   ...) noexcept {
-  char buf[48];
-  va_list ap;
-  va_start(ap, fmt);
-  status = hurray::kit::vendor_vfail_details(err, status != HURRAY_OK ? status : status_of(r),
-                                             function, result_text(r, buf), fmt, ap);
-  va_end(ap);
-  return status;
+// result unless the call gives one.
+inline hurray::kit::VendorCode ze_code(ze_result_t r) noexcept {
+  hurray::kit::VendorCode c{status_of(r), hurray::level_zero::result_name(r), {}};
+  if (c.name == nullptr) result_text(r, c.number);
+  return c;
 }
+using hurray::kit::code_fail;
 using hurray::kit::fail;
 using hurray::kit::refuse;
 

@@ -22,10 +22,10 @@ hurray_status take_event(const Api &ze, Device &d, ze_event_handle_t *out, Slot 
     ze_event_pool_handle_t pool = nullptr;
     const ze_result_t r = ze.zeEventPoolCreate(d.driver->context, &pd, 0, nullptr, &pool);
     if (r != ZE_RESULT_SUCCESS || pool == nullptr)
-      return ze_fail(err, r != ZE_RESULT_SUCCESS ? HURRAY_OK : HURRAY_E_BACKEND,
-                     "zeEventPoolCreate", r, "%u events for device %d '%s'%s", kEventsPerPool,
-                     static_cast<int>(d.ordinal), d.name.c_str(),
-                     pool == nullptr && r == ZE_RESULT_SUCCESS ? " (no pool returned)" : "");
+      return code_fail(err, r != ZE_RESULT_SUCCESS ? HURRAY_OK : HURRAY_E_BACKEND,
+                       "zeEventPoolCreate", ze_code(r), "%u events for device %d '%s'%s",
+                       kEventsPerPool, static_cast<int>(d.ordinal), d.name.c_str(),
+                       pool == nullptr && r == ZE_RESULT_SUCCESS ? " (no pool returned)" : "");
     Pool p;
     p.handle = pool;
     d.pools.push_back(p);
@@ -43,10 +43,10 @@ hurray_status take_event(const Api &ze, Device &d, ze_event_handle_t *out, Slot 
     const ze_result_t r = ze.zeEventCreate(d.pools[sl.pool].handle, &ed, &ev);
     if (r != ZE_RESULT_SUCCESS || ev == nullptr) {
       ev = nullptr;
-      return ze_fail(err, r != ZE_RESULT_SUCCESS ? HURRAY_OK : HURRAY_E_BACKEND, "zeEventCreate",
-                     r, "event %u of a pool of device %d '%s'%s", sl.index,
-                     static_cast<int>(d.ordinal), d.name.c_str(),
-                     r == ZE_RESULT_SUCCESS ? " (no event returned)" : "");
+      return code_fail(err, r != ZE_RESULT_SUCCESS ? HURRAY_OK : HURRAY_E_BACKEND, "zeEventCreate",
+                       ze_code(r), "event %u of a pool of device %d '%s'%s", sl.index,
+                       static_cast<int>(d.ordinal), d.name.c_str(),
+                       r == ZE_RESULT_SUCCESS ? " (no event returned)" : "");
     }
   }
   d.free_slots.pop_back();
@@ -76,10 +76,10 @@ hurray_status event_record(void *state, int32_t device, void *stream, void **eve
   if (r != ZE_RESULT_SUCCESS) {
     d->lent.erase(ev);
     d->free_slots.push_back(slot);
-    return ze_fail(err, HURRAY_OK, "zeCommandListAppendBarrier", r,
-                   "signalling an event on %s command list of device %d '%s'",
-                   stream != nullptr && list != d->list ? "the given" : "the plugin's",
-                   static_cast<int>(device), d->name.c_str());
+    return code_fail(err, HURRAY_OK, "zeCommandListAppendBarrier", ze_code(r),
+                     "signalling an event on %s command list of device %d '%s'",
+                     stream != nullptr && list != d->list ? "the given" : "the plugin's",
+                     static_cast<int>(device), d->name.c_str());
   }
   return hurray::kit::give_binary_event(ev, event, value);
 }
@@ -94,18 +94,18 @@ hurray_status event_wait(void *state, int32_t device, void *event, uint64_t valu
   if (stream == nullptr) {
     const ze_result_t r = ze.zeEventHostSynchronize(ev, UINT64_MAX);
     if (r != ZE_RESULT_SUCCESS)
-      return ze_fail(err, HURRAY_OK, "zeEventHostSynchronize", r, "device %d '%s'",
-                     static_cast<int>(device), d->name.c_str());
+      return code_fail(err, HURRAY_OK, "zeEventHostSynchronize", ze_code(r), "device %d '%s'",
+                       static_cast<int>(device), d->name.c_str());
     return HURRAY_OK;
   }
   auto *list = static_cast<ze_command_list_handle_t>(stream);
   std::lock_guard<std::mutex> lock(d->mu);
   const ze_result_t r = ze.zeCommandListAppendWaitOnEvents(list, 1, &ev);
   if (r != ZE_RESULT_SUCCESS)
-    return ze_fail(err, HURRAY_OK, "zeCommandListAppendWaitOnEvents", r,
-                   "%s command list of device %d '%s'",
-                   list == d->list ? "the plugin's" : "the given", static_cast<int>(device),
-                   d->name.c_str());
+    return code_fail(err, HURRAY_OK, "zeCommandListAppendWaitOnEvents", ze_code(r),
+                     "%s command list of device %d '%s'",
+                     list == d->list ? "the plugin's" : "the given", static_cast<int>(device),
+                     d->name.c_str());
   return HURRAY_OK;
 }
 

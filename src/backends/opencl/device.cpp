@@ -136,14 +136,14 @@ hurray_status open_devices(State *s, hurray_error *err) {
   cl_uint count = 0;
   cl_int e = cl.clGetPlatformIDs(0, nullptr, &count);
   if (e != CL_SUCCESS)
-    return cl_fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "clGetPlatformIDs", e, nullptr);
+    return code_fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "clGetPlatformIDs", cl_code(e), nullptr);
   if (count == 0)
     return fail(err, HURRAY_E_DEVICE_UNAVAILABLE,
                 "[clGetPlatformIDs] no OpenCL platform (the ICD loader found no driver)");
   std::vector<cl_platform_id> platforms(count);
   e = cl.clGetPlatformIDs(count, platforms.data(), &count);
   if (e != CL_SUCCESS)
-    return cl_fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "clGetPlatformIDs", e, nullptr);
+    return code_fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "clGetPlatformIDs", cl_code(e), nullptr);
   platforms.resize(count);
 
   std::string why;  // why platforms or devices were left out

@@ -11,8 +11,9 @@ hurray_status map_buffer(const Api &cl, const Device &d, cl_mem m, uint64_t size
   void *p = cl.clEnqueueMapBuffer(d.queue, m, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
                                   static_cast<size_t>(size), 0, nullptr, nullptr, &e);
   if (p == nullptr || e != CL_SUCCESS)
-    return cl_fail(err, HURRAY_OK, "clEnqueueMapBuffer", e != CL_SUCCESS ? e : CL_MAP_FAILURE,
-                   "%llu bytes on '%s'", static_cast<unsigned long long>(size), d.name.c_str());
+    return code_fail(err, HURRAY_OK, "clEnqueueMapBuffer",
+                     cl_code(e != CL_SUCCESS ? e : CL_MAP_FAILURE), "%llu bytes on '%s'",
+                     static_cast<unsigned long long>(size), d.name.c_str());
   *out = p;
   return HURRAY_OK;
 }
@@ -27,10 +28,10 @@ hurray_status create_buffer(const Api &cl, const Device &d, cl_mem_flags flags, 
   cl_int e = CL_SUCCESS;
   *out = cl.clCreateBuffer(d.context, flags, static_cast<size_t>(size), nullptr, &e);
   if (*out == nullptr)
-    return cl_fail(err, HURRAY_OK, "clCreateBuffer", e,
-                   "%llu bytes on '%s' (CL_DEVICE_MAX_MEM_ALLOC_SIZE %llu)",
-                   static_cast<unsigned long long>(size), d.name.c_str(),
-                   static_cast<unsigned long long>(d.max_alloc));
+    return code_fail(err, HURRAY_OK, "clCreateBuffer", cl_code(e),
+                     "%llu bytes on '%s' (CL_DEVICE_MAX_MEM_ALLOC_SIZE %llu)",
+                     static_cast<unsigned long long>(size), d.name.c_str(),
+                     static_cast<unsigned long long>(d.max_alloc));
   return HURRAY_OK;
 }
 
@@ -86,9 +87,9 @@ hurray_status alloc_pinned(const Api &cl, const Device &d, uint64_t size, uint32
                                     &region, &e);
   if (sub == nullptr) {
     cl.clReleaseMemObject(parent);
-    return cl_fail(err, HURRAY_OK, "clCreateSubBuffer", e, "%llu bytes at offset %llu on '%s'",
-                   static_cast<unsigned long long>(size),
-                   static_cast<unsigned long long>(offset), d.name.c_str());
+    return code_fail(err, HURRAY_OK, "clCreateSubBuffer", cl_code(e),
+                     "%llu bytes at offset %llu on '%s'", static_cast<unsigned long long>(size),
+                     static_cast<unsigned long long>(offset), d.name.c_str());
   }
   if (const hurray_status st = map_buffer(cl, d, sub, size, &p, err)) {
     cl.clReleaseMemObject(sub);
@@ -276,13 +277,14 @@ hurray_status copy(const State *s, const Allocation *a, const Device *d, uint64_
                              : cl.clEnqueueWriteBuffer(d->queue, a->mem, CL_TRUE, at, len, host, 0,
                                                        nullptr, nullptr);
     if (e != CL_SUCCESS)
-      return cl_fail(err, HURRAY_OK, to_host ? "clEnqueueReadBuffer" : "clEnqueueWriteBuffer", e,
-                     "%llu bytes %s '%s'", static_cast<unsigned long long>(n),
-                     to_host ? "from" : "to", d->name.c_str());
+      return code_fail(err, HURRAY_OK, to_host ? "clEnqueueReadBuffer" : "clEnqueueWriteBuffer",
+                       cl_code(e), "%llu bytes %s '%s'", static_cast<unsigned long long>(n),
+                       to_host ? "from" : "to", d->name.c_str());
     return HURRAY_OK;
   }
   const cl_int e = cl.clFinish(d->queue);
-  if (e != CL_SUCCESS) return cl_fail(err, HURRAY_OK, "clFinish", e, "'%s'", d->name.c_str());
+  if (e != CL_SUCCESS)
+    return code_fail(err, HURRAY_OK, "clFinish", cl_code(e), "'%s'", d->name.c_str());
   char *mem = static_cast<char *>(a->ptr) + offset;
   if (to_host)
     std::memcpy(host, mem, len);

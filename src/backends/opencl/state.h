@@ -62,29 +62,16 @@ inline hurray_status status_of(cl_int code) noexcept {
   }
 }
 
-// "CL_MEM_OBJECT_ALLOCATION_FAILURE", or "OpenCL error -9999".
-inline const char *code_text(cl_int code, char (&buf)[48]) noexcept {
-  if (const char *known = hurray::opencl::error_name(code)) return known;
-  std::snprintf(buf, sizeof buf, "OpenCL error %d", static_cast<int>(code));
-  return buf;
+// An OpenCL error code for kit::code_fail: "[clCreateBuffer]
+// CL_MEM_OBJECT_ALLOCATION_FAILURE: <details>" (an unknown code is "OpenCL
+// error -9999"); the status follows the code unless the call gives one.
+inline hurray::kit::VendorCode cl_code(cl_int code) noexcept {
+  hurray::kit::VendorCode c{status_of(code), hurray::opencl::error_name(code), {}};
+  if (c.name == nullptr)
+    std::snprintf(c.number, sizeof c.number, "OpenCL error %d", static_cast<int>(code));
+  return c;
 }
-
-// cl_fail(err, status, "clCreateBuffer", code, "<details>"): "[clCreateBuffer]
-// CL_MEM_OBJECT_ALLOCATION_FAILURE: <details>"; the status follows the code
-// unless `status` is given (not HURRAY_OK).
-__attribute__((format(printf, 5, 6))) inline hurray_status cl_fail(hurray_error *err,
-                                                                   hurray_status status,
-                                                                   const char *function,
-                                                                   cl_int code, const char *fmt,
-                                                                   ...) noexcept {
-  char buf[48];
-  va_list ap;
-  va_start(ap, fmt);
-  status = hurray::kit::vendor_vfail_details(err, status != HURRAY_OK ? status : status_of(code),
-                                             function, code_text(code, buf), fmt, ap);
-  va_end(ap);
-  return status;
-}
+using hurray::kit::code_fail;
 
 using hurray::plugin::class_name;
 

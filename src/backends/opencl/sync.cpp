@@ -15,13 +15,13 @@ hurray_status event_record(void *state, int32_t device, void *stream, void **eve
   cl_event ev = nullptr;
   cl_int e = cl.clEnqueueMarkerWithWaitList(queue, 0, nullptr, &ev);
   if (e != CL_SUCCESS)
-    return cl_fail(err, HURRAY_OK, "clEnqueueMarkerWithWaitList", e, "%s queue of '%s'",
-                   stream != nullptr ? "the given" : "the default", d->name.c_str());
+    return code_fail(err, HURRAY_OK, "clEnqueueMarkerWithWaitList", cl_code(e), "%s queue of '%s'",
+                     stream != nullptr ? "the given" : "the default", d->name.c_str());
   // Submit it, so that a wait on another queue or on the host can complete.
   e = cl.clFlush(queue);
   if (e != CL_SUCCESS) {
     cl.clReleaseEvent(ev);
-    return cl_fail(err, HURRAY_OK, "clFlush", e, "'%s'", d->name.c_str());
+    return code_fail(err, HURRAY_OK, "clFlush", cl_code(e), "'%s'", d->name.c_str());
   }
   return hurray::kit::give_binary_event(ev, event, value);
 }
@@ -36,18 +36,18 @@ hurray_status event_wait(void *state, int32_t device, void *event, uint64_t valu
   if (stream == nullptr) {
     const cl_int e = cl.clWaitForEvents(1, &ev);
     if (e != CL_SUCCESS)
-      return cl_fail(err, HURRAY_OK, "clWaitForEvents", e, "'%s'%s", d->name.c_str(),
-                     e == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
-                         ? " (the work before the event failed)"
-                         : "");
+      return code_fail(err, HURRAY_OK, "clWaitForEvents", cl_code(e), "'%s'%s", d->name.c_str(),
+                       e == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
+                           ? " (the work before the event failed)"
+                           : "");
     return HURRAY_OK;
   }
   const cl_int e = cl.clEnqueueBarrierWithWaitList(static_cast<cl_command_queue>(stream), 1, &ev,
                                                    nullptr);
   if (e != CL_SUCCESS)
-    return cl_fail(err, HURRAY_OK, "clEnqueueBarrierWithWaitList", e, "'%s'%s", d->name.c_str(),
-                   e == CL_INVALID_CONTEXT ? " (the event and the queue are of different contexts)"
-                                           : "");
+    return code_fail(
+        err, HURRAY_OK, "clEnqueueBarrierWithWaitList", cl_code(e), "'%s'%s", d->name.c_str(),
+        e == CL_INVALID_CONTEXT ? " (the event and the queue are of different contexts)" : "");
   return HURRAY_OK;
 }
 
@@ -94,13 +94,14 @@ hurray_status release_after(void *state, int32_t device, void *stream, void *eve
   cl_int e = cl.clEnqueueMarkerWithWaitList(queue, after ? 1u : 0u, after ? &after : nullptr,
                                             &marker);
   if (e != CL_SUCCESS)
-    return cl_fail(err, HURRAY_OK, "clEnqueueMarkerWithWaitList", e, "release_after on '%s'",
-                   d->name.c_str());
+    return code_fail(err, HURRAY_OK, "clEnqueueMarkerWithWaitList", cl_code(e),
+                     "release_after on '%s'", d->name.c_str());
   e = cl.clFlush(queue);
   if (e == CL_SUCCESS && cl.clSetEventCallback == nullptr) e = cl.clWaitForEvents(1, &marker);
   if (e != CL_SUCCESS) {
     cl.clReleaseEvent(marker);
-    return cl_fail(err, HURRAY_OK, "clFlush", e, "release_after on '%s'", d->name.c_str());
+    return code_fail(err, HURRAY_OK, "clFlush", cl_code(e), "release_after on '%s'",
+                     d->name.c_str());
   }
   if (cl.clSetEventCallback == nullptr) {
     cl.clReleaseEvent(marker);
@@ -112,8 +113,8 @@ hurray_status release_after(void *state, int32_t device, void *stream, void *eve
   if (e != CL_SUCCESS) {
     delete r;
     cl.clReleaseEvent(marker);
-    return cl_fail(err, HURRAY_OK, "clSetEventCallback", e, "release_after on '%s'",
-                   d->name.c_str());
+    return code_fail(err, HURRAY_OK, "clSetEventCallback", cl_code(e), "release_after on '%s'",
+                     d->name.c_str());
   }
   return HURRAY_OK;
 }

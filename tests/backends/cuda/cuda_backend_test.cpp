@@ -14,15 +14,14 @@
 #include <hurray_backend.h>
 #include <sys/stat.h>
 
-#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
-#include <vector>
 
 #include "kit/errors.h"
+#include "kit/member_name.h"
 #include "plugin_under_test.h"
 
 using gpu_test::ScopedEnv;
@@ -134,19 +133,24 @@ TEST_CASE("cuda: the error text is the driver's when it can say it, else the plu
 
 TEST_CASE("cuda: the versioned driver symbols are resolved by their versioned names") {
   // load_api reports the first missing required symbol: from an empty
-  // library (libm) that is cuInit; every name is the _v2 one cuda.h maps to.
+  // library (libm) that is cuInit; every name is the _v2 one cuda.h maps to
+  // (load_api looks each function up by the name of its member of Api).
   CHECK(plugin_under_test::first_missing_in_libm() == "cuInit");
-  const char *versioned[] = {
-#define HURRAY_CUDA_XX_(name, symbol, required) symbol,
-      HURRAY_CUDA_FUNCTIONS(HURRAY_CUDA_XX_)
-#undef HURRAY_CUDA_XX_
-  };
-  std::vector<std::string> names(std::begin(versioned), std::end(versioned));
-  for (const char *s :
-       {"cuMemAlloc_v2", "cuMemFree_v2", "cuCtxPushCurrent_v2", "cuCtxPopCurrent_v2",
-        "cuDevicePrimaryCtxRelease_v2", "cuIpcOpenMemHandle_v2", "cuMemHostGetDevicePointer_v2",
-        "cuStreamDestroy_v2", "cuEventDestroy_v2", "cuMemcpyHtoDAsync_v2", "cuMemcpyDtoHAsync_v2"})
-    CHECK(std::find(names.begin(), names.end(), s) != names.end());
+  using hurray::cuda::Api;
+  using hurray::kit::member_name;
+  CHECK(std::string(member_name<&Api::cuMemAlloc>) == "cuMemAlloc_v2");
+  CHECK(std::string(member_name<&Api::cuMemFree>) == "cuMemFree_v2");
+  CHECK(std::string(member_name<&Api::cuCtxPushCurrent>) == "cuCtxPushCurrent_v2");
+  CHECK(std::string(member_name<&Api::cuCtxPopCurrent>) == "cuCtxPopCurrent_v2");
+  CHECK(std::string(member_name<&Api::cuDevicePrimaryCtxRelease>) ==
+        "cuDevicePrimaryCtxRelease_v2");
+  CHECK(std::string(member_name<&Api::cuIpcOpenMemHandle>) == "cuIpcOpenMemHandle_v2");
+  CHECK(std::string(member_name<&Api::cuMemHostGetDevicePointer>) ==
+        "cuMemHostGetDevicePointer_v2");
+  CHECK(std::string(member_name<&Api::cuStreamDestroy>) == "cuStreamDestroy_v2");
+  CHECK(std::string(member_name<&Api::cuEventDestroy>) == "cuEventDestroy_v2");
+  CHECK(std::string(member_name<&Api::cuMemcpyHtoDAsync>) == "cuMemcpyHtoDAsync_v2");
+  CHECK(std::string(member_name<&Api::cuMemcpyDtoHAsync>) == "cuMemcpyDtoHAsync_v2");
   // (That the stub library, which has every symbol, resolves all of them is
   // shown by the stand-in test: probe gets as far as cuInit.)
 }

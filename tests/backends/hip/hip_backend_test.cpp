@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "kit/errors.h"
+#include "kit/member_name.h"
 #include "plugin_under_test.h"
 
 using gpu_test::starts_with;
@@ -138,21 +139,46 @@ TEST_CASE("hip: hipPointerGetAttributes reads by HIP version (6 renumbered hipMe
   CHECK(static_cast<int>(hipMemoryTypeDevice) == 1);
 }
 
+namespace {
+
+using hurray::hip::Api;
+
+// One VMM call of Api (hip/vmm.cpp): resolved in `loaded` (when not NULL),
+// and optional in load_api's table.
+template <auto Function>
+void check_vmm_function(const Api *loaded) {
+  const std::string name = hurray::kit::member_name<Function>;
+  INFO(name);
+  if (loaded != nullptr) CHECK(loaded->*Function != nullptr);
+  const auto table = hurray::hip::symbols();
+  const auto symbol =
+      std::find_if(table.begin(), table.end(), [&](const auto &s) { return s.name == name; });
+  REQUIRE(symbol != table.end());
+  CHECK_FALSE(symbol->required);
+}
+template <auto... Functions>
+void check_vmm_functions(const Api *loaded) {
+  (check_vmm_function<Functions>(loaded), ...);
+}
+
+}  // namespace
+
 TEST_CASE("hip: the runtime functions are resolved by name") {
   CHECK(plugin_under_test::first_missing_in_libm() == "hipGetDeviceCount");
-  hurray::hip::Api api;
+  Api api;
+  const Api *loaded = nullptr;
   void *hip = dlopen("libamdhip64.so.5", RTLD_NOW | RTLD_LOCAL);
   if (hip == nullptr) hip = dlopen("libamdhip64.so", RTLD_NOW | RTLD_LOCAL);
   if (hip != nullptr) {  // Debian's HIP 5.2 has every one
     CHECK(hurray::hip::load_api(hip, &api) == nullptr);
     CHECK(api.hipMemGetAddressRange != nullptr);
-    // the VMM calls (hip/vmm.cpp): HIP 5.1 and later export every one
-#define HURRAY_HIP_XX_(name, required, ...) CHECK(api.name != nullptr);
-    HURRAY_HIP_VMM_FUNCTIONS(HURRAY_HIP_XX_)
-#undef HURRAY_HIP_XX_
+    loaded = &api;
   }
-  // ... and none is required: a runtime without them loads, with no VMM
-#define HURRAY_HIP_XX_(name, required, ...) CHECK_FALSE(required);
-  HURRAY_HIP_VMM_FUNCTIONS(HURRAY_HIP_XX_)
-#undef HURRAY_HIP_XX_
+  // the VMM calls (hip/vmm.cpp): HIP 5.1 and later export every one, and
+  // none is required: a runtime without them loads, with no VMM
+  check_vmm_functions<&Api::hipMemCreate, &Api::hipMemRelease, &Api::hipMemAddressReserve,
+                      &Api::hipMemAddressFree, &Api::hipMemMap, &Api::hipMemUnmap,
+                      &Api::hipMemSetAccess, &Api::hipMemGetAllocationGranularity,
+                      &Api::hipMemRetainAllocationHandle, &Api::hipMemExportToShareableHandle,
+                      &Api::hipMemImportFromShareableHandle>(loaded);
 }

@@ -2,7 +2,8 @@
 // whose every entry throws on demand, for barrier_test.cpp. The state is a
 // pointer to a Mode the test owns (probe reads it from *state): kNormal runs
 // the kit's own checks, the others throw from inside the entry. Never
-// installed, never in libhurray's plugin folder.
+// installed, never in libhurray's plugin folder. Its entries and table come
+// from kit/entries.h, as a real plugin's do.
 #include <hurray_backend.h>
 
 #include <cstring>
@@ -12,11 +13,15 @@
 
 #include "kit/entry.h"
 #include "kit/errors.h"
+#include "kit/table.h"
 #include "kit_test_modes.h"
 
-namespace {
+namespace hurray::kit_test {
 
-using hurray::kit_test::Mode;
+// The entry points and the table (src/backends/kit/entries.h).
+#include "kit/entries.h"
+
+namespace {
 
 // Throw what the mode says (a plugin's own code failing deep inside).
 void act(const void *state) {
@@ -34,6 +39,8 @@ void act(const void *state) {
 }
 
 constexpr size_t kDevices = 1;
+
+}  // namespace
 
 hurray_status probe(void **state, hurray_error *err) {
   if (state == nullptr)
@@ -109,34 +116,22 @@ hurray_status native(void *state, int32_t, hurray_backend_native *, hurray_error
   return HURRAY_OK;
 }
 
-constexpr hurray_backend_v1 make_table() noexcept {
-  using hurray::kit::barrier;
-  hurray_backend_v1 t = hurray::kit::make_table(hurray::kit_test::kDeviceTag);
-  t.probe = barrier<&probe, "probe">;
-  t.shutdown = barrier<&shutdown, "shutdown">;
-  t.device_count = barrier<&device_count, "device_count">;
-  t.device_info = barrier<&device_info, "device_info">;
-  t.alloc = barrier<&alloc, "alloc">;
-  t.free = barrier<&free_, "free">;
-  t.copy_to_host = barrier<&copy_to_host, "copy_to_host">;
-  t.copy_from_host = barrier<&copy_from_host, "copy_from_host">;
-  t.classify = barrier<&classify, "classify">;
-  t.event_record = barrier<&event_record, "event_record">;
-  t.event_wait = barrier<&event_wait, "event_wait">;
-  t.event_release = barrier<&event_release, "event_release">;
-  t.ipc_export_memory = barrier<&ipc_export_memory, "ipc_export_memory">;
-  t.ipc_import_memory = barrier<&ipc_import_memory, "ipc_import_memory">;
-  t.ipc_export_event = barrier<&ipc_export_event, "ipc_export_event">;
-  t.ipc_import_event = barrier<&ipc_import_event, "ipc_import_event">;
-  t.native = barrier<&native, "native">;
-  return t;
+hurray_status device_identity(void *state, int32_t, hurray_backend_device_identity *,
+                              hurray_error *err) {
+  act(state);
+  return hurray::kit::fail(err, HURRAY_E_UNSUPPORTED, "kit-test: device_identity knows nothing");
+}
+hurray_status release_after(void *state, int32_t, void *, void *, uint64_t, void (*)(void *),
+                            void *, hurray_error *err) {
+  act(state);
+  return hurray::kit::fail(err, HURRAY_E_UNSUPPORTED, "kit-test: release_after releases nothing");
 }
 
-constinit const hurray_backend_v1 kTable = make_table();
+constinit const hurray_backend_v1 kTable = kit_table<kit::Ipc::kEntries>(kDeviceTag);
 
-}  // namespace
+}  // namespace hurray::kit_test
 
 extern "C" __attribute__((visibility("default"))) const hurray_backend_v1 *hurray_backend_entry(
     void) {
-  return &kTable;
+  return &hurray::kit_test::kTable;
 }

@@ -8,12 +8,12 @@
 // EGL_PLATFORM=surfaceless on a machine without a display (bench/run.py
 // sets it).
 #include <benchmark/benchmark.h>
+#include <dlfcn.h>
 #include <hurray.h>
 #include <hurray_backend.h>
 
-#include <dlfcn.h>
-
-#include "webgpu/wgpu_abi.h"
+#include "kit/library.h"
+#include "webgpu/api.h"
 
 namespace {
 
@@ -48,10 +48,12 @@ struct Dawn {
     hurray_backend_native n;
     if (hurray_device_native(nullptr, HURRAY_DEVICE_WEBGPU, 0, &n, nullptr) != HURRAY_OK) return;
     void *lib = n.handles[4];
-#define WEBGPU_BENCH_XX_(name, ret, params) \
-  w.name = reinterpret_cast<hwgpu_##name##_fn>(dlsym(lib, #name));
-    HWGPU_FUNCTIONS(WEBGPU_BENCH_XX_)
-#undef WEBGPU_BENCH_XX_
+    const hurray::kit::Lookup in_dawn{
+        [](void *dawn, const char *name) noexcept {
+          return reinterpret_cast<hurray::kit::AnyFunction>(dlsym(dawn, name));
+        },
+        lib};
+    hurray::kit::resolve_symbols<hwgpu_api>(in_dawn, hurray::webgpu::kFunctions, &w);
     instance = w.wgpuCreateInstance(nullptr);
     if (instance == nullptr) return;
     WGPURequestAdapterOptions o{};

@@ -60,8 +60,10 @@ hurray_status find_device(State *s, int32_t device, Device **out, hurray_error *
 // "event_record: event and value".
 template <class... Ptr>
 hurray_status check_not_null(hurray_error *err, const char *what, const Ptr *...ptrs) noexcept {
-  if (((ptrs == nullptr) || ...))
-    return refuse(err, HURRAY_E_INVALID_ARGUMENT, "%s must not be NULL", what);
+  // Not folded inside the if: clang 14 warns of the parentheses left
+  // around a single comparison (-Wparentheses-equality).
+  const bool any_null = ((ptrs == nullptr) || ...);
+  if (any_null) return refuse(err, HURRAY_E_INVALID_ARGUMENT, "%s must not be NULL", what);
   return HURRAY_OK;
 }
 

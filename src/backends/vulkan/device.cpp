@@ -195,15 +195,15 @@ std::unique_ptr<Device> open_device(State &s, VkPhysicalDevice phys, int32_t ord
   // Device functions; without vkDestroyDevice the destructor cannot work.
   const DeviceResolver at{s.fn.vkGetDeviceProcAddr, d->dev};
   std::string missing;
-  kit::resolve_symbols<DeviceFns>(lookup_in(at), kDeviceSymbols, &d->fn, &missing);
+  kit::resolve_symbols<DeviceCoreFns>(lookup_in(at), kDeviceSymbols, &d->fn, &missing);
   if (!d->fn.vkDestroyDevice) {
     // Leak rather than call through nothing; this cannot happen on a loader.
     d->dev = VK_NULL_HANDLE;
     return skip("[vkGetDeviceProcAddr] vkDestroyDevice missing");
   }
   if (!missing.empty()) return skip("[vkGetDeviceProcAddr] missing " + missing);
-  if (mem_fd) kit::resolve_symbols<DeviceFns>(lookup_in(at), kMemoryFdSymbols, &d->fn);
-  if (sem_fd) kit::resolve_symbols<DeviceFns>(lookup_in(at), kSemaphoreFdSymbols, &d->fn);
+  if (mem_fd) kit::resolve_symbols<MemoryFdFns>(lookup_in(at), kMemoryFdSymbols, &d->fn);
+  if (sem_fd) kit::resolve_symbols<SemaphoreFdFns>(lookup_in(at), kSemaphoreFdSymbols, &d->fn);
   if (!d->fn.vkGetMemoryFdKHR && d->ipc_memory) {
     d->ipc_memory = false;
     d->ipc_memory_why = "vkGetMemoryFdKHR missing";
@@ -271,15 +271,13 @@ hurray_status probe_impl(void **out_state, hurray_error *err) {
   std::string loader, not_loaded;
   s->lib = kit::open_library("HURRAY_VULKAN_LOADER", kSonames, &loader, &not_loaded);
   if (!s->lib) return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "%s", not_loaded.c_str());
-  static constexpr kit::Symbol<State> kLoaderSymbols[] = {
-      {"vkGetInstanceProcAddr", kit::slot<&State::gipa>, true},
-  };
-  if (kit::resolve_symbols<State>(kit::from_library(s->lib), kLoaderSymbols, s.get()) != nullptr)
+  if (kit::resolve_symbols<LoaderFns>(kit::from_library(s->lib), kLoaderSymbols, &s->loader) !=
+      nullptr)
     return refuse(err, HURRAY_E_DEVICE_UNAVAILABLE,
                   "%s is not a Vulkan loader: it has no vkGetInstanceProcAddr", loader.c_str());
 
   GlobalFns global;
-  const InstanceResolver no_instance{s->gipa, VK_NULL_HANDLE};
+  const InstanceResolver no_instance{s->loader.vkGetInstanceProcAddr, VK_NULL_HANDLE};
   const char *absent =
       kit::resolve_symbols<GlobalFns>(lookup_in(no_instance), kGlobalSymbols, &global);
   uint32_t loader_version = VK_API_VERSION_1_0;
@@ -314,7 +312,7 @@ hurray_status probe_impl(void **out_state, hurray_error *err) {
     return vk_fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "vkCreateInstance", r, "%s", "");
   }
   std::string missing;
-  const InstanceResolver at{s->gipa, s->instance};
+  const InstanceResolver at{s->loader.vkGetInstanceProcAddr, s->instance};
   if (kit::resolve_symbols<InstanceFns>(lookup_in(at), kInstanceSymbols, &s->fn, &missing) !=
       nullptr)
     return fail(err, HURRAY_E_DEVICE_UNAVAILABLE, "[vkGetInstanceProcAddr] missing %s",

@@ -4,6 +4,10 @@
 // Vulkan gives for its level (vkGetInstanceProcAddr, vkGetDeviceProcAddr).
 // device.cpp resolves them in probe(); the rest of the plugin calls
 // through State::fn and Device::fn.
+//
+// Each struct has one table, and a static_assert that the table names every
+// member: a function added to a struct and left out of its table (a null
+// pointer called later) does not compile.
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -12,6 +16,15 @@
 
 namespace hurray::vulkan {
 
+// The one function looked up with dlsym in the loader.
+struct LoaderFns {
+  PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr = nullptr;
+};
+inline constexpr kit::Symbol<LoaderFns> kLoaderSymbols[] = {
+    kit::required<&LoaderFns::vkGetInstanceProcAddr>,
+};
+static_assert(kit::names_every_member(kLoaderSymbols));
+
 // Before an instance exists: looked up with vkGetInstanceProcAddr(NULL, ...).
 // vkEnumerateInstanceVersion is absent from Vulkan 1.0 loaders.
 struct GlobalFns {
@@ -19,91 +32,139 @@ struct GlobalFns {
   PFN_vkCreateInstance vkCreateInstance = nullptr;
 };
 inline constexpr kit::Symbol<GlobalFns> kGlobalSymbols[] = {
-    {"vkEnumerateInstanceVersion", kit::slot<&GlobalFns::vkEnumerateInstanceVersion>, false},
-    {"vkCreateInstance", kit::slot<&GlobalFns::vkCreateInstance>, true},
+    kit::optional<&GlobalFns::vkEnumerateInstanceVersion>,
+    kit::required<&GlobalFns::vkCreateInstance>,
 };
+static_assert(kit::names_every_member(kGlobalSymbols));
 
-// X(name): every function of the instance, all required.
-#define HURRAY_VULKAN_INSTANCE_FUNCTIONS(X)         \
-  X(vkDestroyInstance)                              \
-  X(vkEnumeratePhysicalDevices)                     \
-  X(vkGetPhysicalDeviceProperties)                  \
-  X(vkGetPhysicalDeviceProperties2)                 \
-  X(vkGetPhysicalDeviceFeatures2)                   \
-  X(vkGetPhysicalDeviceMemoryProperties)            \
-  X(vkGetPhysicalDeviceQueueFamilyProperties)       \
-  X(vkEnumerateDeviceExtensionProperties)           \
-  X(vkGetPhysicalDeviceExternalBufferProperties)    \
-  X(vkGetPhysicalDeviceExternalSemaphoreProperties) \
-  X(vkCreateDevice)                                 \
-  X(vkGetDeviceProcAddr)
-
-// X(name): every core function of a device, all required.
-#define HURRAY_VULKAN_DEVICE_FUNCTIONS(X) \
-  X(vkDestroyDevice)                      \
-  X(vkGetDeviceQueue)                     \
-  X(vkDeviceWaitIdle)                     \
-  X(vkAllocateMemory)                     \
-  X(vkFreeMemory)                         \
-  X(vkMapMemory)                          \
-  X(vkUnmapMemory)                        \
-  X(vkFlushMappedMemoryRanges)            \
-  X(vkInvalidateMappedMemoryRanges)       \
-  X(vkCreateBuffer)                       \
-  X(vkDestroyBuffer)                      \
-  X(vkGetBufferMemoryRequirements)        \
-  X(vkBindBufferMemory)                   \
-  X(vkCreateCommandPool)                  \
-  X(vkDestroyCommandPool)                 \
-  X(vkAllocateCommandBuffers)             \
-  X(vkBeginCommandBuffer)                 \
-  X(vkEndCommandBuffer)                   \
-  X(vkCmdPipelineBarrier)                 \
-  X(vkCmdCopyBuffer)                      \
-  X(vkQueueSubmit)                        \
-  X(vkCreateFence)                        \
-  X(vkDestroyFence)                       \
-  X(vkWaitForFences)                      \
-  X(vkResetFences)                        \
-  X(vkCreateSemaphore)                    \
-  X(vkDestroySemaphore)                   \
-  X(vkWaitSemaphores)                     \
-  X(vkSignalSemaphore)                    \
-  X(vkGetSemaphoreCounterValue)
-
+// Every function of the instance, all required.
 struct InstanceFns {
-#define HURRAY_VULKAN_MEMBER_(name) PFN_##name name = nullptr;
-  HURRAY_VULKAN_INSTANCE_FUNCTIONS(HURRAY_VULKAN_MEMBER_)
+  PFN_vkDestroyInstance vkDestroyInstance = nullptr;
+  PFN_vkEnumeratePhysicalDevices vkEnumeratePhysicalDevices = nullptr;
+  PFN_vkGetPhysicalDeviceProperties vkGetPhysicalDeviceProperties = nullptr;
+  PFN_vkGetPhysicalDeviceProperties2 vkGetPhysicalDeviceProperties2 = nullptr;
+  PFN_vkGetPhysicalDeviceFeatures2 vkGetPhysicalDeviceFeatures2 = nullptr;
+  PFN_vkGetPhysicalDeviceMemoryProperties vkGetPhysicalDeviceMemoryProperties = nullptr;
+  PFN_vkGetPhysicalDeviceQueueFamilyProperties vkGetPhysicalDeviceQueueFamilyProperties = nullptr;
+  PFN_vkEnumerateDeviceExtensionProperties vkEnumerateDeviceExtensionProperties = nullptr;
+  PFN_vkGetPhysicalDeviceExternalBufferProperties vkGetPhysicalDeviceExternalBufferProperties =
+      nullptr;
+  PFN_vkGetPhysicalDeviceExternalSemaphoreProperties
+      vkGetPhysicalDeviceExternalSemaphoreProperties = nullptr;
+  PFN_vkCreateDevice vkCreateDevice = nullptr;
+  PFN_vkGetDeviceProcAddr vkGetDeviceProcAddr = nullptr;
 };
-struct DeviceFns {
-  HURRAY_VULKAN_DEVICE_FUNCTIONS(HURRAY_VULKAN_MEMBER_)
-#undef HURRAY_VULKAN_MEMBER_
-  // Present only with their extension (VK_KHR_external_memory_fd,
-  // VK_KHR_external_semaphore_fd).
+inline constexpr kit::Symbol<InstanceFns> kInstanceSymbols[] = {
+    kit::required<&InstanceFns::vkDestroyInstance>,
+    kit::required<&InstanceFns::vkEnumeratePhysicalDevices>,
+    kit::required<&InstanceFns::vkGetPhysicalDeviceProperties>,
+    kit::required<&InstanceFns::vkGetPhysicalDeviceProperties2>,
+    kit::required<&InstanceFns::vkGetPhysicalDeviceFeatures2>,
+    kit::required<&InstanceFns::vkGetPhysicalDeviceMemoryProperties>,
+    kit::required<&InstanceFns::vkGetPhysicalDeviceQueueFamilyProperties>,
+    kit::required<&InstanceFns::vkEnumerateDeviceExtensionProperties>,
+    kit::required<&InstanceFns::vkGetPhysicalDeviceExternalBufferProperties>,
+    kit::required<&InstanceFns::vkGetPhysicalDeviceExternalSemaphoreProperties>,
+    kit::required<&InstanceFns::vkCreateDevice>,
+    kit::required<&InstanceFns::vkGetDeviceProcAddr>,
+};
+static_assert(kit::names_every_member(kInstanceSymbols));
+
+// Every core function of a device, all required.
+struct DeviceCoreFns {
+  PFN_vkDestroyDevice vkDestroyDevice = nullptr;
+  PFN_vkGetDeviceQueue vkGetDeviceQueue = nullptr;
+  PFN_vkDeviceWaitIdle vkDeviceWaitIdle = nullptr;
+  PFN_vkAllocateMemory vkAllocateMemory = nullptr;
+  PFN_vkFreeMemory vkFreeMemory = nullptr;
+  PFN_vkMapMemory vkMapMemory = nullptr;
+  PFN_vkUnmapMemory vkUnmapMemory = nullptr;
+  PFN_vkFlushMappedMemoryRanges vkFlushMappedMemoryRanges = nullptr;
+  PFN_vkInvalidateMappedMemoryRanges vkInvalidateMappedMemoryRanges = nullptr;
+  PFN_vkCreateBuffer vkCreateBuffer = nullptr;
+  PFN_vkDestroyBuffer vkDestroyBuffer = nullptr;
+  PFN_vkGetBufferMemoryRequirements vkGetBufferMemoryRequirements = nullptr;
+  PFN_vkBindBufferMemory vkBindBufferMemory = nullptr;
+  PFN_vkCreateCommandPool vkCreateCommandPool = nullptr;
+  PFN_vkDestroyCommandPool vkDestroyCommandPool = nullptr;
+  PFN_vkAllocateCommandBuffers vkAllocateCommandBuffers = nullptr;
+  PFN_vkBeginCommandBuffer vkBeginCommandBuffer = nullptr;
+  PFN_vkEndCommandBuffer vkEndCommandBuffer = nullptr;
+  PFN_vkCmdPipelineBarrier vkCmdPipelineBarrier = nullptr;
+  PFN_vkCmdCopyBuffer vkCmdCopyBuffer = nullptr;
+  PFN_vkQueueSubmit vkQueueSubmit = nullptr;
+  PFN_vkCreateFence vkCreateFence = nullptr;
+  PFN_vkDestroyFence vkDestroyFence = nullptr;
+  PFN_vkWaitForFences vkWaitForFences = nullptr;
+  PFN_vkResetFences vkResetFences = nullptr;
+  PFN_vkCreateSemaphore vkCreateSemaphore = nullptr;
+  PFN_vkDestroySemaphore vkDestroySemaphore = nullptr;
+  PFN_vkWaitSemaphores vkWaitSemaphores = nullptr;
+  PFN_vkSignalSemaphore vkSignalSemaphore = nullptr;
+  PFN_vkGetSemaphoreCounterValue vkGetSemaphoreCounterValue = nullptr;
+};
+inline constexpr kit::Symbol<DeviceCoreFns> kDeviceSymbols[] = {
+    kit::required<&DeviceCoreFns::vkDestroyDevice>,
+    kit::required<&DeviceCoreFns::vkGetDeviceQueue>,
+    kit::required<&DeviceCoreFns::vkDeviceWaitIdle>,
+    kit::required<&DeviceCoreFns::vkAllocateMemory>,
+    kit::required<&DeviceCoreFns::vkFreeMemory>,
+    kit::required<&DeviceCoreFns::vkMapMemory>,
+    kit::required<&DeviceCoreFns::vkUnmapMemory>,
+    kit::required<&DeviceCoreFns::vkFlushMappedMemoryRanges>,
+    kit::required<&DeviceCoreFns::vkInvalidateMappedMemoryRanges>,
+    kit::required<&DeviceCoreFns::vkCreateBuffer>,
+    kit::required<&DeviceCoreFns::vkDestroyBuffer>,
+    kit::required<&DeviceCoreFns::vkGetBufferMemoryRequirements>,
+    kit::required<&DeviceCoreFns::vkBindBufferMemory>,
+    kit::required<&DeviceCoreFns::vkCreateCommandPool>,
+    kit::required<&DeviceCoreFns::vkDestroyCommandPool>,
+    kit::required<&DeviceCoreFns::vkAllocateCommandBuffers>,
+    kit::required<&DeviceCoreFns::vkBeginCommandBuffer>,
+    kit::required<&DeviceCoreFns::vkEndCommandBuffer>,
+    kit::required<&DeviceCoreFns::vkCmdPipelineBarrier>,
+    kit::required<&DeviceCoreFns::vkCmdCopyBuffer>,
+    kit::required<&DeviceCoreFns::vkQueueSubmit>,
+    kit::required<&DeviceCoreFns::vkCreateFence>,
+    kit::required<&DeviceCoreFns::vkDestroyFence>,
+    kit::required<&DeviceCoreFns::vkWaitForFences>,
+    kit::required<&DeviceCoreFns::vkResetFences>,
+    kit::required<&DeviceCoreFns::vkCreateSemaphore>,
+    kit::required<&DeviceCoreFns::vkDestroySemaphore>,
+    kit::required<&DeviceCoreFns::vkWaitSemaphores>,
+    kit::required<&DeviceCoreFns::vkSignalSemaphore>,
+    kit::required<&DeviceCoreFns::vkGetSemaphoreCounterValue>,
+};
+static_assert(kit::names_every_member(kDeviceSymbols));
+
+// Present only with VK_KHR_external_memory_fd; looked up when the device
+// enabled it.
+struct MemoryFdFns {
   PFN_vkGetMemoryFdKHR vkGetMemoryFdKHR = nullptr;
+};
+inline constexpr kit::Symbol<MemoryFdFns> kMemoryFdSymbols[] = {
+    kit::optional<&MemoryFdFns::vkGetMemoryFdKHR>,
+};
+static_assert(kit::names_every_member(kMemoryFdSymbols));
+
+// Present only with VK_KHR_external_semaphore_fd; looked up when the device
+// enabled it.
+struct SemaphoreFdFns {
   PFN_vkGetSemaphoreFdKHR vkGetSemaphoreFdKHR = nullptr;
   PFN_vkImportSemaphoreFdKHR vkImportSemaphoreFdKHR = nullptr;
 };
+inline constexpr kit::Symbol<SemaphoreFdFns> kSemaphoreFdSymbols[] = {
+    kit::optional<&SemaphoreFdFns::vkGetSemaphoreFdKHR>,
+    kit::optional<&SemaphoreFdFns::vkImportSemaphoreFdKHR>,
+};
+static_assert(kit::names_every_member(kSemaphoreFdSymbols));
 
-inline constexpr kit::Symbol<InstanceFns> kInstanceSymbols[] = {
-#define HURRAY_VULKAN_SYMBOL_(name) {#name, kit::slot<&InstanceFns::name>, true},
-    HURRAY_VULKAN_INSTANCE_FUNCTIONS(HURRAY_VULKAN_SYMBOL_)
-#undef HURRAY_VULKAN_SYMBOL_
-};
-inline constexpr kit::Symbol<DeviceFns> kDeviceSymbols[] = {
-#define HURRAY_VULKAN_SYMBOL_(name) {#name, kit::slot<&DeviceFns::name>, true},
-    HURRAY_VULKAN_DEVICE_FUNCTIONS(HURRAY_VULKAN_SYMBOL_)
-#undef HURRAY_VULKAN_SYMBOL_
-};
-// Looked up when the device enabled VK_KHR_external_memory_fd.
-inline constexpr kit::Symbol<DeviceFns> kMemoryFdSymbols[] = {
-    {"vkGetMemoryFdKHR", kit::slot<&DeviceFns::vkGetMemoryFdKHR>, false},
-};
-// Looked up when the device enabled VK_KHR_external_semaphore_fd.
-inline constexpr kit::Symbol<DeviceFns> kSemaphoreFdSymbols[] = {
-    {"vkGetSemaphoreFdKHR", kit::slot<&DeviceFns::vkGetSemaphoreFdKHR>, false},
-    {"vkImportSemaphoreFdKHR", kit::slot<&DeviceFns::vkImportSemaphoreFdKHR>, false},
-};
+// A device's functions, called as d->fn.vkX whichever table resolved them;
+// each part is resolved into through its base (kit::resolve_symbols<Part>).
+// Nothing is declared here directly, so the three tables cover it.
+struct DeviceFns : DeviceCoreFns, MemoryFdFns, SemaphoreFdFns {};
+static_assert(sizeof(DeviceFns) ==
+              sizeof(DeviceCoreFns) + sizeof(MemoryFdFns) + sizeof(SemaphoreFdFns));
 
 // get(handle, name) as a kit lookup: vkGetInstanceProcAddr with an instance
 // (VK_NULL_HANDLE: the global functions), vkGetDeviceProcAddr with a device.

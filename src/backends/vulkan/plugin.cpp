@@ -131,8 +131,8 @@ hurray_status native(void *state, int32_t device, hurray_backend_native *out,
   out->handles[2] = to_ptr(d->dev);
   out->handles[3] = to_ptr(d->queue);
   out->handles[4] = reinterpret_cast<void *>(static_cast<uintptr_t>(d->family));
-  static_assert(sizeof(s->gipa) == sizeof(void *));
-  std::memcpy(&out->handles[5], &s->gipa, sizeof(void *));
+  static_assert(sizeof(s->loader.vkGetInstanceProcAddr) == sizeof(void *));
+  std::memcpy(&out->handles[5], &s->loader.vkGetInstanceProcAddr, sizeof(void *));
   std::lock_guard<std::mutex> lock(d->mu);
   out->handles[6] = to_ptr(d->timelines.front().semaphore);
   return HURRAY_OK;

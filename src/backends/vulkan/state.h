@@ -346,7 +346,7 @@ struct RegEntry {
 
 struct State {
   void *lib = nullptr;
-  PFN_vkGetInstanceProcAddr gipa = nullptr;
+  LoaderFns loader;
   VkInstance instance = VK_NULL_HANDLE;
   InstanceFns fn;
   std::vector<std::unique_ptr<Device>> devices;

@@ -6,20 +6,8 @@
 
 namespace hurray::webgpu {
 
-namespace {
-
-// The table of every function of HWGPU_FUNCTIONS, all required
-// (kit/library.h).
-constexpr kit::Symbol<hwgpu_api> kSymbols[] = {
-#define HURRAY_WEBGPU_XX_(name, ret, params) {#name, kit::slot<&hwgpu_api::name>, true},
-    HWGPU_FUNCTIONS(HURRAY_WEBGPU_XX_)
-#undef HURRAY_WEBGPU_XX_
-};
-
-}  // namespace
-
 const char *load_api(void *lib, hwgpu_api *api) noexcept {
-  return kit::load_symbols<hwgpu_api>(lib, kSymbols, api);
+  return kit::load_symbols<hwgpu_api>(lib, kFunctions, api);
 }
 
 const char *backend_name(uint32_t backend) noexcept {

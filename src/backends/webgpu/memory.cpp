@@ -39,7 +39,7 @@ hurray_status alloc(void *state, int32_t device, uint8_t memory_class, uint64_t 
   std::lock_guard<std::mutex> lock(s->mu);
   s->live.reserve(s->live.size() + 1);  // may throw: before the buffer exists
   WGPUBuffer b = nullptr;
-  const hurray_status st = on_worker(s, [&] {
+  const hurray_status st = on_worker(s, [&, s = s, d = d] {
     push_errors(s, *d);
     b = s->wgpu.wgpuDeviceCreateBuffer(d->device, &desc);
     const hurray_status popped =

@@ -142,8 +142,8 @@ hurray_status release_after(void *state, int32_t device, void *stream, void *eve
   } else {
     const WGPUQueueWorkDoneCallbackInfo info{nullptr, HWGPU_CALLBACK_MODE_ALLOW_PROCESS_EVENTS,
                                              on_released_work_done, entry.get(), nullptr};
-    const WGPUFuture f =
-        on_worker(s, [&] { return s->wgpu.wgpuQueueOnSubmittedWorkDone(d->queue, info); });
+    const WGPUFuture f = on_worker(
+        s, [&, s = s, d = d] { return s->wgpu.wgpuQueueOnSubmittedWorkDone(d->queue, info); });
     if (f.id == 0) {  // kept, without done: Dawn may still run the callback
       r->entries.push_back(std::move(entry));
       return fail(err, HURRAY_E_BACKEND, "[wgpuQueueOnSubmittedWorkDone] no future on '%s'",

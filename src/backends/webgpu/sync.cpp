@@ -34,7 +34,7 @@ hurray_status event_record(void *state, int32_t device, void *stream, void **eve
   std::lock_guard<std::mutex> lock(s->mu);
   const WGPUQueueWorkDoneCallbackInfo info{nullptr, HWGPU_CALLBACK_MODE_ALLOW_PROCESS_EVENTS,
                                            on_work_done, nullptr, nullptr};
-  const WGPUFuture f = on_worker(s, [&] {
+  const WGPUFuture f = on_worker(s, [&, s = s, d = d] {
     const WGPUFuture got = s->wgpu.wgpuQueueOnSubmittedWorkDone(d->queue, info);
     s->wgpu.wgpuInstanceProcessEvents(s->instance);  // reap the completed ones
     return got;

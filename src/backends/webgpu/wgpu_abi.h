@@ -143,85 +143,92 @@ typedef void (*WGPUPopErrorScopeCallback)(uint32_t status, uint32_t type, WGPUSt
 typedef void (*WGPUQueueWorkDoneCallback)(uint32_t status, WGPUStringView message,
                                           void *userdata1, void *userdata2);
 
-/* The shape every *CallbackInfo shares: chain, mode, callback, two user
- * pointers. */
-#define HWGPU_CALLBACK_INFO(name, callback_type) \
-  typedef struct name {                          \
-    WGPUChainedStruct *nextInChain;              \
-    uint32_t mode; /* HWGPU_CALLBACK_MODE_* */   \
-    callback_type callback;                      \
-    void *userdata1;                             \
-    void *userdata2;                             \
-  } name
-HWGPU_CALLBACK_INFO(WGPURequestAdapterCallbackInfo, WGPURequestAdapterCallback);
-HWGPU_CALLBACK_INFO(WGPURequestDeviceCallbackInfo, WGPURequestDeviceCallback);
-HWGPU_CALLBACK_INFO(WGPUBufferMapCallbackInfo, WGPUBufferMapCallback);
-HWGPU_CALLBACK_INFO(WGPUPopErrorScopeCallbackInfo, WGPUPopErrorScopeCallback);
-HWGPU_CALLBACK_INFO(WGPUQueueWorkDoneCallbackInfo, WGPUQueueWorkDoneCallback);
-#undef HWGPU_CALLBACK_INFO
+/* Every *CallbackInfo has one shape: chain, mode (HWGPU_CALLBACK_MODE_*),
+ * callback, two user pointers. */
+typedef struct WGPURequestAdapterCallbackInfo {
+  WGPUChainedStruct *nextInChain;
+  uint32_t mode;
+  WGPURequestAdapterCallback callback;
+  void *userdata1;
+  void *userdata2;
+} WGPURequestAdapterCallbackInfo;
+typedef struct WGPURequestDeviceCallbackInfo {
+  WGPUChainedStruct *nextInChain;
+  uint32_t mode;
+  WGPURequestDeviceCallback callback;
+  void *userdata1;
+  void *userdata2;
+} WGPURequestDeviceCallbackInfo;
+typedef struct WGPUBufferMapCallbackInfo {
+  WGPUChainedStruct *nextInChain;
+  uint32_t mode;
+  WGPUBufferMapCallback callback;
+  void *userdata1;
+  void *userdata2;
+} WGPUBufferMapCallbackInfo;
+typedef struct WGPUPopErrorScopeCallbackInfo {
+  WGPUChainedStruct *nextInChain;
+  uint32_t mode;
+  WGPUPopErrorScopeCallback callback;
+  void *userdata1;
+  void *userdata2;
+} WGPUPopErrorScopeCallbackInfo;
+typedef struct WGPUQueueWorkDoneCallbackInfo {
+  WGPUChainedStruct *nextInChain;
+  uint32_t mode;
+  WGPUQueueWorkDoneCallback callback;
+  void *userdata1;
+  void *userdata2;
+} WGPUQueueWorkDoneCallbackInfo;
 
-/* ---- functions: XX(name, return type, parameter list) ---------------------
- * The device descriptor and the instance descriptor differ between Dawn
- * revisions, so the plugin passes NULL for both (Dawn's defaults). */
-#define HWGPU_FUNCTIONS(XX)                                                                   \
-  XX(wgpuCreateInstance, WGPUInstance, (const void *descriptor))                              \
-  XX(wgpuInstanceRequestAdapter, WGPUFuture,                                                  \
-     (WGPUInstance instance, const WGPURequestAdapterOptions *options,                       \
-      WGPURequestAdapterCallbackInfo callback_info))                                          \
-  XX(wgpuInstanceProcessEvents, void, (WGPUInstance instance))                                \
-  XX(wgpuInstanceWaitAny, uint32_t,                                                           \
-     (WGPUInstance instance, size_t count, WGPUFutureWaitInfo *futures, uint64_t timeout_ns)) \
-  XX(wgpuInstanceRelease, void, (WGPUInstance instance))                                      \
-  XX(wgpuAdapterGetInfo, uint32_t, (WGPUAdapter adapter, WGPUAdapterInfo *info))              \
-  XX(wgpuAdapterInfoFreeMembers, void, (WGPUAdapterInfo info))                                \
-  XX(wgpuAdapterRequestDevice, WGPUFuture,                                                    \
-     (WGPUAdapter adapter, const void *descriptor, WGPURequestDeviceCallbackInfo callback_info)) \
-  XX(wgpuAdapterRelease, void, (WGPUAdapter adapter))                                         \
-  XX(wgpuDeviceGetQueue, WGPUQueue, (WGPUDevice device))                                      \
-  XX(wgpuDeviceCreateBuffer, WGPUBuffer,                                                      \
-     (WGPUDevice device, const WGPUBufferDescriptor *descriptor))                             \
-  XX(wgpuDeviceCreateCommandEncoder, WGPUCommandEncoder,                                      \
-     (WGPUDevice device, const WGPUCommandEncoderDescriptor *descriptor))                     \
-  XX(wgpuDevicePushErrorScope, void, (WGPUDevice device, uint32_t filter))                    \
-  XX(wgpuDevicePopErrorScope, WGPUFuture,                                                     \
-     (WGPUDevice device, WGPUPopErrorScopeCallbackInfo callback_info))                        \
-  XX(wgpuDeviceDestroy, void, (WGPUDevice device))                                            \
-  XX(wgpuDeviceRelease, void, (WGPUDevice device))                                            \
-  XX(wgpuBufferMapAsync, WGPUFuture,                                                          \
-     (WGPUBuffer buffer, WGPUFlags mode, size_t offset, size_t size,                          \
-      WGPUBufferMapCallbackInfo callback_info))                                               \
-  XX(wgpuBufferGetConstMappedRange, const void *,                                             \
-     (WGPUBuffer buffer, size_t offset, size_t size))                                         \
-  XX(wgpuBufferUnmap, void, (WGPUBuffer buffer))                                              \
-  XX(wgpuBufferGetSize, uint64_t, (WGPUBuffer buffer))                                        \
-  XX(wgpuBufferGetUsage, WGPUFlags, (WGPUBuffer buffer))                                      \
-  XX(wgpuBufferDestroy, void, (WGPUBuffer buffer))                                            \
-  XX(wgpuBufferRelease, void, (WGPUBuffer buffer))                                            \
-  XX(wgpuCommandEncoderCopyBufferToBuffer, void,                                              \
-     (WGPUCommandEncoder encoder, WGPUBuffer source, uint64_t source_offset,                  \
-      WGPUBuffer destination, uint64_t destination_offset, uint64_t size))                    \
-  XX(wgpuCommandEncoderFinish, WGPUCommandBuffer,                                             \
-     (WGPUCommandEncoder encoder, const void *descriptor))                                    \
-  XX(wgpuCommandEncoderRelease, void, (WGPUCommandEncoder encoder))                           \
-  XX(wgpuCommandBufferRelease, void, (WGPUCommandBuffer command_buffer))                      \
-  XX(wgpuQueueSubmit, void,                                                                   \
-     (WGPUQueue queue, size_t count, const WGPUCommandBuffer *commands))                      \
-  XX(wgpuQueueWriteBuffer, void,                                                              \
-     (WGPUQueue queue, WGPUBuffer buffer, uint64_t offset, const void *data, size_t size))    \
-  XX(wgpuQueueOnSubmittedWorkDone, WGPUFuture,                                                \
-     (WGPUQueue queue, WGPUQueueWorkDoneCallbackInfo callback_info))                          \
-  XX(wgpuQueueRelease, void, (WGPUQueue queue))
-
-/* The function pointer types: hwgpu_<name>_fn. */
-#define HWGPU_FN_TYPE_(name, ret, params) typedef ret(*hwgpu_##name##_fn) params;
-HWGPU_FUNCTIONS(HWGPU_FN_TYPE_)
-#undef HWGPU_FN_TYPE_
-
-/* The table of resolved functions. */
+/* ---- functions ------------------------------------------------------------
+ * The table of resolved functions, each member named as the symbol it holds
+ * (the plugin looks each up by its member's name: api.cpp). The device
+ * descriptor and the instance descriptor differ between Dawn revisions, so
+ * the plugin passes NULL for both (Dawn's defaults). */
 typedef struct hwgpu_api {
-#define HWGPU_FN_FIELD_(name, ret, params) hwgpu_##name##_fn name;
-  HWGPU_FUNCTIONS(HWGPU_FN_FIELD_)
-#undef HWGPU_FN_FIELD_
+  WGPUInstance (*wgpuCreateInstance)(const void *descriptor);
+  WGPUFuture (*wgpuInstanceRequestAdapter)(WGPUInstance instance,
+                                           const WGPURequestAdapterOptions *options,
+                                           WGPURequestAdapterCallbackInfo callback_info);
+  void (*wgpuInstanceProcessEvents)(WGPUInstance instance);
+  uint32_t (*wgpuInstanceWaitAny)(WGPUInstance instance, size_t count, WGPUFutureWaitInfo *futures,
+                                  uint64_t timeout_ns);
+  void (*wgpuInstanceRelease)(WGPUInstance instance);
+  uint32_t (*wgpuAdapterGetInfo)(WGPUAdapter adapter, WGPUAdapterInfo *info);
+  void (*wgpuAdapterInfoFreeMembers)(WGPUAdapterInfo info);
+  WGPUFuture (*wgpuAdapterRequestDevice)(WGPUAdapter adapter, const void *descriptor,
+                                         WGPURequestDeviceCallbackInfo callback_info);
+  void (*wgpuAdapterRelease)(WGPUAdapter adapter);
+  WGPUQueue (*wgpuDeviceGetQueue)(WGPUDevice device);
+  WGPUBuffer (*wgpuDeviceCreateBuffer)(WGPUDevice device, const WGPUBufferDescriptor *descriptor);
+  WGPUCommandEncoder (*wgpuDeviceCreateCommandEncoder)(
+      WGPUDevice device, const WGPUCommandEncoderDescriptor *descriptor);
+  void (*wgpuDevicePushErrorScope)(WGPUDevice device, uint32_t filter);
+  WGPUFuture (*wgpuDevicePopErrorScope)(WGPUDevice device,
+                                        WGPUPopErrorScopeCallbackInfo callback_info);
+  void (*wgpuDeviceDestroy)(WGPUDevice device);
+  void (*wgpuDeviceRelease)(WGPUDevice device);
+  WGPUFuture (*wgpuBufferMapAsync)(WGPUBuffer buffer, WGPUFlags mode, size_t offset, size_t size,
+                                   WGPUBufferMapCallbackInfo callback_info);
+  const void *(*wgpuBufferGetConstMappedRange)(WGPUBuffer buffer, size_t offset, size_t size);
+  void (*wgpuBufferUnmap)(WGPUBuffer buffer);
+  uint64_t (*wgpuBufferGetSize)(WGPUBuffer buffer);
+  WGPUFlags (*wgpuBufferGetUsage)(WGPUBuffer buffer);
+  void (*wgpuBufferDestroy)(WGPUBuffer buffer);
+  void (*wgpuBufferRelease)(WGPUBuffer buffer);
+  void (*wgpuCommandEncoderCopyBufferToBuffer)(WGPUCommandEncoder encoder, WGPUBuffer source,
+                                               uint64_t source_offset, WGPUBuffer destination,
+                                               uint64_t destination_offset, uint64_t size);
+  WGPUCommandBuffer (*wgpuCommandEncoderFinish)(WGPUCommandEncoder encoder, const void *descriptor);
+  void (*wgpuCommandEncoderRelease)(WGPUCommandEncoder encoder);
+  void (*wgpuCommandBufferRelease)(WGPUCommandBuffer command_buffer);
+  void (*wgpuQueueSubmit)(WGPUQueue queue, size_t count, const WGPUCommandBuffer *commands);
+  void (*wgpuQueueWriteBuffer)(WGPUQueue queue, WGPUBuffer buffer, uint64_t offset,
+                               const void *data, size_t size);
+  WGPUFuture (*wgpuQueueOnSubmittedWorkDone)(WGPUQueue queue,
+                                             WGPUQueueWorkDoneCallbackInfo callback_info);
+  void (*wgpuQueueRelease)(WGPUQueue queue);
 } hwgpu_api;
 
 #ifdef __cplusplus

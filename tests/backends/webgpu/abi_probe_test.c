@@ -9,6 +9,8 @@
  */
 #define _GNU_SOURCE /* memmem */
 #include <dlfcn.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +85,75 @@ static int userdata_ok(const struct seen *s, const char *what) {
   return s->calls == 1;
 }
 
+/* Every function of hwgpu_api by name and place (C has no way to read a
+ * member's name; the plugin's table is src/backends/webgpu/api.h). */
+typedef void (*any_fn)(void);
+static const struct {
+  const char *name;
+  size_t offset;
+} functions[] = {
+    {"wgpuCreateInstance", offsetof(hwgpu_api, wgpuCreateInstance)},
+    {"wgpuInstanceRequestAdapter", offsetof(hwgpu_api, wgpuInstanceRequestAdapter)},
+    {"wgpuInstanceProcessEvents", offsetof(hwgpu_api, wgpuInstanceProcessEvents)},
+    {"wgpuInstanceWaitAny", offsetof(hwgpu_api, wgpuInstanceWaitAny)},
+    {"wgpuInstanceRelease", offsetof(hwgpu_api, wgpuInstanceRelease)},
+    {"wgpuAdapterGetInfo", offsetof(hwgpu_api, wgpuAdapterGetInfo)},
+    {"wgpuAdapterInfoFreeMembers", offsetof(hwgpu_api, wgpuAdapterInfoFreeMembers)},
+    {"wgpuAdapterRequestDevice", offsetof(hwgpu_api, wgpuAdapterRequestDevice)},
+    {"wgpuAdapterRelease", offsetof(hwgpu_api, wgpuAdapterRelease)},
+    {"wgpuDeviceGetQueue", offsetof(hwgpu_api, wgpuDeviceGetQueue)},
+    {"wgpuDeviceCreateBuffer", offsetof(hwgpu_api, wgpuDeviceCreateBuffer)},
+    {"wgpuDeviceCreateCommandEncoder", offsetof(hwgpu_api, wgpuDeviceCreateCommandEncoder)},
+    {"wgpuDevicePushErrorScope", offsetof(hwgpu_api, wgpuDevicePushErrorScope)},
+    {"wgpuDevicePopErrorScope", offsetof(hwgpu_api, wgpuDevicePopErrorScope)},
+    {"wgpuDeviceDestroy", offsetof(hwgpu_api, wgpuDeviceDestroy)},
+    {"wgpuDeviceRelease", offsetof(hwgpu_api, wgpuDeviceRelease)},
+    {"wgpuBufferMapAsync", offsetof(hwgpu_api, wgpuBufferMapAsync)},
+    {"wgpuBufferGetConstMappedRange", offsetof(hwgpu_api, wgpuBufferGetConstMappedRange)},
+    {"wgpuBufferUnmap", offsetof(hwgpu_api, wgpuBufferUnmap)},
+    {"wgpuBufferGetSize", offsetof(hwgpu_api, wgpuBufferGetSize)},
+    {"wgpuBufferGetUsage", offsetof(hwgpu_api, wgpuBufferGetUsage)},
+    {"wgpuBufferDestroy", offsetof(hwgpu_api, wgpuBufferDestroy)},
+    {"wgpuBufferRelease", offsetof(hwgpu_api, wgpuBufferRelease)},
+    {"wgpuCommandEncoderCopyBufferToBuffer",
+     offsetof(hwgpu_api, wgpuCommandEncoderCopyBufferToBuffer)},
+    {"wgpuCommandEncoderFinish", offsetof(hwgpu_api, wgpuCommandEncoderFinish)},
+    {"wgpuCommandEncoderRelease", offsetof(hwgpu_api, wgpuCommandEncoderRelease)},
+    {"wgpuCommandBufferRelease", offsetof(hwgpu_api, wgpuCommandBufferRelease)},
+    {"wgpuQueueSubmit", offsetof(hwgpu_api, wgpuQueueSubmit)},
+    {"wgpuQueueWriteBuffer", offsetof(hwgpu_api, wgpuQueueWriteBuffer)},
+    {"wgpuQueueOnSubmittedWorkDone", offsetof(hwgpu_api, wgpuQueueOnSubmittedWorkDone)},
+    {"wgpuQueueRelease", offsetof(hwgpu_api, wgpuQueueRelease)},
+};
+/* As many entries as hwgpu_api has members (C99 has no _Static_assert). */
+enum { function_count = sizeof functions / sizeof functions[0] };
+typedef char
+    functions_cover_hwgpu_api[function_count * sizeof(any_fn) == sizeof(hwgpu_api) ? 1 : -1];
+
+/* Resolves every entry of functions into w: 0, else 1 with the FAIL line
+ * printed. */
+static int resolve(void *lib, const char *path) {
+  size_t i;
+  for (i = 0; i < function_count; i++) {
+    any_fn f = (any_fn)(uintptr_t)dlsym(lib, functions[i].name);
+    if (f == NULL) {
+      printf("FAIL: %s has no %s\n", path, functions[i].name);
+      return 1;
+    }
+    memcpy((char *)&w + functions[i].offset, &f, sizeof f);
+  }
+  /* An entry named twice leaves another member NULL. */
+  for (i = 0; i < sizeof w / sizeof(any_fn); i++) {
+    any_fn f;
+    memcpy(&f, (const char *)&w + i * sizeof f, sizeof f);
+    if (f == NULL) {
+      printf("FAIL: member %u of hwgpu_api is not in the probe's table\n", (unsigned)i);
+      return 1;
+    }
+  }
+  return 0;
+}
+
 int main(void) {
   const char *path = getenv("HURRAY_WEBGPU_LIBRARY");
   if (path == NULL || *path == '\0') {
@@ -94,13 +165,7 @@ int main(void) {
     printf("FAIL: dlopen %s: %s\n", path, dlerror());
     return 1;
   }
-#define RESOLVE(name, ret, params)                        \
-  w.name = (hwgpu_##name##_fn)(uintptr_t)dlsym(lib, #name); \
-  if (w.name == NULL) {                                   \
-    printf("FAIL: %s has no %s\n", path, #name);          \
-    return 1;                                             \
-  }
-  HWGPU_FUNCTIONS(RESOLVE)
+  if (resolve(lib, path) != 0) return 1;
 
   WGPUInstance in = w.wgpuCreateInstance(NULL);
   CHECK(in != NULL, "wgpuCreateInstance(NULL) gave NULL");

@@ -7,18 +7,17 @@
 #pragma once
 
 #include <dlfcn.h>
+#include <hurray_backend.h>
 #include <stdlib.h>
 
-#include <hurray_backend.h>
-
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
-#include <catch2/catch.hpp>
-
+#include "kit/library.h"
 #include "plugin_test_util.h"
-#include "webgpu/wgpu_abi.h"
+#include "webgpu/api.h"
 
 namespace webgpu_test {
 
@@ -52,10 +51,12 @@ struct Probed {
     REQUIRE(b->native(state, 0, &native, &err) == HURRAY_OK);
     void *lib = native.handles[4];
     REQUIRE(lib != nullptr);
-#define WEBGPU_TEST_XX_(name, ret, params) \
-  w.name = reinterpret_cast<hwgpu_##name##_fn>(dlsym(lib, #name));
-    HWGPU_FUNCTIONS(WEBGPU_TEST_XX_)
-#undef WEBGPU_TEST_XX_
+    const hurray::kit::Lookup in_dawn{
+        [](void *dawn, const char *name) noexcept {
+          return reinterpret_cast<hurray::kit::AnyFunction>(dlsym(dawn, name));
+        },
+        lib};
+    hurray::kit::resolve_symbols<hwgpu_api>(in_dawn, hurray::webgpu::kFunctions, &w);
   }
   ~Probed() { b->shutdown(state); }
   Probed(const Probed &) = delete;

@@ -6,8 +6,11 @@
 // can (vmm_device_can) is each runtime's own: cuda/vmm.cpp, hip/vmm.cpp.
 // gpu-stream/vmm.cpp decides when they are used.
 #include <bit>
+#include <cstddef>
+#include <cstdint>
 
-#include "driver.h"
+#include "runtime.h"  // the plugin's own: src/backends/cuda or src/backends/hip
+#include "runtime_vmm.h"
 
 namespace hurray::gpu_stream::rt {
 

@@ -35,7 +35,7 @@ function(hurray_add_backend_plugin name)
   if(P_GPU_STREAM)
     set(includes ${CMAKE_CURRENT_SOURCE_DIR} ${includes})
     foreach(f copy device error_text ipc ipc_parse ipc_wrapped memory plugin record release
-        rt_fail sync vmm)
+        rt_fail runtime_vmm sync vmm)
       list(APPEND P_SOURCES ${backends}/gpu-stream/${f}.cpp)
     endforeach()
   endif()

@@ -99,7 +99,7 @@ const char *load_api(void *lib, Api *api) noexcept {
 }
 
 // (CUresult is 0x7ff... at most: every code fits an int.)
-HURRAY_GPU_DEFINE_ERROR_TABLES(CUDA)
+const gpu_stream::Runtime kErrorColumn = gpu_stream::Runtime::kCuda;
 
 hurray_status status_of(int code) noexcept {
   switch (code) {
@@ -139,8 +139,7 @@ void error_text(const Api *api, int code, ErrorText *out) noexcept {
   if (api != nullptr && api->cuGetErrorString != nullptr &&
       api->cuGetErrorString(result, &description) != CUDA_SUCCESS)
     description = nullptr;
-  hurray::gpu_stream::fill_error_text(name, description, code, "CUDA", kNames, std::size(kNames),
-                                      kDescriptions, std::size(kDescriptions), out);
+  hurray::gpu_stream::fill_error_text(name, description, code, kErrorColumn, out);
 }
 
 }  // namespace hurray::cuda

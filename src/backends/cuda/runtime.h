@@ -150,7 +150,8 @@ inline bool mem_range(const Api &cu, uintptr_t p, uintptr_t *base, size_t *size)
   return true;
 }
 // Virtual memory management (cuMemCreate) with POSIX file descriptors
-// (src/backends/cuda/vmm.cpp, declared in gpu-stream/runtime_vmm.h;
+// (gpu-stream/runtime_vmm.cpp and src/backends/cuda/vmm.cpp, declared in
+// gpu-stream/runtime_vmm.h;
 // gpu-stream/vmm.cpp uses them). Handles are
 // CUmemGenericAllocationHandle values.
 constexpr bool kHasVmm = true;

@@ -57,59 +57,73 @@ constexpr uint32_t kIpcMemoryKind = HURRAY_GPU_PICK(hurray::kit::fourcc('C', 'U'
                                                     hurray::kit::fourcc('H', 'P', 'M', '1'));
 constexpr uint32_t kIpcEventKind = HURRAY_GPU_PICK(hurray::kit::fourcc('C', 'U', 'E', '1'),
                                                    hurray::kit::fourcc('H', 'P', 'E', '1'));
-// The words of the messages: X(name, CUDA, HIP).
-#define HURRAY_GPU_WORDS(X) \
-  X(kIpcMeaningMemory, "a CUDA memory handle", "a HIP memory handle") \
-  X(kIpcMeaningEvent, "a CUDA event handle", "a HIP event handle") \
-  X(kVersionOf, "CUDA driver", "HIP runtime") \
-  X(kStandardAlloc, "cuMemAlloc", "hipMalloc") \
-  X(kPinnedAlloc, "cuMemHostAlloc(PORTABLE|DEVICEMAP), data = host pointer", "hipHostMalloc(Mapped|Portable), data = host pointer") \
-  X(kManagedAlloc, "cuMemAllocManaged", "hipMallocManaged") \
-  X(kNoMapHost, "the device cannot map host memory (CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY is 0)", "the device cannot map host memory (hipDeviceAttributeCanMapHostMemory is 0)") \
-  X(kNoManaged, "the device has no managed memory (CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY is 0)", "the device has no managed memory (hipDeviceAttributeManagedMemory is 0)") \
-  X(kCanAccessPeer, "cuDeviceCanAccessPeer", "hipDeviceCanAccessPeer") \
-  X(kEnablePeer, "cuCtxEnablePeerAccess", "hipDeviceEnablePeerAccess") \
-  X(kIpcExports, "CUDA IPC (cuIpcGetMemHandle) exports cuMemAlloc memory only", "HIP IPC (hipIpcGetMemHandle) exports hipMalloc memory only") \
-  X(kNoIpcEvents, "(CU_EVENT_INTERPROCESS failed in probe, or the device reports no IPC event support)", "(hipEventInterprocess failed in probe)") \
-  X(kHostDevicePointer, "cuMemHostGetDevicePointer", "hipHostGetDevicePointer") \
-  X(kEventCreate, "cuEventCreate", "hipEventCreateWithFlags") \
-  X(kIpcGetMem, "cuIpcGetMemHandle", "hipIpcGetMemHandle") \
-  X(kIpcOpenMem, "cuIpcOpenMemHandle", "hipIpcOpenMemHandle") \
-  X(kAddressRange, "cuMemGetAddressRange", "hipMemGetAddressRange") \
-  X(kStreamCreate, "cuStreamCreate", "hipStreamCreateWithFlags") \
-  X(kVmmCreate, "cuMemCreate", "hipMemCreate") \
-  X(kVmmExport, "cuMemExportToShareableHandle", "hipMemExportToShareableHandle") \
-  X(kVmmImport, "cuMemImportFromShareableHandle", "hipMemImportFromShareableHandle") \
-  X(kVmmFdType, "CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR", "hipMemHandleTypePosixFileDescriptor") \
-  X(kHostWaitNote, "; release_after: host wait (no cuLaunchHostFunc)", "; release_after: host wait (no hipLaunchHostFunc or hipStreamAddCallback)")
-#define HURRAY_GPU_WORD_(name, cuda, hip) constexpr const char *name = HURRAY_GPU_PICK(cuda, hip);
-HURRAY_GPU_WORDS(HURRAY_GPU_WORD_)
-#undef HURRAY_GPU_WORD_
+// The words of the messages.
+constexpr const char *kIpcMeaningMemory = HURRAY_GPU_PICK("a CUDA memory handle", "a HIP memory handle");
+constexpr const char *kIpcMeaningEvent = HURRAY_GPU_PICK("a CUDA event handle", "a HIP event handle");
+constexpr const char *kVersionOf = HURRAY_GPU_PICK("CUDA driver", "HIP runtime");
+constexpr const char *kStandardAlloc = HURRAY_GPU_PICK("cuMemAlloc", "hipMalloc");
+constexpr const char *kPinnedAlloc = HURRAY_GPU_PICK("cuMemHostAlloc(PORTABLE|DEVICEMAP), data = host pointer", "hipHostMalloc(Mapped|Portable), data = host pointer");
+constexpr const char *kManagedAlloc = HURRAY_GPU_PICK("cuMemAllocManaged", "hipMallocManaged");
+constexpr const char *kNoMapHost = HURRAY_GPU_PICK("the device cannot map host memory (CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY is 0)", "the device cannot map host memory (hipDeviceAttributeCanMapHostMemory is 0)");
+constexpr const char *kNoManaged = HURRAY_GPU_PICK("the device has no managed memory (CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY is 0)", "the device has no managed memory (hipDeviceAttributeManagedMemory is 0)");
+constexpr const char *kCanAccessPeer = HURRAY_GPU_PICK("cuDeviceCanAccessPeer", "hipDeviceCanAccessPeer");
+constexpr const char *kEnablePeer = HURRAY_GPU_PICK("cuCtxEnablePeerAccess", "hipDeviceEnablePeerAccess");
+constexpr const char *kIpcExports = HURRAY_GPU_PICK("CUDA IPC (cuIpcGetMemHandle) exports cuMemAlloc memory only", "HIP IPC (hipIpcGetMemHandle) exports hipMalloc memory only");
+constexpr const char *kNoIpcEvents = HURRAY_GPU_PICK("(CU_EVENT_INTERPROCESS failed in probe, or the device reports no IPC event support)", "(hipEventInterprocess failed in probe)");
+constexpr const char *kHostDevicePointer = HURRAY_GPU_PICK("cuMemHostGetDevicePointer", "hipHostGetDevicePointer");
+constexpr const char *kEventCreate = HURRAY_GPU_PICK("cuEventCreate", "hipEventCreateWithFlags");
+constexpr const char *kIpcGetMem = HURRAY_GPU_PICK("cuIpcGetMemHandle", "hipIpcGetMemHandle");
+constexpr const char *kIpcOpenMem = HURRAY_GPU_PICK("cuIpcOpenMemHandle", "hipIpcOpenMemHandle");
+constexpr const char *kAddressRange = HURRAY_GPU_PICK("cuMemGetAddressRange", "hipMemGetAddressRange");
+constexpr const char *kStreamCreate = HURRAY_GPU_PICK("cuStreamCreate", "hipStreamCreateWithFlags");
+constexpr const char *kVmmCreate = HURRAY_GPU_PICK("cuMemCreate", "hipMemCreate");
+constexpr const char *kVmmExport = HURRAY_GPU_PICK("cuMemExportToShareableHandle", "hipMemExportToShareableHandle");
+constexpr const char *kVmmImport = HURRAY_GPU_PICK("cuMemImportFromShareableHandle", "hipMemImportFromShareableHandle");
+constexpr const char *kVmmFdType = HURRAY_GPU_PICK("CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR", "hipMemHandleTypePosixFileDescriptor");
+constexpr const char *kHostWaitNote = HURRAY_GPU_PICK("; release_after: host wait (no cuLaunchHostFunc)", "; release_after: host wait (no hipLaunchHostFunc or hipStreamAddCallback)");
 // clang-format on
 
-// Calls of the same shape in both runtimes: the name of each, and the call.
-#define HURRAY_GPU_CALL_(name, cuda, hip)                                       \
-  constexpr const char *name##_name = HURRAY_GPU_PICK(#cuda, #hip);            \
-  template <class... A>                                                         \
-  Result name(const Api &api, A... a) noexcept {                                \
-    return api.HURRAY_GPU_PICK(cuda, hip)(a...);                                \
-  }
-HURRAY_GPU_CALL_(sync_device, cuCtxSynchronize, hipDeviceSynchronize)
-HURRAY_GPU_CALL_(sync_stream, cuStreamSynchronize, hipStreamSynchronize)
-HURRAY_GPU_CALL_(event_record, cuEventRecord, hipEventRecord)
-HURRAY_GPU_CALL_(event_sync, cuEventSynchronize, hipEventSynchronize)
-HURRAY_GPU_CALL_(event_destroy_raw, cuEventDestroy, hipEventDestroy)
-HURRAY_GPU_CALL_(ipc_get_event, cuIpcGetEventHandle, hipIpcGetEventHandle)
-HURRAY_GPU_CALL_(ipc_open_event, cuIpcOpenEventHandle, hipIpcOpenEventHandle)
-HURRAY_GPU_CALL_(stream_wait, cuStreamWaitEvent, hipStreamWaitEvent)
-HURRAY_GPU_CALL_(stream_destroy_raw, cuStreamDestroy, hipStreamDestroy)
-#undef HURRAY_GPU_CALL_
-
-inline Result stream_wait_event(const Api &api, Stream s, Event ev) noexcept {
-  return stream_wait(api, s, ev, 0u);
+// Calls of the same shape in both runtimes, each with its name for the messages.
+constexpr const char *sync_device_name =
+    HURRAY_GPU_PICK("cuCtxSynchronize", "hipDeviceSynchronize");
+inline Result sync_device(const Api &api) noexcept {
+  return api.HURRAY_GPU_PICK(cuCtxSynchronize, hipDeviceSynchronize)();
 }
-inline void event_destroy(const Api &api, Event ev) noexcept { (void)event_destroy_raw(api, ev); }
-inline void stream_destroy(const Api &api, Stream s) noexcept { (void)stream_destroy_raw(api, s); }
+constexpr const char *sync_stream_name =
+    HURRAY_GPU_PICK("cuStreamSynchronize", "hipStreamSynchronize");
+inline Result sync_stream(const Api &api, Stream s) noexcept {
+  return api.HURRAY_GPU_PICK(cuStreamSynchronize, hipStreamSynchronize)(s);
+}
+constexpr const char *event_record_name = HURRAY_GPU_PICK("cuEventRecord", "hipEventRecord");
+inline Result event_record(const Api &api, Event ev, Stream s) noexcept {
+  return api.HURRAY_GPU_PICK(cuEventRecord, hipEventRecord)(ev, s);
+}
+constexpr const char *event_sync_name =
+    HURRAY_GPU_PICK("cuEventSynchronize", "hipEventSynchronize");
+inline Result event_sync(const Api &api, Event ev) noexcept {
+  return api.HURRAY_GPU_PICK(cuEventSynchronize, hipEventSynchronize)(ev);
+}
+constexpr const char *ipc_get_event_name =
+    HURRAY_GPU_PICK("cuIpcGetEventHandle", "hipIpcGetEventHandle");
+inline Result ipc_get_event(const Api &api, IpcEventHandle *h, Event ev) noexcept {
+  return api.HURRAY_GPU_PICK(cuIpcGetEventHandle, hipIpcGetEventHandle)(h, ev);
+}
+constexpr const char *ipc_open_event_name =
+    HURRAY_GPU_PICK("cuIpcOpenEventHandle", "hipIpcOpenEventHandle");
+inline Result ipc_open_event(const Api &api, Event *ev, IpcEventHandle h) noexcept {
+  return api.HURRAY_GPU_PICK(cuIpcOpenEventHandle, hipIpcOpenEventHandle)(ev, h);
+}
+constexpr const char *stream_wait_name = HURRAY_GPU_PICK("cuStreamWaitEvent", "hipStreamWaitEvent");
+inline Result stream_wait_event(const Api &api, Stream s, Event ev) noexcept {
+  return api.HURRAY_GPU_PICK(cuStreamWaitEvent, hipStreamWaitEvent)(s, ev, 0u);
+}
+// Cleanup: what the runtime answers is of no use.
+inline void event_destroy(const Api &api, Event ev) noexcept {
+  (void)api.HURRAY_GPU_PICK(cuEventDestroy, hipEventDestroy)(ev);
+}
+inline void stream_destroy(const Api &api, Stream s) noexcept {
+  (void)api.HURRAY_GPU_PICK(cuStreamDestroy, hipStreamDestroy)(s);
+}
 
 // The runtime's own tables (the plugin's api file).
 inline const char *load_api(void *lib, Api *api) noexcept { return vendor::load_api(lib, api); }

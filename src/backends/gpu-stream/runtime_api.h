@@ -8,9 +8,16 @@
 // function that is missing.
 const char *load_api(void *lib, Api *api) noexcept;
 
-// The names, descriptions and statuses of its codes (gpu-stream/error_text.h).
-const char *error_name(int code) noexcept;
-const char *error_description(int code) noexcept;
+// The names, descriptions and statuses of its codes (gpu-stream/error_text.h):
+// the names and descriptions of its own are its column of
+// gpu-stream/error_codes.h.
+extern const ::hurray::gpu_stream::Runtime kErrorColumn;
+inline const char *error_name(int code) noexcept {
+  return ::hurray::gpu_stream::table_name(kErrorColumn, code);
+}
+inline const char *error_description(int code) noexcept {
+  return ::hurray::gpu_stream::table_description(kErrorColumn, code);
+}
 hurray_status status_of(int code) noexcept;
 using ErrorText = ::hurray::gpu_stream::ErrorText;
 void error_text(const Api *api, int code, ErrorText *out) noexcept;

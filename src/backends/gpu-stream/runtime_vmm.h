@@ -1,10 +1,10 @@
 // Virtual memory management with POSIX file descriptors, declared once for
-// both runtimes: each runtime's vmm.cpp (src/backends/cuda, src/backends/hip)
-// defines these over its own calls (cuMemCreate, hipMemCreate), and
-// gpu-stream/vmm.cpp decides when they are used (rt::kHasVmm, runtime.h).
-// Included by driver.h after the runtime's own runtime.h (Api, DeviceRef,
-// Result). Handles are the runtime's generic allocation handles, carried as
-// integers.
+// both runtimes and defined once over their calls (cuMemCreate,
+// hipMemCreate) in gpu-stream/runtime_vmm.cpp, except vmm_device_can: each
+// runtime's vmm.cpp (src/backends/cuda, src/backends/hip). gpu-stream/vmm.cpp
+// decides when they are used (rt::kHasVmm, runtime.h). Included by driver.h
+// after the runtime's own runtime.h (Api, DeviceRef, Result). Handles are
+// the runtime's generic allocation handles, carried as integers.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +15,9 @@ namespace hurray::gpu_stream::rt {
 // has the calls and says the device can); *granularity: the size every
 // allocation is a multiple of.
 bool vmm_probe(const Api &api, const DeviceRef &d, uint64_t *granularity) noexcept;
+// What the runtime asks besides the calls and the granularity (CUDA: the
+// device's attributes; HIP: the runtime's major version).
+bool vmm_device_can(const Api &api, const DeviceRef &d) noexcept;
 Result vmm_create(const Api &api, const DeviceRef &d, uint64_t size, uint64_t *handle) noexcept;
 // Reserve size bytes aligned to align, map the handle there and give device
 // d read-write access; on failure what was done is undone and *function

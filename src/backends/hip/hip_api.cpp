@@ -84,7 +84,7 @@ const char *load_api(void *lib, Api *api) noexcept {
   return kit::load_symbols<Api>(lib, kSymbols, api);
 }
 
-HURRAY_GPU_DEFINE_ERROR_TABLES(HIP)
+const gpu_stream::Runtime kErrorColumn = gpu_stream::Runtime::kHip;
 
 hurray_status status_of(int code) noexcept {
   switch (code) {
@@ -122,8 +122,7 @@ void error_text(const Api *api, int code, ErrorText *out) noexcept {
   // HIP 5's hipGetErrorString answers the name again: that is no description.
   const char *description =
       api != nullptr && api->hipGetErrorString != nullptr ? api->hipGetErrorString(e) : nullptr;
-  hurray::gpu_stream::fill_error_text(name, description, code, "HIP", kNames, std::size(kNames),
-                                      kDescriptions, std::size(kDescriptions), out);
+  hurray::gpu_stream::fill_error_text(name, description, code, kErrorColumn, out);
 }
 
 bool class_of_pointer(int runtime_major, int memory_type, int is_managed,

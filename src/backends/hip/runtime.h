@@ -143,7 +143,8 @@ inline bool mem_range(const Api &hip, uintptr_t p, uintptr_t *base, size_t *size
 inline const char *export_event_hint(Result) noexcept { return ""; }
 
 // Virtual memory management (hipMemCreate) with POSIX file descriptors
-// (src/backends/hip/vmm.cpp, declared in gpu-stream/runtime_vmm.h;
+// (gpu-stream/runtime_vmm.cpp and src/backends/hip/vmm.cpp, declared in
+// gpu-stream/runtime_vmm.h;
 // gpu-stream/vmm.cpp uses them), as CUDA's. HIP 5.2 has no device
 // attribute for exportable VMM memory: vmm_probe asks the runtime for the
 // granularity of such memory instead.

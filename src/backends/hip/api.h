@@ -68,7 +68,7 @@ struct Api {
   decltype(&::hipIpcCloseMemHandle) hipIpcCloseMemHandle = nullptr;
   decltype(&::hipIpcGetEventHandle) hipIpcGetEventHandle = nullptr;
   decltype(&::hipIpcOpenEventHandle) hipIpcOpenEventHandle = nullptr;
-  // Virtual memory management (hip/vmm.cpp), all optional: without one of
+  // Virtual memory management (gpu-stream/runtime_vmm.cpp), all optional: without one of
   // them the plugin makes, exports and imports no VMM memory (HIP 5.2's
   // header declares them; its runtime may answer hipErrorNotSupported).
   decltype(&::hipMemCreate) hipMemCreate = nullptr;

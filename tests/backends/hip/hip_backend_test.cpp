@@ -143,7 +143,7 @@ namespace {
 
 using hurray::hip::Api;
 
-// One VMM call of Api (hip/vmm.cpp): resolved in `loaded` (when not NULL),
+// One VMM call of Api (gpu-stream/runtime_vmm.cpp): resolved in `loaded` (when not NULL),
 // and optional in load_api's table.
 template <auto Function>
 void check_vmm_function(const Api *loaded) {

@@ -1,6 +1,6 @@
 // What only the HIP plugin checks before it uses virtual memory management
-// (src/backends/hip/vmm.cpp), over the fake HIP runtime (fake_hip.cpp) and
-// the plugin's table: SHAREABLE memory is VMM memory only where
+// (src/backends/hip/vmm.cpp, gpu-stream/runtime_vmm.cpp), over the fake HIP
+// runtime (fake_hip.cpp) and the plugin's table: SHAREABLE memory is VMM memory only where
 // HURRAY_HIP_SHAREABLE=vmm; a runtime of another major version than the
 // header's (hipMemAllocationProp is laid out differently) or a granularity
 // that is no power of two means no VMM at all: SHAREABLE memory is then

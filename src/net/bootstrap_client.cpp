@@ -93,14 +93,18 @@ bool ready(int fd, short events, const Deadline &d) {
   }
 }
 
-bool send_all(int fd, const unsigned char *p, size_t n, const Deadline &d) {
-  while (n > 0) {
-    const ssize_t k = ::send(fd, p, n, MSG_NOSIGNAL);
+// Exactly n bytes through `io(at, left)` (one send or recv of the bytes
+// from `at` on), waiting for `events` while fd would block; false when the
+// peer closed, on an error, at the deadline.
+template <class Io>
+bool move_all(int fd, short events, size_t n, const Deadline &d, Io io) {
+  size_t at = 0;
+  while (at < n) {
+    const ssize_t k = io(at, n - at);
     if (k > 0) {
-      p += k;
-      n -= static_cast<size_t>(k);
+      at += static_cast<size_t>(k);
     } else if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
-      if (!ready(fd, POLLOUT, d)) return false;
+      if (!ready(fd, events, d)) return false;
     } else {
       return false;
     }
@@ -108,20 +112,15 @@ bool send_all(int fd, const unsigned char *p, size_t n, const Deadline &d) {
   return true;
 }
 
-// Exactly n bytes, or false (closed, error, deadline).
+// The bootstrap's messages, out and in: exactly n bytes, or false.
+bool send_all(int fd, const unsigned char *p, size_t n, const Deadline &d) {
+  return move_all(fd, POLLOUT, n, d,
+                  [&](size_t at, size_t left) { return ::send(fd, p + at, left, MSG_NOSIGNAL); });
+}
+
 bool recv_all(int fd, unsigned char *p, size_t n, const Deadline &d) {
-  while (n > 0) {
-    const ssize_t k = ::recv(fd, p, n, 0);
-    if (k > 0) {
-      p += k;
-      n -= static_cast<size_t>(k);
-    } else if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
-      if (!ready(fd, POLLIN, d)) return false;
-    } else {
-      return false;
-    }
-  }
-  return true;
+  return move_all(fd, POLLIN, n, d,
+                  [&](size_t at, size_t left) { return ::recv(fd, p + at, left, 0); });
 }
 
 hurray_status dial(const char *host, uint16_t port, const Deadline &d, Socket *s,
@@ -174,6 +173,15 @@ hurray_status bootstrap_connect(Worker &w, const char *host, uint16_t port, cons
                   "hurray-net: %s:%u closed the connection or stopped answering %s", host,
                   static_cast<unsigned>(port), when);
     };
+    // An answer that is not one, and a refusal with the server's status and reason.
+    auto malformed = [&](const char *what) {
+      return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE, "hurray-net: %s:%u %s", host,
+                  static_cast<unsigned>(port), what);
+    };
+    auto refused = [&](int32_t status, const char *message) {
+      return fail(err, static_cast<hurray_status>(status), HURRAY_RULE_NONE,
+                  "%s:%u refused the connection: %s", host, static_cast<unsigned>(port), message);
+    };
     BootHello hello;
     hello.version = kBootVersion;
     if (!fresh_nonce(hello.nonce))
@@ -185,13 +193,8 @@ hurray_status bootstrap_connect(Worker &w, const char *host, uint16_t port, cons
     Challenge ch;
     if (!recv_all(s.fd, cb_bytes, sizeof cb_bytes, d)) return lost("after the HELLO");
     if (!parse_challenge(cb_bytes, sizeof cb_bytes, &ch))
-      return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
-                  "hurray-net: %s:%u does not speak the hurray-net bootstrap", host,
-                  static_cast<unsigned>(port));
-    if (ch.status != 0)
-      return fail(err, static_cast<hurray_status>(ch.status), HURRAY_RULE_NONE,
-                  "%s:%u refused the connection: %s", host, static_cast<unsigned>(port),
-                  ch.message);
+      return malformed("does not speak the hurray-net bootstrap");
+    if (ch.status != 0) return refused(ch.status, ch.message);
     if (ch.key_required && key.empty())
       return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
                   "%s: %s:%u requires a shared key; this client has none "
@@ -221,13 +224,8 @@ hurray_status bootstrap_connect(Worker &w, const char *host, uint16_t port, cons
     DoneFixed done;
     if (!recv_all(s.fd, db, sizeof db, d)) return lost("after the AUTH");
     if (!parse_done_fixed(db, sizeof db, &done))
-      return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
-                  "hurray-net: %s:%u sent a malformed bootstrap answer", host,
-                  static_cast<unsigned>(port));
-    if (done.status != 0)
-      return fail(err, static_cast<hurray_status>(done.status), HURRAY_RULE_NONE,
-                  "%s:%u refused the connection: %s", host, static_cast<unsigned>(port),
-                  done.message);
+      return malformed("sent a malformed bootstrap answer");
+    if (done.status != 0) return refused(done.status, done.message);
     std::vector<unsigned char> theirs(done.address_length);
     if (!recv_all(s.fd, theirs.data(), theirs.size(), d)) return lost("in its address");
     if (ch.key_required) {

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -173,14 +174,21 @@ hurray_status bootstrap_connect(Worker &w, const char *host, uint16_t port, cons
                   "hurray-net: %s:%u closed the connection or stopped answering %s", host,
                   static_cast<unsigned>(port), when);
     };
-    // An answer that is not one, and a refusal with the server's status and reason.
-    auto malformed = [&](const char *what) {
-      return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE, "hurray-net: %s:%u %s", host,
-                  static_cast<unsigned>(port), what);
-    };
-    auto refused = [&](int32_t status, const char *message) {
-      return fail(err, static_cast<hurray_status>(status), HURRAY_RULE_NONE,
-                  "%s:%u refused the connection: %s", host, static_cast<unsigned>(port), message);
+    // The server's answer of n bytes (the challenge, the fixed part of DONE),
+    // read by `parse_as` into *into: lost, malformed (`malformed` says how), or a
+    // refusal with the server's status and reason.
+    auto answer = [&](size_t n, auto parse_as, auto *into, const char *when,
+                      const char *malformed) -> hurray_status {
+      unsigned char bytes[std::max(kChallengeSize, kDoneFixed)];
+      if (!recv_all(s.fd, bytes, n, d)) return lost(when);
+      if (!parse_as(bytes, n, into))
+        return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE, "hurray-net: %s:%u %s", host,
+                    static_cast<unsigned>(port), malformed);
+      if (into->status != 0)
+        return fail(err, static_cast<hurray_status>(into->status), HURRAY_RULE_NONE,
+                    "%s:%u refused the connection: %s", host, static_cast<unsigned>(port),
+                    into->message);
+      return HURRAY_OK;
     };
     BootHello hello;
     hello.version = kBootVersion;
@@ -189,12 +197,10 @@ hurray_status bootstrap_connect(Worker &w, const char *host, uint16_t port, cons
     unsigned char hb[kBootHelloSize];
     encode(hello, hb);
     if (!send_all(s.fd, hb, sizeof hb, d)) return lost("before the HELLO");
-    unsigned char cb_bytes[kChallengeSize];
     Challenge ch;
-    if (!recv_all(s.fd, cb_bytes, sizeof cb_bytes, d)) return lost("after the HELLO");
-    if (!parse_challenge(cb_bytes, sizeof cb_bytes, &ch))
-      return malformed("does not speak the hurray-net bootstrap");
-    if (ch.status != 0) return refused(ch.status, ch.message);
+    if (hurray_status st = answer(kChallengeSize, parse_challenge, &ch, "after the HELLO",
+                                  "does not speak the hurray-net bootstrap"))
+      return st;
     if (ch.key_required && key.empty())
       return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
                   "%s: %s:%u requires a shared key; this client has none "
@@ -220,12 +226,10 @@ hurray_status bootstrap_connect(Worker &w, const char *host, uint16_t port, cons
     ucp_worker_release_address(w.worker, mine);
     mine = nullptr;
     if (!send_all(s.fd, ab.data(), ab.size(), d)) return lost("before the AUTH");
-    unsigned char db[kDoneFixed];
     DoneFixed done;
-    if (!recv_all(s.fd, db, sizeof db, d)) return lost("after the AUTH");
-    if (!parse_done_fixed(db, sizeof db, &done))
-      return malformed("sent a malformed bootstrap answer");
-    if (done.status != 0) return refused(done.status, done.message);
+    if (hurray_status st = answer(kDoneFixed, parse_done_fixed, &done, "after the AUTH",
+                                  "sent a malformed bootstrap answer"))
+      return st;
     std::vector<unsigned char> theirs(done.address_length);
     if (!recv_all(s.fd, theirs.data(), theirs.size(), d)) return lost("in its address");
     if (ch.key_required) {

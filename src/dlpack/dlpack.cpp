@@ -46,6 +46,30 @@ const char *dl_type_name(int32_t t) {
   }
 }
 
+// The device mapping of TABLES.md section 6, both ways: a DLPack device
+// type and the device tag and memory class it stands for. Towards DLPack, a
+// pair without a row of its own takes its tag's STANDARD row (CUDA PEER
+// memory is kDLCUDA; ROCm UNIFIED memory is kDLROCM).
+struct DlDevice {
+  int32_t dl_type;
+  uint8_t tag;
+  uint8_t memory_class = HURRAY_MEMORY_STANDARD;
+};
+constexpr DlDevice kDlDevices[] = {
+    {HURRAY_DL_CPU, HURRAY_DEVICE_CPU},
+    {HURRAY_DL_CUDA, HURRAY_DEVICE_CUDA},
+    {HURRAY_DL_CUDA_HOST, HURRAY_DEVICE_CUDA, HURRAY_MEMORY_HOST_PINNED},
+    {HURRAY_DL_CUDA_MANAGED, HURRAY_DEVICE_CUDA, HURRAY_MEMORY_UNIFIED},
+    {HURRAY_DL_ROCM, HURRAY_DEVICE_ROCM},
+    {HURRAY_DL_ROCM_HOST, HURRAY_DEVICE_ROCM, HURRAY_MEMORY_HOST_PINNED},
+    {HURRAY_DL_METAL, HURRAY_DEVICE_METAL},
+    {HURRAY_DL_VULKAN, HURRAY_DEVICE_VULKAN},
+    {HURRAY_DL_WEBGPU, HURRAY_DEVICE_WEBGPU},
+    {HURRAY_DL_HEXAGON, HURRAY_DEVICE_HEXAGON},
+    {HURRAY_DL_ONEAPI, HURRAY_DEVICE_LEVEL_ZERO},
+    {HURRAY_DL_OPENCL, HURRAY_DEVICE_OPENCL},
+};
+
 // DLPack device types whose `data` is an opaque handle, not an address.
 bool opaque_dl_type(int32_t t) {
   return t == HURRAY_DL_OPENCL || t == HURRAY_DL_VULKAN || t == HURRAY_DL_METAL ||
@@ -385,28 +409,19 @@ HURRAY_API hurray_status hurray_dlpack_device_to_dl(uint8_t device_tag, uint8_t 
   const hurray_buffer_handle probe = {0, HURRAY_MIN_ALIGNMENT, device_tag,
                                       HURRAY_SYNC_PRODUCER_SYNCED, memory_class, 0};
   if (const hurray_status st = hurray_handle_validate(&probe, nullptr, err)) return st;
-  int32_t t = 0;
-  switch (device_tag) {
-    case HURRAY_DEVICE_CPU: t = HURRAY_DL_CPU; break;
-    case HURRAY_DEVICE_CUDA:
-      t = memory_class == HURRAY_MEMORY_HOST_PINNED ? HURRAY_DL_CUDA_HOST
-          : memory_class == HURRAY_MEMORY_UNIFIED   ? HURRAY_DL_CUDA_MANAGED
-                                                    : HURRAY_DL_CUDA;  // PEER too
-      break;
-    case HURRAY_DEVICE_ROCM:
-      t = memory_class == HURRAY_MEMORY_HOST_PINNED ? HURRAY_DL_ROCM_HOST : HURRAY_DL_ROCM;
-      break;
-    case HURRAY_DEVICE_METAL: t = HURRAY_DL_METAL; break;
-    case HURRAY_DEVICE_VULKAN: t = HURRAY_DL_VULKAN; break;
-    case HURRAY_DEVICE_WEBGPU: t = HURRAY_DL_WEBGPU; break;
-    case HURRAY_DEVICE_HEXAGON: t = HURRAY_DL_HEXAGON; break;
-    case HURRAY_DEVICE_LEVEL_ZERO: t = HURRAY_DL_ONEAPI; break;
-    case HURRAY_DEVICE_OPENCL: t = HURRAY_DL_OPENCL; break;
-    default:  // unreachable: validate refused every other tag
-      return fail(err, HURRAY_E_DEVICE_TAG, HURRAY_RULE_DEV_RESERVED,
-                  "BP-DEV-RESERVED: device tag 0x%02X has no DLPack device type", device_tag);
+  const DlDevice *standard = nullptr;
+  for (const DlDevice &d : kDlDevices) {
+    if (d.tag != device_tag) continue;
+    if (d.memory_class == memory_class) {
+      *dl_device_type = d.dl_type;
+      return HURRAY_OK;
+    }
+    if (d.memory_class == HURRAY_MEMORY_STANDARD) standard = &d;
   }
-  *dl_device_type = t;
+  if (!standard)  // unreachable: validate refused every other tag
+    return fail(err, HURRAY_E_DEVICE_TAG, HURRAY_RULE_DEV_RESERVED,
+                "BP-DEV-RESERVED: device tag 0x%02X has no DLPack device type", device_tag);
+  *dl_device_type = standard->dl_type;
   return HURRAY_OK;
 }
 
@@ -415,29 +430,16 @@ HURRAY_API hurray_status hurray_dlpack_device_from_dl(int32_t dl_device_type, ui
   if (!device_tag || !memory_class)
     return null_argument(err, "hurray_dlpack_device_from_dl",
                          device_tag ? "memory_class" : "device_tag");
-  uint8_t tag = 0, mc = HURRAY_MEMORY_STANDARD;
-  switch (dl_device_type) {
-    case HURRAY_DL_CPU: tag = HURRAY_DEVICE_CPU; break;
-    case HURRAY_DL_CUDA: tag = HURRAY_DEVICE_CUDA; break;
-    case HURRAY_DL_CUDA_HOST: tag = HURRAY_DEVICE_CUDA; mc = HURRAY_MEMORY_HOST_PINNED; break;
-    case HURRAY_DL_CUDA_MANAGED: tag = HURRAY_DEVICE_CUDA; mc = HURRAY_MEMORY_UNIFIED; break;
-    case HURRAY_DL_ROCM: tag = HURRAY_DEVICE_ROCM; break;
-    case HURRAY_DL_ROCM_HOST: tag = HURRAY_DEVICE_ROCM; mc = HURRAY_MEMORY_HOST_PINNED; break;
-    case HURRAY_DL_METAL: tag = HURRAY_DEVICE_METAL; break;
-    case HURRAY_DL_VULKAN: tag = HURRAY_DEVICE_VULKAN; break;
-    case HURRAY_DL_WEBGPU: tag = HURRAY_DEVICE_WEBGPU; break;
-    case HURRAY_DL_HEXAGON: tag = HURRAY_DEVICE_HEXAGON; break;
-    case HURRAY_DL_ONEAPI: tag = HURRAY_DEVICE_LEVEL_ZERO; break;
-    case HURRAY_DL_OPENCL: tag = HURRAY_DEVICE_OPENCL; break;
-    default:
-      return fail(err, HURRAY_E_DEVICE_TAG, HURRAY_RULE_DEV_INVALID,
-                  "BP-DEV-INVALID: DLPack device type %d (%s) has no Hurray device tag "
-                  "(TABLES.md section 6: refuse)",
-                  dl_device_type, dl_type_name(dl_device_type));
-  }
-  *device_tag = tag;
-  *memory_class = mc;
-  return HURRAY_OK;
+  for (const DlDevice &d : kDlDevices)
+    if (d.dl_type == dl_device_type) {
+      *device_tag = d.tag;
+      *memory_class = d.memory_class;
+      return HURRAY_OK;
+    }
+  return fail(err, HURRAY_E_DEVICE_TAG, HURRAY_RULE_DEV_INVALID,
+              "BP-DEV-INVALID: DLPack device type %d (%s) has no Hurray device tag "
+              "(TABLES.md section 6: refuse)",
+              dl_device_type, dl_type_name(dl_device_type));
 }
 
 HURRAY_API hurray_status hurray_dlpack_export_versioned(

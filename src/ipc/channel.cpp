@@ -250,9 +250,7 @@ HURRAY_API hurray_status hurray_ipc_peer(const hurray_ipc_channel *ch, hurray_ip
   if (!ch || !out) return null_argument(err, "hurray_ipc_peer", ch ? "out" : "channel");
   // the struct grows at its end (../core/struct_size.h): a caller built
   // against a later version gets the fields this library knows
-  SizeRefusal small;
-  if (below_first_size<hurray_ipc_peer_info>("hurray_ipc_peer", out->size, &small))
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s", small.text);
+  if (const hurray_status st = refuse_below_first(out, "hurray_ipc_peer", err, fail)) return st;
   const size_t n = out->size < sizeof *out ? out->size : sizeof *out;
   hurray_ipc_peer_info info;
   std::memset(&info, 0, sizeof info);
@@ -273,9 +271,8 @@ HURRAY_API hurray_status hurray_ipc_peer(const hurray_ipc_channel *ch, hurray_ip
 HURRAY_API hurray_status hurray_ipc_get_stats(const hurray_ipc_channel *ch, hurray_ipc_stats *out,
                                               hurray_error *err) {
   if (!ch || !out) return null_argument(err, "hurray_ipc_get_stats", ch ? "out" : "channel");
-  SizeRefusal small;
-  if (below_first_size<hurray_ipc_stats>("hurray_ipc_get_stats", out->size, &small))
-    return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s", small.text);
+  if (const hurray_status st = refuse_below_first(out, "hurray_ipc_get_stats", err, fail))
+    return st;
   auto *c = const_cast<hurray_ipc_channel *>(ch);
   std::lock_guard<std::mutex> lock(c->mu);
   *out = c->stats;

@@ -51,6 +51,19 @@ __attribute__((format(printf, 3, 4))) hurray_status bad(hurray_error *err, size_
   return HURRAY_E_PROTOCOL;
 }
 
+// A body of `fixed` bytes and then `count` entries of `entry` bytes (each one
+// of `unit`) is exactly `length` long, and message `name` carries no
+// descriptors (`fds` of them).
+hurray_status check_entries(const char *name, uint32_t length, size_t fixed, size_t entry,
+                            size_t count, const char *unit, uint8_t fds, hurray_error *err) {
+  const size_t want = fixed + entry * count;
+  if (length != want)
+    return bad(err, 8, "%s body of %u bytes for %zu %s (expected %zu)", name, length, count, unit,
+               want);
+  if (fds) return bad(err, 12, "%s carries no descriptors", name);
+  return HURRAY_OK;
+}
+
 // A WireHandle at p (kIpcHandleSize bytes), field offsets reported from `at`.
 hurray_status parse_handle(const uint8_t *p, size_t at, const char *what, WireHandle *h,
                            hurray_error *err) {
@@ -129,10 +142,9 @@ hurray_status parse_devices(const uint8_t *b, uint32_t length, uint8_t fds, Mess
   if (out->id_count > kMaxDeviceIds)
     return bad(err, 16, "DEVICES of %u devices (at most %zu)", out->id_count, kMaxDeviceIds);
   if (get16(b + 2)) return bad(err, 18, "DEVICES reserved bytes are not zero");
-  if (length != kDevicesFixed + kDeviceIdEntry * out->id_count)
-    return bad(err, 8, "DEVICES body of %u bytes for %u devices (expected %zu)", length,
-               out->id_count, kDevicesFixed + kDeviceIdEntry * out->id_count);
-  if (fds) return bad(err, 12, "DEVICES carries no descriptors");
+  if (const hurray_status st = check_entries("DEVICES", length, kDevicesFixed, kDeviceIdEntry,
+                                             out->id_count, "devices", fds, err))
+    return st;
   for (size_t i = 0; i < out->id_count; ++i) {
     const uint8_t *e = b + kDevicesFixed + kDeviceIdEntry * i;
     const size_t at = kHeaderSize + kDevicesFixed + kDeviceIdEntry * i;
@@ -312,10 +324,9 @@ hurray_status parse_release_many(const uint8_t *b, uint32_t length, uint8_t fds,
   if (count == 0 || count > kMaxBatch)
     return bad(err, 16, "RELEASE_MANY of %u IDs (1 to %zu)", count, kMaxBatch);
   if (get32(b + 4)) return bad(err, 20, "RELEASE_MANY reserved bytes are not zero");
-  if (length != kReleaseManyFixed + 8 * count)
-    return bad(err, 8, "RELEASE_MANY body of %u bytes for %u IDs (expected %zu)", length, count,
-               kReleaseManyFixed + 8 * size_t{count});
-  if (fds) return bad(err, 12, "RELEASE_MANY carries no descriptors");
+  if (const hurray_status st =
+          check_entries("RELEASE_MANY", length, kReleaseManyFixed, 8, count, "IDs", fds, err))
+    return st;
   out->count = static_cast<uint16_t>(count);
   for (size_t i = 0; i < count; ++i) {
     const size_t at = kHeaderSize + kReleaseManyFixed + 8 * i;
@@ -373,10 +384,9 @@ hurray_status parse(const uint8_t *p, size_t n, size_t nfds, Message *out,
         return bad(err, 20, "HELLO announces %u devices (at most %zu)", out->device_count,
                    kMaxDevices);
       if (get16(b + 6)) return bad(err, 22, "HELLO reserved bytes are not zero");
-      if (length != kHelloFixed + kDeviceEntry * out->device_count)
-        return bad(err, 8, "HELLO body of %u bytes for %u devices (expected %zu)", length,
-                   out->device_count, kHelloFixed + kDeviceEntry * out->device_count);
-      if (fds) return bad(err, 12, "HELLO carries no descriptors");
+      if (const hurray_status st = check_entries("HELLO", length, kHelloFixed, kDeviceEntry,
+                                                 out->device_count, "devices", fds, err))
+        return st;
       for (size_t i = 0; i < out->device_count; ++i) {
         const uint8_t *e = b + kHelloFixed + kDeviceEntry * i;
         const size_t at = kHeaderSize + kHelloFixed + kDeviceEntry * i;

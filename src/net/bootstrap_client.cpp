@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -93,14 +94,18 @@ bool ready(int fd, short events, const Deadline &d) {
   }
 }
 
-bool send_all(int fd, const unsigned char *p, size_t n, const Deadline &d) {
-  while (n > 0) {
-    const ssize_t k = ::send(fd, p, n, MSG_NOSIGNAL);
+// Exactly n bytes through `io(at, left)` (one send or recv of the bytes
+// from `at` on), waiting for `events` while fd would block; false when the
+// peer closed, on an error, at the deadline.
+template <class Io>
+bool move_all(int fd, short events, size_t n, const Deadline &d, Io io) {
+  size_t at = 0;
+  while (at < n) {
+    const ssize_t k = io(at, n - at);
     if (k > 0) {
-      p += k;
-      n -= static_cast<size_t>(k);
+      at += static_cast<size_t>(k);
     } else if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
-      if (!ready(fd, POLLOUT, d)) return false;
+      if (!ready(fd, events, d)) return false;
     } else {
       return false;
     }
@@ -108,20 +113,15 @@ bool send_all(int fd, const unsigned char *p, size_t n, const Deadline &d) {
   return true;
 }
 
-// Exactly n bytes, or false (closed, error, deadline).
+// The bootstrap's messages, out and in: exactly n bytes, or false.
+bool send_all(int fd, const unsigned char *p, size_t n, const Deadline &d) {
+  return move_all(fd, POLLOUT, n, d,
+                  [&](size_t at, size_t left) { return ::send(fd, p + at, left, MSG_NOSIGNAL); });
+}
+
 bool recv_all(int fd, unsigned char *p, size_t n, const Deadline &d) {
-  while (n > 0) {
-    const ssize_t k = ::recv(fd, p, n, 0);
-    if (k > 0) {
-      p += k;
-      n -= static_cast<size_t>(k);
-    } else if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
-      if (!ready(fd, POLLIN, d)) return false;
-    } else {
-      return false;
-    }
-  }
-  return true;
+  return move_all(fd, POLLIN, n, d,
+                  [&](size_t at, size_t left) { return ::recv(fd, p + at, left, 0); });
 }
 
 hurray_status dial(const char *host, uint16_t port, const Deadline &d, Socket *s,
@@ -174,6 +174,22 @@ hurray_status bootstrap_connect(Worker &w, const char *host, uint16_t port, cons
                   "hurray-net: %s:%u closed the connection or stopped answering %s", host,
                   static_cast<unsigned>(port), when);
     };
+    // The server's answer of n bytes (the challenge, the fixed part of DONE),
+    // read by `parse_as` into *into: lost, malformed (`malformed` says how), or a
+    // refusal with the server's status and reason.
+    auto answer = [&](size_t n, auto parse_as, auto *into, const char *when,
+                      const char *malformed) -> hurray_status {
+      unsigned char bytes[std::max(kChallengeSize, kDoneFixed)];
+      if (!recv_all(s.fd, bytes, n, d)) return lost(when);
+      if (!parse_as(bytes, n, into))
+        return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE, "hurray-net: %s:%u %s", host,
+                    static_cast<unsigned>(port), malformed);
+      if (into->status != 0)
+        return fail(err, static_cast<hurray_status>(into->status), HURRAY_RULE_NONE,
+                    "%s:%u refused the connection: %s", host, static_cast<unsigned>(port),
+                    into->message);
+      return HURRAY_OK;
+    };
     BootHello hello;
     hello.version = kBootVersion;
     if (!fresh_nonce(hello.nonce))
@@ -181,17 +197,10 @@ hurray_status bootstrap_connect(Worker &w, const char *host, uint16_t port, cons
     unsigned char hb[kBootHelloSize];
     encode(hello, hb);
     if (!send_all(s.fd, hb, sizeof hb, d)) return lost("before the HELLO");
-    unsigned char cb_bytes[kChallengeSize];
     Challenge ch;
-    if (!recv_all(s.fd, cb_bytes, sizeof cb_bytes, d)) return lost("after the HELLO");
-    if (!parse_challenge(cb_bytes, sizeof cb_bytes, &ch))
-      return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
-                  "hurray-net: %s:%u does not speak the hurray-net bootstrap", host,
-                  static_cast<unsigned>(port));
-    if (ch.status != 0)
-      return fail(err, static_cast<hurray_status>(ch.status), HURRAY_RULE_NONE,
-                  "%s:%u refused the connection: %s", host, static_cast<unsigned>(port),
-                  ch.message);
+    if (hurray_status st = answer(kChallengeSize, parse_challenge, &ch, "after the HELLO",
+                                  "does not speak the hurray-net bootstrap"))
+      return st;
     if (ch.key_required && key.empty())
       return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
                   "%s: %s:%u requires a shared key; this client has none "
@@ -217,17 +226,10 @@ hurray_status bootstrap_connect(Worker &w, const char *host, uint16_t port, cons
     ucp_worker_release_address(w.worker, mine);
     mine = nullptr;
     if (!send_all(s.fd, ab.data(), ab.size(), d)) return lost("before the AUTH");
-    unsigned char db[kDoneFixed];
     DoneFixed done;
-    if (!recv_all(s.fd, db, sizeof db, d)) return lost("after the AUTH");
-    if (!parse_done_fixed(db, sizeof db, &done))
-      return fail(err, HURRAY_E_PROTOCOL, HURRAY_RULE_NONE,
-                  "hurray-net: %s:%u sent a malformed bootstrap answer", host,
-                  static_cast<unsigned>(port));
-    if (done.status != 0)
-      return fail(err, static_cast<hurray_status>(done.status), HURRAY_RULE_NONE,
-                  "%s:%u refused the connection: %s", host, static_cast<unsigned>(port),
-                  done.message);
+    if (hurray_status st = answer(kDoneFixed, parse_done_fixed, &done, "after the AUTH",
+                                  "sent a malformed bootstrap answer"))
+      return st;
     std::vector<unsigned char> theirs(done.address_length);
     if (!recv_all(s.fd, theirs.data(), theirs.size(), d)) return lost("in its address");
     if (ch.key_required) {

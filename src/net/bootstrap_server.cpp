@@ -274,7 +274,7 @@ void hurray_net_server::bootstrap_progress() {
       b->fd = fd;
       b->peer = peer;
       b->addr = ss;
-      b->deadline = Clock::now() + std::chrono::milliseconds(limits.handshake_ms);
+      b->deadline = Clock::now() + std::chrono::milliseconds(limits.handshake_timeout_ms);
       b->need = kBootHelloSize;
       boots.push_back(std::move(b));
     } catch (...) {

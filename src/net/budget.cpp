@@ -48,11 +48,11 @@ void derive_budgets(const Room &room, const hurray_net_limits *in, Limits *l) no
   const uint64_t left = room.left();
   auto fit = [](uint64_t v, uint64_t cap) { return std::max(std::min(v, cap), kMinBudget); };
   if (in == nullptr || in->total_bytes_in_flight == 0)
-    l->total_bytes = fit(left / 2, uint64_t{1} << 32);
+    l->total_bytes_in_flight = fit(left / 2, uint64_t{1} << 32);
   if (in == nullptr || in->conn_bytes_in_flight == 0)
-    l->conn_bytes = fit(l->total_bytes / 2, uint64_t{1} << 31);
+    l->conn_bytes_in_flight = fit(l->total_bytes_in_flight / 2, uint64_t{1} << 31);
   if (in == nullptr || in->max_put_bytes == 0)
-    l->max_put_bytes = fit(l->conn_bytes, uint64_t{1} << 30);
+    l->max_put_bytes = fit(l->conn_bytes_in_flight, uint64_t{1} << 30);
 }
 
 }  // namespace hurray::net

@@ -28,9 +28,9 @@ bool hurray_net_server::admit(const sockaddr *peer, std::string *name) {
     return false;
   }
   uint32_t &mine = per_peer[*name];
-  if (mine >= limits.max_per_peer) {
+  if (mine >= limits.max_connections_per_peer) {
     log_debug("server: %s: a connection from %s is refused (max_connections_per_peer = %u)",
-              kLimitId, name->c_str(), limits.max_per_peer);
+              kLimitId, name->c_str(), limits.max_connections_per_peer);
     return false;
   }
   ++mine;
@@ -57,20 +57,20 @@ hurray_status hurray_net_server::reserve_put(Conn &c, uint64_t declared, uint64_
   if (declared > limits.max_put_bytes)
     return over("larger than this server takes", "max_put_bytes",
                 static_cast<unsigned long long>(limits.max_put_bytes));
-  if (c.puts >= limits.conn_puts)
+  if (c.puts >= limits.conn_puts_in_flight)
     return over("too many PUTs of this connection in flight", "conn_puts_in_flight",
-                limits.conn_puts);
-  if (total_puts >= limits.total_puts)
+                limits.conn_puts_in_flight);
+  if (total_puts >= limits.total_puts_in_flight)
     return over("too many PUTs in flight on this server", "total_puts_in_flight",
-                limits.total_puts);
-  if (cost > limits.conn_bytes || c.bytes > limits.conn_bytes - cost)
+                limits.total_puts_in_flight);
+  if (cost > limits.conn_bytes_in_flight || c.bytes > limits.conn_bytes_in_flight - cost)
     return over(c.bytes == 0 ? "more bytes than one connection may have in flight"
                              : "too many bytes of this connection in flight",
                 "conn_bytes_in_flight",
-                static_cast<unsigned long long>(limits.conn_bytes));
-  if (cost > limits.total_bytes || total_bytes > limits.total_bytes - cost)
+                static_cast<unsigned long long>(limits.conn_bytes_in_flight));
+  if (cost > limits.total_bytes_in_flight || total_bytes > limits.total_bytes_in_flight - cost)
     return over("too many bytes in flight on this server", "total_bytes_in_flight",
-                static_cast<unsigned long long>(limits.total_bytes));
+                static_cast<unsigned long long>(limits.total_bytes_in_flight));
   // What the process can allocate now, for a large PUT: the budgets were
   // derived at create, and the application may hold more since.
   if (cost >= kCheckAbove) {
@@ -103,11 +103,11 @@ void hurray_net_server::release_put(Conn *c, uint64_t cost) {
 }
 
 hurray_status hurray_net_server::reserve_get(Conn &c, hurray_error *err) {
-  if (c.gets >= limits.conn_gets)
+  if (c.gets >= limits.conn_gets_in_flight)
     return fail(err, HURRAY_E_OUT_OF_MEMORY, HURRAY_RULE_NONE,
                 "%s: the GET is refused: too many GETs of this connection in flight "
                 "(conn_gets_in_flight = %u)",
-                kLimitId, limits.conn_gets);
+                kLimitId, limits.conn_gets_in_flight);
   ++c.gets;
   return HURRAY_OK;
 }
@@ -125,7 +125,7 @@ void hurray_net_server::disconnect(Conn &c, ucs_status_t why, const char *what) 
 
 bool hurray_net_server::may_answer(Conn &c) {
   if (c.dead) return false;
-  if (*c.unsent < limits.conn_unsent) return true;
+  if (*c.unsent < limits.conn_unsent_answers) return true;
   disconnect(c, UCS_ERR_EXCEEDS_LIMIT,
              "it does not take its answers (conn_unsent_answers reached)");
   return false;
@@ -165,7 +165,7 @@ size_t hurray::net::resident_pages(const void *p, size_t n) {
 // (a destination the application's allocator gave already resident shows
 // progress once, at the first look).
 void hurray_net_server::sample_progress(Clock::time_point now) {
-  const auto every = std::chrono::milliseconds(std::max(limits.stall_ms / 4, 10));
+  const auto every = std::chrono::milliseconds(std::max(limits.stall_timeout_ms / 4, 10));
   for (auto &t : transfers) {
     if (!t->put || t->request == nullptr || t->dst == nullptr || t->conn == nullptr ||
         t->conn->dead)
@@ -181,20 +181,20 @@ void hurray_net_server::sample_progress(Clock::time_point now) {
 }
 
 void hurray_net_server::enforce_timeouts() {
-  if (limits.stall_ms < 0 && limits.idle_ms < 0) return;
+  if (limits.stall_timeout_ms < 0 && limits.idle_timeout_ms < 0) return;
   const auto now = Clock::now();
   if (now < next_timeouts) return;  // looked at every 10 ms at most
   next_timeouts = now + std::chrono::milliseconds(10);
-  if (limits.stall_ms >= 0) sample_progress(now);
+  if (limits.stall_timeout_ms >= 0) sample_progress(now);
   for (auto &[ep, cp] : conns) {
     Conn &c = *cp;
     if (c.dead) continue;
     const auto quiet =
         std::chrono::duration_cast<std::chrono::milliseconds>(now - c.last).count();
     const bool busy = c.transfers > 0 || *c.unsent > 0;
-    if (busy && limits.stall_ms >= 0 && quiet > limits.stall_ms)
+    if (busy && limits.stall_timeout_ms >= 0 && quiet > limits.stall_timeout_ms)
       disconnect(c, UCS_ERR_TIMED_OUT, "its transfers stalled (stall_timeout_ms passed)");
-    else if (!busy && limits.idle_ms >= 0 && quiet > limits.idle_ms)
+    else if (!busy && limits.idle_timeout_ms >= 0 && quiet > limits.idle_timeout_ms)
       disconnect(c, UCS_ERR_TIMED_OUT, "it was idle (idle_timeout_ms passed)");
   }
 }

@@ -14,7 +14,7 @@
 namespace hurray::net {
 
 hurray_status resolve_limits(const hurray_net_limits *in, Limits *out, hurray_error *err) noexcept {
-  *out = Limits{};
+  *out = kDefaultLimits;
   if (in == nullptr) {
     derive_budgets(room_now(), nullptr, out);
     return HURRAY_OK;
@@ -27,21 +27,21 @@ hurray_status resolve_limits(const hurray_net_limits *in, Limits *out, hurray_er
                 "hurray_net_server_create: limits must come from HURRAY_NET_LIMITS_INIT "
                 "(size %u, reserved0 zero)",
                 static_cast<unsigned>(in->size));
-  auto pick64 = [](uint64_t v, uint64_t &d) { if (v != 0) d = v; };
-  auto pick32 = [](uint32_t v, uint32_t &d) { if (v != 0) d = v; };
-  auto pickms = [](int32_t v, int32_t &d) { if (v != 0) d = v; };
-  pick64(in->max_put_bytes, out->max_put_bytes);
-  pick64(in->conn_bytes_in_flight, out->conn_bytes);
-  pick64(in->total_bytes_in_flight, out->total_bytes);
-  pick32(in->conn_puts_in_flight, out->conn_puts);
-  pick32(in->total_puts_in_flight, out->total_puts);
-  pick32(in->conn_gets_in_flight, out->conn_gets);
-  pick32(in->conn_unsent_answers, out->conn_unsent);
-  pick32(in->max_connections, out->max_connections);
-  pick32(in->max_connections_per_peer, out->max_per_peer);
-  pickms(in->stall_timeout_ms, out->stall_ms);
-  pickms(in->idle_timeout_ms, out->idle_ms);
-  if (in->handshake_timeout_ms > 0) out->handshake_ms = in->handshake_timeout_ms;
+  auto pick = [](auto v, auto &d) {
+    if (v != 0) d = v;
+  };
+  pick(in->max_put_bytes, out->max_put_bytes);
+  pick(in->conn_bytes_in_flight, out->conn_bytes_in_flight);
+  pick(in->total_bytes_in_flight, out->total_bytes_in_flight);
+  pick(in->conn_puts_in_flight, out->conn_puts_in_flight);
+  pick(in->total_puts_in_flight, out->total_puts_in_flight);
+  pick(in->conn_gets_in_flight, out->conn_gets_in_flight);
+  pick(in->conn_unsent_answers, out->conn_unsent_answers);
+  pick(in->max_connections, out->max_connections);
+  pick(in->max_connections_per_peer, out->max_connections_per_peer);
+  pick(in->stall_timeout_ms, out->stall_timeout_ms);
+  pick(in->idle_timeout_ms, out->idle_timeout_ms);
+  if (in->handshake_timeout_ms > 0) out->handshake_timeout_ms = in->handshake_timeout_ms;
   derive_budgets(room_now(), in, out);  // the byte budgets left at 0: what the process can hold
   return HURRAY_OK;
 }

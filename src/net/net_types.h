@@ -7,6 +7,8 @@
 // neither, and budget.cpp and net_limits.cpp not on each other.
 #pragma once
 
+#include <hurray_net.h>
+
 #include "ucx.h"
 #include "wire.h"
 
@@ -34,21 +36,28 @@ struct Incoming {
   std::vector<unsigned char> copy;
 };
 
+// The limits a server grants: a hurray_net_limits without a 0 left in it,
+// which hurray_net_server_limits hands out as it is.
+using Limits = hurray_net_limits;
+
 // The defaults; resolve_limits derives the three byte budgets left at 0 from
 // what the process can allocate (budget.h), these at most.
-struct Limits {
-  uint64_t max_put_bytes = uint64_t{1} << 30;
-  uint64_t conn_bytes = uint64_t{1} << 31;
-  uint64_t total_bytes = uint64_t{1} << 32;
-  uint32_t conn_puts = 256;
-  uint32_t total_puts = 4096;
-  uint32_t conn_gets = 16;
-  uint32_t conn_unsent = 1024;
-  uint32_t max_connections = 256;
-  uint32_t max_per_peer = 64;
-  int32_t stall_ms = 10000;   // without bytes arriving; negative: never
-  int32_t idle_ms = 600000;   // negative: never
-  int32_t handshake_ms = 10000;
+inline constexpr Limits kDefaultLimits = {
+    .size = sizeof(hurray_net_limits),
+    .reserved0 = 0,
+    .max_put_bytes = uint64_t{1} << 30,
+    .conn_bytes_in_flight = uint64_t{1} << 31,
+    .total_bytes_in_flight = uint64_t{1} << 32,
+    .conn_puts_in_flight = 256,
+    .total_puts_in_flight = 4096,
+    .conn_gets_in_flight = 16,
+    .conn_unsent_answers = 1024,
+    .max_connections = 256,
+    .max_connections_per_peer = 64,
+    .stall_timeout_ms = 10000,  // without bytes arriving; negative: never
+    .idle_timeout_ms = 600000,  // negative: never
+    .handshake_timeout_ms = 10000,
+    .reserved1 = 0,
 };
 
 }  // namespace hurray::net

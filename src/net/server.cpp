@@ -307,21 +307,7 @@ HURRAY_API hurray_status hurray_net_server_limits(const hurray_net_server *s,
     return fail(err, HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE,
                 "hurray_net_server_limits: server and out (from HURRAY_NET_LIMITS_INIT) are "
                 "required");
-  const Limits &l = s->limits;
-  const hurray_net_limits init = HURRAY_NET_LIMITS_INIT;
-  *out = init;
-  out->max_put_bytes = l.max_put_bytes;
-  out->conn_bytes_in_flight = l.conn_bytes;
-  out->total_bytes_in_flight = l.total_bytes;
-  out->conn_puts_in_flight = l.conn_puts;
-  out->total_puts_in_flight = l.total_puts;
-  out->conn_gets_in_flight = l.conn_gets;
-  out->conn_unsent_answers = l.conn_unsent;
-  out->max_connections = l.max_connections;
-  out->max_connections_per_peer = l.max_per_peer;
-  out->stall_timeout_ms = l.stall_ms;
-  out->idle_timeout_ms = l.idle_ms;
-  out->handshake_timeout_ms = l.handshake_ms;
+  *out = s->limits;  // with size and the reserved words as HURRAY_NET_LIMITS_INIT has them
   return HURRAY_OK;
 }
 

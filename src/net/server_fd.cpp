@@ -95,8 +95,9 @@ void hurray_net_server::rearm() {
   for (auto &[ep, c] : conns) {
     if (c->dead) continue;
     const bool busy = c->transfers > 0 || *c->unsent > 0;
-    const int32_t ms = busy ? (limits.stall_ms < 0 ? -1 : std::max(limits.stall_ms / 4, 10))
-                            : limits.idle_ms;
+    const int32_t ms =
+        busy ? (limits.stall_timeout_ms < 0 ? -1 : std::max(limits.stall_timeout_ms / 4, 10))
+             : limits.idle_timeout_ms;
     if (ms >= 0) next = std::min(next, c->last + std::chrono::milliseconds(ms + 1));
   }
   itimerspec t{};

@@ -136,7 +136,7 @@ struct hurray_net_server {
   std::map<uint64_t, hurray::net::Registered> registry;
   hurray_net_stats stats{};
   // Admission and limits (guard.cpp).
-  hurray::net::Limits limits;
+  hurray::net::Limits limits = hurray::net::kDefaultLimits;
   hurray::net::Allowlist allow;
   std::map<std::string, uint32_t> per_peer;  // requests and connections by address
   uint64_t total_bytes = 0;

@@ -149,6 +149,10 @@ struct Finding {
   int64_t index;   // buffer index, -1 none
   int64_t offset;  // byte offset in the input, -1 none
 };
+// fill() for a finding: its rule's status (status_of_rule), severity, buffer
+// index and byte offset.
+void fill(hurray_error *err, const Finding &f, const char *fmt, ...) noexcept
+    __attribute__((format(printf, 3, 4)));
 // Format the message for a finding about handle h (may be null for BP-SIZE).
 void describe(const Finding &f, const hurray_buffer_handle *h,
               const hurray_buffer_handle *first, const Policy &p, size_t size,

@@ -81,16 +81,14 @@ template <class T>
 bool below_first_size(const char *who, uint32_t size, SizeRefusal *out) noexcept {
   using S = SizeFirst<T>;
   if (size >= S::first) return false;
-  char how[96];
-  if constexpr (S::init != nullptr)
-    std::snprintf(how, sizeof how, "start from %s", S::init);
-  else
-    std::snprintf(how, sizeof how, "set it to sizeof(%s)", S::name);
+  // Then how to set it: "start from X_INIT", else "set it to sizeof(x)".
+  constexpr bool has_init = S::init != nullptr;
   std::snprintf(out->text, sizeof out->text,
                 "%s%s%s.size is %u, below %u (its size in libhurray 1.0, the first "
-                "published); %s",
+                "published); %s%s%s",
                 who ? who : "", who ? ": " : "", S::name, static_cast<unsigned>(size),
-                static_cast<unsigned>(S::first), how);
+                static_cast<unsigned>(S::first), has_init ? "start from " : "set it to sizeof(",
+                has_init ? S::init : S::name, has_init ? "" : ")");
   return true;
 }
 

@@ -36,10 +36,11 @@ void fill(hurray_error *err, hurray_status status, hurray_rule rule, hurray_seve
   va_end(ap);
 }
 
-void fill(hurray_error *err, const Finding &f, const char *fmt, ...) noexcept {
+void fill(hurray_error *err, hurray_status status, const Finding &f, const char *fmt,
+          ...) noexcept {
   va_list ap;
   va_start(ap, fmt);
-  vfill(err, status_of_rule(f.rule), f.rule, f.severity, f.index, f.offset, nullptr, fmt, ap);
+  vfill(err, status, f.rule, f.severity, f.index, f.offset, nullptr, fmt, ap);
   va_end(ap);
 }
 

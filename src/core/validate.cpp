@@ -237,15 +237,16 @@ struct Diagnose {
 
 void describe(const Finding &f, const hurray_buffer_handle *h, const hurray_buffer_handle *first,
               const Policy &p, size_t size, hurray_error *out) noexcept {
+  const hurray_status st = status_of_rule(f.rule);
   const char *id = hurray_rule_id(f.rule);
   const char *sev = f.severity == HURRAY_SEVERITY_WARNING ? " (SHOULD)" : "";
   char where[48];
   std::snprintf(where, sizeof where, "buffer %" PRId64 " byte %" PRId64, f.index, f.offset);
   if (f.rule == HURRAY_RULE_SIZE || !h) {
     if (size == 0)
-      fill(out, f, "%s: empty input; a buffer table holds at least one 16-byte handle", id);
+      fill(out, st, f, "%s: empty input; a buffer table holds at least one 16-byte handle", id);
     else
-      fill(out, f,
+      fill(out, st, f,
            "%s: %zu bytes is not a whole number of 16-byte handles "
            "(%zu trailing bytes at offset %" PRId64 ")",
            id, size, size % HURRAY_HANDLE_SIZE, f.offset);
@@ -254,66 +255,70 @@ void describe(const Finding &f, const hurray_buffer_handle *h, const hurray_buff
   const char *tr = hurray_transport_name(p.transport);
   switch (f.rule) {
     case HURRAY_RULE_ALIGN_POW2:
-      fill(out, f, "%s: %s: alignment %" PRIu32 " is not a power of two", id, where, h->alignment);
+      fill(out, st, f, "%s: %s: alignment %" PRIu32 " is not a power of two", id, where,
+           h->alignment);
       break;
     case HURRAY_RULE_ALIGN_MIN:
-      fill(out, f, "%s: %s: alignment %" PRIu32 " is below 64, the minimum for a non-empty buffer",
-           id, where, h->alignment);
-      break;
-    case HURRAY_RULE_ALIGN_IPC:
-      fill(out, f, "%s: %s: alignment %" PRIu32 " is below 4096, the minimum on the %s transport",
-           id, where, h->alignment, tr);
-      break;
-    case HURRAY_RULE_ALIGN_GPU_PAGE:
-      fill(out, f, "%s%s: %s: %s memory should be page-aligned (4096), declared %" PRIu32, id, sev,
-           where, hurray_device_tag_name(h->device_tag), h->alignment);
-      break;
-    case HURRAY_RULE_ALIGN_HEXAGON:
-      fill(out, f, "%s%s: %s: HEXAGON buffers should be aligned to 128, declared %" PRIu32, id, sev,
+      fill(out, st, f,
+           "%s: %s: alignment %" PRIu32 " is below 64, the minimum for a non-empty buffer", id,
            where, h->alignment);
       break;
+    case HURRAY_RULE_ALIGN_IPC:
+      fill(out, st, f,
+           "%s: %s: alignment %" PRIu32 " is below 4096, the minimum on the %s transport", id,
+           where, h->alignment, tr);
+      break;
+    case HURRAY_RULE_ALIGN_GPU_PAGE:
+      fill(out, st, f, "%s%s: %s: %s memory should be page-aligned (4096), declared %" PRIu32, id,
+           sev, where, hurray_device_tag_name(h->device_tag), h->alignment);
+      break;
+    case HURRAY_RULE_ALIGN_HEXAGON:
+      fill(out, st, f, "%s%s: %s: HEXAGON buffers should be aligned to 128, declared %" PRIu32, id,
+           sev, where, h->alignment);
+      break;
     case HURRAY_RULE_DEV_INVALID:
-      fill(out, f, "%s: %s: device_tag 0xFF is invalid", id, where);
+      fill(out, st, f, "%s: %s: device_tag 0xFF is invalid", id, where);
       break;
     case HURRAY_RULE_DEV_RESERVED:
-      fill(out, f, "%s: %s: device_tag 0x%02X is reserved (0x09-0xEF)", id, where, h->device_tag);
+      fill(out, st, f, "%s: %s: device_tag 0x%02X is reserved (0x09-0xEF)", id, where,
+           h->device_tag);
       break;
     case HURRAY_RULE_DEV_PRIVATE:
-      fill(out, f,
+      fill(out, st, f,
            "%s: %s: private device_tag 0x%02X was not agreed out of band "
            "(allow it in the policy)",
            id, where, h->device_tag);
       break;
     case HURRAY_RULE_MC_INVALID:
-      fill(out, f, "%s: %s: memory_class 0x%02X is %s", id, where, h->memory_class,
+      fill(out, st, f, "%s: %s: memory_class 0x%02X is %s", id, where, h->memory_class,
            hurray_memory_class_name(h->memory_class));
       break;
     case HURRAY_RULE_MC_PAIR:
-      fill(out, f, "%s: %s: memory_class 0x%02X %s is not valid with device_tag 0x%02X %s", id,
+      fill(out, st, f, "%s: %s: memory_class 0x%02X %s is not valid with device_tag 0x%02X %s", id,
            where, h->memory_class, hurray_memory_class_name(h->memory_class), h->device_tag,
            hurray_device_tag_name(h->device_tag));
       break;
     case HURRAY_RULE_COLOC:
       if (f.offset % HURRAY_HANDLE_SIZE == 12)
-        fill(out, f, "%s: %s: device_tag 0x%02X differs from buffer 0's 0x%02X", id, where,
+        fill(out, st, f, "%s: %s: device_tag 0x%02X differs from buffer 0's 0x%02X", id, where,
              h->device_tag, first ? first->device_tag : 0);
       else
-        fill(out, f, "%s: %s: memory_class 0x%02X differs from buffer 0's 0x%02X", id, where,
+        fill(out, st, f, "%s: %s: memory_class 0x%02X differs from buffer 0's 0x%02X", id, where,
              h->memory_class, first ? first->memory_class : 0);
       break;
     case HURRAY_RULE_SYNC_VALUE:
-      fill(out, f, "%s: %s: sync_mode 0x%02X is not defined", id, where, h->sync_mode);
+      fill(out, st, f, "%s: %s: sync_mode 0x%02X is not defined", id, where, h->sync_mode);
       break;
     case HURRAY_RULE_SYNC_CPU:
-      fill(out, f, "%s: %s: CPU buffers must be PRODUCER_SYNCED, not %s", id, where,
+      fill(out, st, f, "%s: %s: CPU buffers must be PRODUCER_SYNCED, not %s", id, where,
            hurray_sync_mode_name(h->sync_mode));
       break;
     case HURRAY_RULE_SYNC_NET:
-      fill(out, f, "%s: %s: the %s transport carries only PRODUCER_SYNCED handles, not %s", id,
+      fill(out, st, f, "%s: %s: the %s transport carries only PRODUCER_SYNCED handles, not %s", id,
            where, tr, hurray_sync_mode_name(h->sync_mode));
       break;
     case HURRAY_RULE_SYNC_IPC:
-      fill(out, f,
+      fill(out, st, f,
            "%s: %s: %s over IPC needs a device that exports IPC %s; "
            "%s does not (per the policy)",
            id, where, hurray_sync_mode_name(h->sync_mode),
@@ -321,10 +326,10 @@ void describe(const Finding &f, const hurray_buffer_handle *h, const hurray_buff
            hurray_device_tag_name(h->device_tag));
       break;
     case HURRAY_RULE_RESERVED:
-      fill(out, f, "%s: %s: reserved byte is 0x%02X, must be 0x00", id, where, h->reserved);
+      fill(out, st, f, "%s: %s: reserved byte is 0x%02X, must be 0x00", id, where, h->reserved);
       break;
     default:
-      fill(out, f, "%s: %s: %s", id, where, hurray_rule_summary(f.rule));
+      fill(out, st, f, "%s: %s: %s", id, where, hurray_rule_summary(f.rule));
       break;
   }
 }

@@ -9,8 +9,10 @@
 namespace hurray::detail {
 namespace {
 
+// The one writer of the struct: nothing when err is NULL.
 void vfill(hurray_error *err, hurray_status status, hurray_rule rule, hurray_severity severity,
            int64_t index, int64_t offset, const char *who, const char *fmt, va_list ap) noexcept {
+  if (!err) return;
   std::memset(err, 0, sizeof *err);
   err->status = status;
   err->rule = static_cast<uint32_t>(rule);
@@ -23,35 +25,40 @@ void vfill(hurray_error *err, hurray_status status, hurray_rule rule, hurray_sev
 
 }  // namespace
 
-void fill(hurray_error *err, hurray_status status, hurray_rule rule,
-          hurray_severity severity, int64_t index, int64_t offset,
-          const char *fmt, ...) noexcept {
-  if (!err) return;
+// Each function below is vfill() behind its own varargs; C++ has no way to
+// pass `...` on, so each starts and ends its va_list itself.
+
+void fill(hurray_error *err, hurray_status status, hurray_rule rule, hurray_severity severity,
+          int64_t index, int64_t offset, const char *fmt, ...) noexcept {
   va_list ap;
   va_start(ap, fmt);
   vfill(err, status, rule, severity, index, offset, nullptr, fmt, ap);
   va_end(ap);
 }
 
+void fill(hurray_error *err, hurray_status status, const Finding &f, const char *fmt,
+          ...) noexcept {
+  va_list ap;
+  va_start(ap, fmt);
+  vfill(err, status, f.rule, f.severity, f.index, f.offset, nullptr, fmt, ap);
+  va_end(ap);
+}
+
 hurray_status fail(hurray_error *err, hurray_status status, hurray_rule rule,
                    const char *fmt, ...) noexcept {
-  if (err) {
-    va_list ap;
-    va_start(ap, fmt);
-    vfill(err, status, rule, HURRAY_SEVERITY_ERROR, -1, -1, nullptr, fmt, ap);
-    va_end(ap);
-  }
+  va_list ap;
+  va_start(ap, fmt);
+  vfill(err, status, rule, HURRAY_SEVERITY_ERROR, -1, -1, nullptr, fmt, ap);
+  va_end(ap);
   return status;
 }
 
 hurray_status refuse(hurray_error *err, hurray_status status, hurray_rule rule, const char *who,
                      const char *fmt, ...) noexcept {
-  if (err) {
-    va_list ap;
-    va_start(ap, fmt);
-    vfill(err, status, rule, HURRAY_SEVERITY_ERROR, -1, -1, who, fmt, ap);
-    va_end(ap);
-  }
+  va_list ap;
+  va_start(ap, fmt);
+  vfill(err, status, rule, HURRAY_SEVERITY_ERROR, -1, -1, who, fmt, ap);
+  va_end(ap);
   return status;
 }
 

@@ -149,6 +149,11 @@ struct Finding {
   int64_t index;   // buffer index, -1 none
   int64_t offset;  // byte offset in the input, -1 none
 };
+// fill() for a finding: its rule, severity, buffer index and byte offset.
+// (status is the caller's: errors.cpp is compiled into test programs that
+// link only the public symbols of libhurray, status_of_rule is not one.)
+void fill(hurray_error *err, hurray_status status, const Finding &f, const char *fmt, ...) noexcept
+    __attribute__((format(printf, 4, 5)));
 // Format the message for a finding about handle h (may be null for BP-SIZE).
 void describe(const Finding &f, const hurray_buffer_handle *h,
               const hurray_buffer_handle *first, const Policy &p, size_t size,

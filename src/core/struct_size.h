@@ -20,37 +20,55 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <tuple>
 
 namespace hurray::detail {
 
+// One struct's row: its name in messages, its first published size, and the
+// macro a caller starts from (HURRAY_..._INIT), nullptr for a struct the
+// library writes into, whose caller sets `size` to its sizeof.
 template <class T>
-struct SizeFirst;  // name, first published size, how to fill it
-
-#define HURRAY_SIZE_FIRST(T, first_size, how)                                      \
-  template <>                                                                     \
-  struct SizeFirst<T> {                                                           \
-    static constexpr const char *name = #T;                                       \
-    static constexpr uint32_t first = first_size;                                 \
-    static constexpr const char *fill = how;                                      \
-    static_assert(first_size <= sizeof(T), #T ": the first size exceeds the struct"); \
-  }
+struct SizeFirstRow {
+  using type = T;
+  const char *name;
+  uint32_t first;
+  const char *init;
+};
 
 // clang-format off
-HURRAY_SIZE_FIRST(hurray_buffer_desc,           56,  "start from HURRAY_BUFFER_DESC_INIT");
-HURRAY_SIZE_FIRST(hurray_export_desc,           48,  "start from HURRAY_EXPORT_DESC_INIT");
-HURRAY_SIZE_FIRST(hurray_alloc_desc,            32,  "start from HURRAY_ALLOC_DESC_INIT");
-HURRAY_SIZE_FIRST(hurray_backend_v1,            224, "set it to sizeof(hurray_backend_v1)");
-HURRAY_SIZE_FIRST(hurray_dlpack_import_options, 24,  "start from HURRAY_DLPACK_IMPORT_OPTIONS_INIT");
-HURRAY_SIZE_FIRST(hurray_ipc_options,           64,  "start from HURRAY_IPC_OPTIONS_INIT");
-HURRAY_SIZE_FIRST(hurray_ipc_peer_info,         152, "set it to sizeof(hurray_ipc_peer_info)");
-HURRAY_SIZE_FIRST(hurray_ipc_stats,             80,  "set it to sizeof(hurray_ipc_stats)");
-HURRAY_SIZE_FIRST(hurray_net_limits,            72,  "start from HURRAY_NET_LIMITS_INIT");
-HURRAY_SIZE_FIRST(hurray_net_server_config,     96,  "start from HURRAY_NET_SERVER_CONFIG_INIT");
-HURRAY_SIZE_FIRST(hurray_net_client_config,     48,  "start from HURRAY_NET_CLIENT_CONFIG_INIT");
-HURRAY_SIZE_FIRST(hurray_net_transfer_desc,     24,  "start from HURRAY_NET_TRANSFER_DESC_INIT");
-HURRAY_SIZE_FIRST(hurray_net_received,          48,  "set it to sizeof(hurray_net_received)");
+inline constexpr std::tuple kSizeFirst{
+    SizeFirstRow<hurray_buffer_desc>{          "hurray_buffer_desc",           56,  "HURRAY_BUFFER_DESC_INIT"},
+    SizeFirstRow<hurray_export_desc>{          "hurray_export_desc",           48,  "HURRAY_EXPORT_DESC_INIT"},
+    SizeFirstRow<hurray_alloc_desc>{           "hurray_alloc_desc",            32,  "HURRAY_ALLOC_DESC_INIT"},
+    SizeFirstRow<hurray_backend_v1>{           "hurray_backend_v1",            224, nullptr},
+    SizeFirstRow<hurray_dlpack_import_options>{"hurray_dlpack_import_options", 24,  "HURRAY_DLPACK_IMPORT_OPTIONS_INIT"},
+    SizeFirstRow<hurray_ipc_options>{          "hurray_ipc_options",           64,  "HURRAY_IPC_OPTIONS_INIT"},
+    SizeFirstRow<hurray_ipc_peer_info>{        "hurray_ipc_peer_info",         152, nullptr},
+    SizeFirstRow<hurray_ipc_stats>{            "hurray_ipc_stats",             80,  nullptr},
+    SizeFirstRow<hurray_net_limits>{           "hurray_net_limits",            72,  "HURRAY_NET_LIMITS_INIT"},
+    SizeFirstRow<hurray_net_server_config>{    "hurray_net_server_config",     96,  "HURRAY_NET_SERVER_CONFIG_INIT"},
+    SizeFirstRow<hurray_net_client_config>{    "hurray_net_client_config",     48,  "HURRAY_NET_CLIENT_CONFIG_INIT"},
+    SizeFirstRow<hurray_net_transfer_desc>{    "hurray_net_transfer_desc",     24,  "HURRAY_NET_TRANSFER_DESC_INIT"},
+    SizeFirstRow<hurray_net_received>{         "hurray_net_received",          48,  nullptr},
+};
 // clang-format on
-#undef HURRAY_SIZE_FIRST
+
+// A first size above its struct's sizeof would refuse every caller.
+static_assert(std::apply(
+                  [](auto... row) {
+                    return ((row.first <= sizeof(typename decltype(row)::type)) && ...);
+                  },
+                  kSizeFirst),
+              "kSizeFirst: a first size exceeds its struct");
+
+// T's row as constants; a T with no row (or two) does not compile.
+template <class T>
+struct SizeFirst {
+  static constexpr SizeFirstRow<T> row = std::get<SizeFirstRow<T>>(kSizeFirst);
+  static constexpr const char *name = row.name;
+  static constexpr uint32_t first = row.first;
+  static constexpr const char *init = row.init;
+};
 
 // The refusal of a size below T's first published size, for fail(err,
 // HURRAY_E_INVALID_ARGUMENT, HURRAY_RULE_NONE, "%s", text): `who`, when
@@ -63,11 +81,14 @@ template <class T>
 bool below_first_size(const char *who, uint32_t size, SizeRefusal *out) noexcept {
   using S = SizeFirst<T>;
   if (size >= S::first) return false;
+  // Then how to set it: "start from X_INIT", else "set it to sizeof(x)".
+  constexpr bool has_init = S::init != nullptr;
   std::snprintf(out->text, sizeof out->text,
                 "%s%s%s.size is %u, below %u (its size in libhurray 1.0, the first "
-                "published); %s",
+                "published); %s%s%s",
                 who ? who : "", who ? ": " : "", S::name, static_cast<unsigned>(size),
-                static_cast<unsigned>(S::first), S::fill);
+                static_cast<unsigned>(S::first), has_init ? "start from " : "set it to sizeof(",
+                has_init ? S::init : S::name, has_init ? "" : ")");
   return true;
 }
 

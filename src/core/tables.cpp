@@ -2,6 +2,9 @@
 // sync modes, the (device_tag, memory_class) validity table (TABLES.md §3),
 // GPU-memory and alignment guidance (§2, §5), default IPC capabilities (§5),
 // rule IDs and their summaries (RULES.md), and status names.
+#include <cstddef>
+#include <iterator>
+
 #include "internal.h"
 
 namespace hurray::detail {
@@ -11,70 +14,95 @@ constexpr const char *kClassNames[] = {"STANDARD", "HOST_PINNED", "UNIFIED", "PE
 constexpr const char *kSyncNames[] = {"PRODUCER_SYNCED", "EVENT", "CONSUMER_STREAM"};
 constexpr const char *kTransportNames[] = {"in-process", "ipc", "rdma", "cross-machine"};
 
-struct RuleRow {
-  hurray_rule rule;
-  const char *id;
-  hurray_rule_kind kind;
-  const char *summary;
-};
-
-// Summaries are this project's restatement of RULES.md.
-#define HURRAY_SUMMARY_MAP(XX)                                                 \
-  XX(NONE, "no rule")                                                          \
-  XX(SIZE, "a handle is 16 bytes and a buffer table a whole, non-empty number of handles") \
-  XX(LE, "multi-byte fields are little-endian on every host")                 \
-  XX(RESERVED, "byte 15 of a handle is zero")                                  \
-  XX(ALIGN_POW2, "alignment is a non-zero power of two")                       \
-  XX(ALIGN_MIN, "a non-empty buffer declares alignment of at least 64")        \
-  XX(ALIGN_EMPTY, "an empty buffer may declare any power of two and any pointer, NULL included") \
-  XX(ALIGN_ADDR, "a non-empty buffer's base address is a multiple of its declared alignment") \
-  XX(ALIGN_IPC, "on the IPC and RDMA transports a non-empty buffer declares alignment of at least 4096") \
-  XX(ALIGN_GPU_PAGE, "a non-empty buffer in GPU memory should declare alignment of at least 4096") \
-  XX(ALIGN_HEXAGON, "a non-empty HEXAGON buffer should declare alignment of at least 128") \
-  XX(ALIGN_TRUST, "a reader relies on no alignment stronger than declared")    \
-  XX(DEV_INVALID, "device_tag 0xFF is invalid")                                \
-  XX(DEV_RESERVED, "device_tags 0x09-0xEF are reserved")                       \
-  XX(DEV_PRIVATE, "a private device_tag (0xF0-0xFE) needs an explicit out-of-band agreement") \
-  XX(MC_INVALID, "memory_class 0x04-0xEF and 0xFF are not defined")            \
-  XX(MC_PAIR, "the (device_tag, memory_class) pair is valid in the protocol's table") \
-  XX(COLOC, "all handles of one buffer table share device_tag and memory_class") \
-  XX(PUT_DEVICE, "a receiver refuses a transfer rather than placing it on another device") \
-  XX(SYNC_VALUE, "sync_mode is 0x00, 0x01 or 0x02")                            \
-  XX(SYNC_CPU, "a CPU handle is PRODUCER_SYNCED")                              \
-  XX(SYNC_NET, "handles crossing machines (cross-machine, RDMA) are PRODUCER_SYNCED") \
-  XX(SYNC_IPC, "over IPC, EVENT needs a device with IPC events and CONSUMER_STREAM one with IPC streams") \
-  XX(SYNC_PAYLOAD, "the handoff payload matches sync_mode: event and event-release for EVENT, a stream for CONSUMER_STREAM, nothing for PRODUCER_SYNCED") \
-  XX(SYNC_WAIT, "with EVENT the consumer waits on the event on every stream it uses first") \
-  XX(SYNC_STREAM, "with CONSUMER_STREAM the consumer uses only its declared streams until it waits") \
-  XX(SYNC_FENCE, "a CPU producer with concurrent writers fences before handoff") \
-  XX(REL_ONCE, "a buffer is released exactly once; a second release is detected and not forwarded") \
-  XX(REL_AFTER, "no access after release, no release while device work is pending") \
-  XX(REL_THREAD, "a release callback may be called from any thread")           \
-  XX(EVREL_ONCE, "with EVENT the event is released exactly once, separately from the buffer") \
-  XX(REFCOUNT, "each consumer gets its own handoff; memory is freed after the last release") \
-  XX(IPC_RELEASE, "an IPC producer keeps the segment until every consumer released or is gone") \
-  XX(NET_OWN, "across machines the sender owns the source and the receiver its copy") \
-  XX(ZC_NOCOPY, "handoff never copies the bytes")                              \
-  XX(ZC_NOMUT, "the producer does not modify a handed-off buffer until release") \
-  XX(ZC_QPARAM, "quantization-parameter buffers are never modified after the descriptor") \
-  XX(ZC_STABLE, "the base address is stable while a consumer holds the buffer")
-
-#define HURRAY_XX_SUM(name, text) constexpr const char *kSum_##name = text;
-HURRAY_SUMMARY_MAP(HURRAY_XX_SUM)
-#undef HURRAY_XX_SUM
-
-constexpr RuleRow kRules[] = {
-#define HURRAY_XX_(name, num, id, kind) \
-  {HURRAY_RULE_##name, id, HURRAY_RULE_KIND_##kind, kSum_##name},
-    HURRAY_RULE_MAP(HURRAY_XX_)
-#undef HURRAY_XX_
-};
-
-const RuleRow *find_rule(hurray_rule r) noexcept {
-  for (const RuleRow &row : kRules)
-    if (row.rule == r) return &row;
+// The row of `table` whose key is `key`; nullptr when there is none.
+template <class Row, size_t N, class Key>
+constexpr const Row *find_row(const Row (&table)[N], Key key) noexcept {
+  for (const Row &row : table)
+    if (row.key == key) return &row;
   return nullptr;
 }
+
+struct RuleRow {
+  hurray_rule key;
+  const char *id;
+  hurray_rule_kind kind;
+};
+
+// IDs and kinds come from the public X-macro, so that they have one source.
+// The macro writes one initializer per rule and nothing else.
+#define HURRAY_RULE_ROW_(name, num, id, kind) {HURRAY_RULE_##name, id, HURRAY_RULE_KIND_##kind},
+constexpr RuleRow kRules[] = {HURRAY_RULE_MAP(HURRAY_RULE_ROW_)};
+#undef HURRAY_RULE_ROW_
+
+struct SummaryRow {
+  hurray_rule key;
+  const char *text;
+};
+
+// Summaries are this project's restatement of RULES.md, one per rule, in the
+// order of HURRAY_RULE_MAP (checked below).
+// clang-format off
+constexpr SummaryRow kSummaries[] = {
+    {HURRAY_RULE_NONE, "no rule"},
+    {HURRAY_RULE_SIZE, "a handle is 16 bytes and a buffer table a whole, non-empty number of handles"},
+    {HURRAY_RULE_LE, "multi-byte fields are little-endian on every host"},
+    {HURRAY_RULE_RESERVED, "byte 15 of a handle is zero"},
+    {HURRAY_RULE_ALIGN_POW2, "alignment is a non-zero power of two"},
+    {HURRAY_RULE_ALIGN_MIN, "a non-empty buffer declares alignment of at least 64"},
+    {HURRAY_RULE_ALIGN_EMPTY, "an empty buffer may declare any power of two and any pointer, NULL included"},
+    {HURRAY_RULE_ALIGN_ADDR, "a non-empty buffer's base address is a multiple of its declared alignment"},
+    {HURRAY_RULE_ALIGN_IPC, "on the IPC and RDMA transports a non-empty buffer declares alignment of at least 4096"},
+    {HURRAY_RULE_ALIGN_GPU_PAGE, "a non-empty buffer in GPU memory should declare alignment of at least 4096"},
+    {HURRAY_RULE_ALIGN_HEXAGON, "a non-empty HEXAGON buffer should declare alignment of at least 128"},
+    {HURRAY_RULE_ALIGN_TRUST, "a reader relies on no alignment stronger than declared"},
+    {HURRAY_RULE_DEV_INVALID, "device_tag 0xFF is invalid"},
+    {HURRAY_RULE_DEV_RESERVED, "device_tags 0x09-0xEF are reserved"},
+    {HURRAY_RULE_DEV_PRIVATE, "a private device_tag (0xF0-0xFE) needs an explicit out-of-band agreement"},
+    {HURRAY_RULE_MC_INVALID, "memory_class 0x04-0xEF and 0xFF are not defined"},
+    {HURRAY_RULE_MC_PAIR, "the (device_tag, memory_class) pair is valid in the protocol's table"},
+    {HURRAY_RULE_COLOC, "all handles of one buffer table share device_tag and memory_class"},
+    {HURRAY_RULE_PUT_DEVICE, "a receiver refuses a transfer rather than placing it on another device"},
+    {HURRAY_RULE_SYNC_VALUE, "sync_mode is 0x00, 0x01 or 0x02"},
+    {HURRAY_RULE_SYNC_CPU, "a CPU handle is PRODUCER_SYNCED"},
+    {HURRAY_RULE_SYNC_NET, "handles crossing machines (cross-machine, RDMA) are PRODUCER_SYNCED"},
+    {HURRAY_RULE_SYNC_IPC, "over IPC, EVENT needs a device with IPC events and CONSUMER_STREAM one with IPC streams"},
+    {HURRAY_RULE_SYNC_PAYLOAD, "the handoff payload matches sync_mode: event and event-release for EVENT, a stream for CONSUMER_STREAM, nothing for PRODUCER_SYNCED"},
+    {HURRAY_RULE_SYNC_WAIT, "with EVENT the consumer waits on the event on every stream it uses first"},
+    {HURRAY_RULE_SYNC_STREAM, "with CONSUMER_STREAM the consumer uses only its declared streams until it waits"},
+    {HURRAY_RULE_SYNC_FENCE, "a CPU producer with concurrent writers fences before handoff"},
+    {HURRAY_RULE_REL_ONCE, "a buffer is released exactly once; a second release is detected and not forwarded"},
+    {HURRAY_RULE_REL_AFTER, "no access after release, no release while device work is pending"},
+    {HURRAY_RULE_REL_THREAD, "a release callback may be called from any thread"},
+    {HURRAY_RULE_EVREL_ONCE, "with EVENT the event is released exactly once, separately from the buffer"},
+    {HURRAY_RULE_REFCOUNT, "each consumer gets its own handoff; memory is freed after the last release"},
+    {HURRAY_RULE_IPC_RELEASE, "an IPC producer keeps the segment until every consumer released or is gone"},
+    {HURRAY_RULE_NET_OWN, "across machines the sender owns the source and the receiver its copy"},
+    {HURRAY_RULE_ZC_NOCOPY, "handoff never copies the bytes"},
+    {HURRAY_RULE_ZC_NOMUT, "the producer does not modify a handed-off buffer until release"},
+    {HURRAY_RULE_ZC_QPARAM, "quantization-parameter buffers are never modified after the descriptor"},
+    {HURRAY_RULE_ZC_STABLE, "the base address is stable while a consumer holds the buffer"},
+};
+// clang-format on
+
+constexpr bool summaries_follow_rules() noexcept {
+  if (std::size(kSummaries) != std::size(kRules)) return false;
+  for (size_t i = 0; i < std::size(kRules); ++i)
+    if (kSummaries[i].key != kRules[i].key) return false;
+  return true;
+}
+static_assert(summaries_follow_rules(),
+              "kSummaries: one row per rule of HURRAY_RULE_MAP, in order");
+
+struct StatusRow {
+  int key;
+  const char *name;
+  const char *message;
+};
+
+// Names and messages from the public X-macro, one initializer per status.
+#define HURRAY_STATUS_ROW_(name, num, msg) {num, "HURRAY_" #name, msg},
+constexpr StatusRow kStatuses[] = {HURRAY_STATUS_MAP(HURRAY_STATUS_ROW_)};
+#undef HURRAY_STATUS_ROW_
 
 }  // namespace
 
@@ -147,38 +175,28 @@ HURRAY_API unsigned hurray_version(void) { return HURRAY_VERSION_NUMBER; }
 HURRAY_API const char *hurray_version_string(void) { return HURRAY_VERSION_STRING; }
 
 HURRAY_API const char *hurray_status_name(hurray_status status) {
-  switch (static_cast<int>(status)) {
-#define HURRAY_XX_(name, num, msg) \
-  case num: return "HURRAY_" #name;
-    HURRAY_STATUS_MAP(HURRAY_XX_)
-#undef HURRAY_XX_
-  }
-  return "HURRAY_E_UNKNOWN";
+  const StatusRow *row = find_row(kStatuses, static_cast<int>(status));
+  return row ? row->name : "HURRAY_E_UNKNOWN";
 }
 
 HURRAY_API const char *hurray_status_message(hurray_status status) {
-  switch (static_cast<int>(status)) {
-#define HURRAY_XX_(name, num, msg) \
-  case num: return msg;
-    HURRAY_STATUS_MAP(HURRAY_XX_)
-#undef HURRAY_XX_
-  }
-  return "unknown status";
+  const StatusRow *row = find_row(kStatuses, static_cast<int>(status));
+  return row ? row->message : "unknown status";
 }
 
 HURRAY_API const char *hurray_rule_id(hurray_rule rule) {
-  const RuleRow *row = find_rule(rule);
+  const RuleRow *row = find_row(kRules, rule);
   return row ? row->id : "";
 }
 
 HURRAY_API hurray_rule_kind hurray_rule_kind_of(hurray_rule rule) {
-  const RuleRow *row = find_rule(rule);
+  const RuleRow *row = find_row(kRules, rule);
   return row ? row->kind : HURRAY_RULE_KIND_NONE;
 }
 
 HURRAY_API const char *hurray_rule_summary(hurray_rule rule) {
-  const RuleRow *row = find_rule(rule);
-  return row ? row->summary : "unknown rule";
+  const SummaryRow *row = find_row(kSummaries, rule);
+  return row ? row->text : "unknown rule";
 }
 
 HURRAY_API const char *hurray_device_tag_name(uint8_t tag) {

@@ -235,107 +235,103 @@ struct Diagnose {
 
 }  // namespace
 
-void describe(const Finding &f, const hurray_buffer_handle *h,
-              const hurray_buffer_handle *first, const Policy &p, size_t size,
-              hurray_error *out) noexcept {
+void describe(const Finding &f, const hurray_buffer_handle *h, const hurray_buffer_handle *first,
+              const Policy &p, size_t size, hurray_error *out) noexcept {
   const hurray_status st = status_of_rule(f.rule);
   const char *id = hurray_rule_id(f.rule);
   const char *sev = f.severity == HURRAY_SEVERITY_WARNING ? " (SHOULD)" : "";
   char where[48];
-  std::snprintf(where, sizeof where, "buffer %" PRId64 " byte %" PRId64, f.index,
-                f.offset);
-#define HURRAY_FILL_(...) fill(out, st, f.rule, f.severity, f.index, f.offset, __VA_ARGS__)
+  std::snprintf(where, sizeof where, "buffer %" PRId64 " byte %" PRId64, f.index, f.offset);
   if (f.rule == HURRAY_RULE_SIZE || !h) {
     if (size == 0)
-      HURRAY_FILL_("%s: empty input; a buffer table holds at least one 16-byte handle", id);
+      fill(out, st, f, "%s: empty input; a buffer table holds at least one 16-byte handle", id);
     else
-      HURRAY_FILL_("%s: %zu bytes is not a whole number of 16-byte handles "
-                   "(%zu trailing bytes at offset %" PRId64 ")",
-                   id, size, size % HURRAY_HANDLE_SIZE, f.offset);
+      fill(out, st, f,
+           "%s: %zu bytes is not a whole number of 16-byte handles "
+           "(%zu trailing bytes at offset %" PRId64 ")",
+           id, size, size % HURRAY_HANDLE_SIZE, f.offset);
     return;
   }
   const char *tr = hurray_transport_name(p.transport);
   switch (f.rule) {
     case HURRAY_RULE_ALIGN_POW2:
-      HURRAY_FILL_("%s: %s: alignment %" PRIu32 " is not a power of two", id, where,
-                   h->alignment);
+      fill(out, st, f, "%s: %s: alignment %" PRIu32 " is not a power of two", id, where,
+           h->alignment);
       break;
     case HURRAY_RULE_ALIGN_MIN:
-      HURRAY_FILL_("%s: %s: alignment %" PRIu32 " is below 64, the minimum for a "
-                   "non-empty buffer",
-                   id, where, h->alignment);
+      fill(out, st, f,
+           "%s: %s: alignment %" PRIu32 " is below 64, the minimum for a non-empty buffer", id,
+           where, h->alignment);
       break;
     case HURRAY_RULE_ALIGN_IPC:
-      HURRAY_FILL_("%s: %s: alignment %" PRIu32 " is below 4096, the minimum on "
-                   "the %s transport",
-                   id, where, h->alignment, tr);
+      fill(out, st, f,
+           "%s: %s: alignment %" PRIu32 " is below 4096, the minimum on the %s transport", id,
+           where, h->alignment, tr);
       break;
     case HURRAY_RULE_ALIGN_GPU_PAGE:
-      HURRAY_FILL_("%s%s: %s: %s memory should be page-aligned (4096), declared %" PRIu32,
-                   id, sev, where, hurray_device_tag_name(h->device_tag), h->alignment);
+      fill(out, st, f, "%s%s: %s: %s memory should be page-aligned (4096), declared %" PRIu32, id,
+           sev, where, hurray_device_tag_name(h->device_tag), h->alignment);
       break;
     case HURRAY_RULE_ALIGN_HEXAGON:
-      HURRAY_FILL_("%s%s: %s: HEXAGON buffers should be aligned to 128, declared %" PRIu32,
-                   id, sev, where, h->alignment);
+      fill(out, st, f, "%s%s: %s: HEXAGON buffers should be aligned to 128, declared %" PRIu32, id,
+           sev, where, h->alignment);
       break;
     case HURRAY_RULE_DEV_INVALID:
-      HURRAY_FILL_("%s: %s: device_tag 0xFF is invalid", id, where);
+      fill(out, st, f, "%s: %s: device_tag 0xFF is invalid", id, where);
       break;
     case HURRAY_RULE_DEV_RESERVED:
-      HURRAY_FILL_("%s: %s: device_tag 0x%02X is reserved (0x09-0xEF)", id, where,
-                   h->device_tag);
+      fill(out, st, f, "%s: %s: device_tag 0x%02X is reserved (0x09-0xEF)", id, where,
+           h->device_tag);
       break;
     case HURRAY_RULE_DEV_PRIVATE:
-      HURRAY_FILL_("%s: %s: private device_tag 0x%02X was not agreed out of band "
-                   "(allow it in the policy)",
-                   id, where, h->device_tag);
+      fill(out, st, f,
+           "%s: %s: private device_tag 0x%02X was not agreed out of band "
+           "(allow it in the policy)",
+           id, where, h->device_tag);
       break;
     case HURRAY_RULE_MC_INVALID:
-      HURRAY_FILL_("%s: %s: memory_class 0x%02X is %s", id, where, h->memory_class,
-                   hurray_memory_class_name(h->memory_class));
+      fill(out, st, f, "%s: %s: memory_class 0x%02X is %s", id, where, h->memory_class,
+           hurray_memory_class_name(h->memory_class));
       break;
     case HURRAY_RULE_MC_PAIR:
-      HURRAY_FILL_("%s: %s: memory_class 0x%02X %s is not valid with device_tag "
-                   "0x%02X %s",
-                   id, where, h->memory_class, hurray_memory_class_name(h->memory_class),
-                   h->device_tag, hurray_device_tag_name(h->device_tag));
+      fill(out, st, f, "%s: %s: memory_class 0x%02X %s is not valid with device_tag 0x%02X %s", id,
+           where, h->memory_class, hurray_memory_class_name(h->memory_class), h->device_tag,
+           hurray_device_tag_name(h->device_tag));
       break;
     case HURRAY_RULE_COLOC:
       if (f.offset % HURRAY_HANDLE_SIZE == 12)
-        HURRAY_FILL_("%s: %s: device_tag 0x%02X differs from buffer 0's 0x%02X", id,
-                     where, h->device_tag, first ? first->device_tag : 0);
+        fill(out, st, f, "%s: %s: device_tag 0x%02X differs from buffer 0's 0x%02X", id, where,
+             h->device_tag, first ? first->device_tag : 0);
       else
-        HURRAY_FILL_("%s: %s: memory_class 0x%02X differs from buffer 0's 0x%02X", id,
-                     where, h->memory_class, first ? first->memory_class : 0);
+        fill(out, st, f, "%s: %s: memory_class 0x%02X differs from buffer 0's 0x%02X", id, where,
+             h->memory_class, first ? first->memory_class : 0);
       break;
     case HURRAY_RULE_SYNC_VALUE:
-      HURRAY_FILL_("%s: %s: sync_mode 0x%02X is not defined", id, where, h->sync_mode);
+      fill(out, st, f, "%s: %s: sync_mode 0x%02X is not defined", id, where, h->sync_mode);
       break;
     case HURRAY_RULE_SYNC_CPU:
-      HURRAY_FILL_("%s: %s: CPU buffers must be PRODUCER_SYNCED, not %s", id, where,
-                   hurray_sync_mode_name(h->sync_mode));
+      fill(out, st, f, "%s: %s: CPU buffers must be PRODUCER_SYNCED, not %s", id, where,
+           hurray_sync_mode_name(h->sync_mode));
       break;
     case HURRAY_RULE_SYNC_NET:
-      HURRAY_FILL_("%s: %s: the %s transport carries only PRODUCER_SYNCED handles, "
-                   "not %s",
-                   id, where, tr, hurray_sync_mode_name(h->sync_mode));
+      fill(out, st, f, "%s: %s: the %s transport carries only PRODUCER_SYNCED handles, not %s", id,
+           where, tr, hurray_sync_mode_name(h->sync_mode));
       break;
     case HURRAY_RULE_SYNC_IPC:
-      HURRAY_FILL_("%s: %s: %s over IPC needs a device that exports IPC %s; "
-                   "%s does not (per the policy)",
-                   id, where, hurray_sync_mode_name(h->sync_mode),
-                   h->sync_mode == HURRAY_SYNC_EVENT ? "events" : "streams",
-                   hurray_device_tag_name(h->device_tag));
+      fill(out, st, f,
+           "%s: %s: %s over IPC needs a device that exports IPC %s; "
+           "%s does not (per the policy)",
+           id, where, hurray_sync_mode_name(h->sync_mode),
+           h->sync_mode == HURRAY_SYNC_EVENT ? "events" : "streams",
+           hurray_device_tag_name(h->device_tag));
       break;
     case HURRAY_RULE_RESERVED:
-      HURRAY_FILL_("%s: %s: reserved byte is 0x%02X, must be 0x00", id, where,
-                   h->reserved);
+      fill(out, st, f, "%s: %s: reserved byte is 0x%02X, must be 0x00", id, where, h->reserved);
       break;
     default:
-      HURRAY_FILL_("%s: %s: %s", id, where, hurray_rule_summary(f.rule));
+      fill(out, st, f, "%s: %s: %s", id, where, hurray_rule_summary(f.rule));
       break;
   }
-#undef HURRAY_FILL_
 }
 
 }  // namespace hurray::detail

@@ -151,8 +151,7 @@ hurray_status ipc_lend_memory(const Backend &b, const hurray_backend_allocation 
                               hurray_error *err) noexcept {
   *lent = b.table->ipc_export_memory == &cpu_ipc_export_memory;
   if (!*lent) return ipc_export_memory(b, a, out, err);
-  std::memset(out, 0, sizeof *out);
-  out->fd = -1;
+  clear_exported(out);
   return cpu_ipc_describe_memory(a, out, err);
 }
 

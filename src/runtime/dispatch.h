@@ -49,6 +49,25 @@ void close_returned(int fd) noexcept;
 hurray_status check_exported(const Backend &b, const char *entry, hurray_backend_ipc_handle *h,
                              hurray_error *err) noexcept;
 
+// ---- what every ipc_export_* entry does around the plugin's call ----
+
+// Before the call: the plugin sees a zeroed handle without a descriptor.
+inline void clear_exported(hurray_backend_ipc_handle *out) noexcept {
+  std::memset(out, 0, sizeof *out);
+  out->fd = -1;
+}
+
+// After the call, which answered `st`: on failure the descriptor the plugin
+// may have returned is closed (out->fd -1) and `st` returned; on success the
+// handle is checked (check_exported).
+inline hurray_status finish_export(const Backend &b, const char *entry, hurray_status st,
+                                   hurray_backend_ipc_handle *out, hurray_error *err) noexcept {
+  if (st == HURRAY_OK) return check_exported(b, entry, out, err);
+  close_returned(out->fd);
+  out->fd = -1;
+  return st;
+}
+
 // ---- the loader: a table before it is probed (dispatch.cpp) ----
 
 inline const char *name(const hurray_backend_v1 &t) noexcept { return t.name; }
@@ -138,16 +157,11 @@ inline bool has_memory_ipc(const Backend &b) noexcept {
 inline hurray_status ipc_export_memory(const Backend &b, const hurray_backend_allocation *a,
                                        hurray_backend_ipc_handle *out,
                                        hurray_error *err) noexcept {
-  std::memset(out, 0, sizeof *out);
-  out->fd = -1;
+  clear_exported(out);
   if (!b.table->ipc_export_memory)
     return unsupported(b, "ipc_export_memory", HURRAY_RULE_NONE, "this backend has no IPC", err);
-  if (const hurray_status st = b.table->ipc_export_memory(b.state, a, out, err)) {
-    close_returned(out->fd);
-    out->fd = -1;
-    return st;
-  }
-  return check_exported(b, "ipc_export_memory", out, err);
+  const hurray_status st = b.table->ipc_export_memory(b.state, a, out, err);
+  return finish_export(b, "ipc_export_memory", st, out, err);
 }
 
 // ipc_export_memory for a send that holds the allocation until sendmsg has
@@ -166,21 +180,16 @@ inline hurray_status ipc_export_pointer(const Backend &b, int32_t device, uint8_
                                         const void *data, uint64_t byte_size,
                                         hurray_backend_ipc_handle *out,
                                         hurray_error *err) noexcept {
-  std::memset(out, 0, sizeof *out);
-  out->fd = -1;
+  clear_exported(out);
   if (!b.table->ipc_export_pointer)
     return unsupported(b, "ipc_export_pointer", HURRAY_RULE_NONE,
                        "wrapped memory cannot be sent (the plugin exports only what it "
                        "allocated: allocate it with hurray_buffer_alloc() and "
                        "HURRAY_ALLOC_SHAREABLE)",
                        err);
-  if (const hurray_status st =
-          b.table->ipc_export_pointer(b.state, device, memory_class, data, byte_size, out, err)) {
-    close_returned(out->fd);
-    out->fd = -1;
-    return st;
-  }
-  return check_exported(b, "ipc_export_pointer", out, err);
+  const hurray_status st =
+      b.table->ipc_export_pointer(b.state, device, memory_class, data, byte_size, out, err);
+  return finish_export(b, "ipc_export_pointer", st, out, err);
 }
 
 // handle->fd stays the caller's.
@@ -198,17 +207,12 @@ inline hurray_status ipc_import_memory(const Backend &b, int32_t device,
 inline hurray_status ipc_export_event(const Backend &b, int32_t device, void *event,
                                       hurray_backend_ipc_handle *out,
                                       hurray_error *err) noexcept {
-  std::memset(out, 0, sizeof *out);
-  out->fd = -1;
+  clear_exported(out);
   if (!b.table->ipc_export_event)
     return unsupported(b, "ipc_export_event", HURRAY_RULE_SYNC_IPC,
                        "this backend cannot export events", err);
-  if (const hurray_status st = b.table->ipc_export_event(b.state, device, event, out, err)) {
-    close_returned(out->fd);
-    out->fd = -1;
-    return st;
-  }
-  return check_exported(b, "ipc_export_event", out, err);
+  const hurray_status st = b.table->ipc_export_event(b.state, device, event, out, err);
+  return finish_export(b, "ipc_export_event", st, out, err);
 }
 
 // handle->fd stays the caller's.

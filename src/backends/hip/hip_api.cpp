@@ -65,12 +65,13 @@ constexpr kit::Symbol<Api> kSymbols[] = {
 };
 static_assert(kit::names_every_member(kSymbols));
 
-// True when `address` converts to the type of Member: for an overloaded name,
-// when the prototype Api spells out selects a declaration of the header (else
-// this does not compile).
+// Compiles only when `address` converts to the type of Member: for an
+// overloaded name, when the prototype Api spells out selects a declaration of
+// the header. It does not compare the address with null: under UBSan, GCC does
+// not fold that comparison for a function, and the static_assert fails.
 template <auto Member>
-constexpr bool selects(typename kit::MemberOf<decltype(Member)>::Function address) {
-  return address != nullptr;
+constexpr bool selects(typename kit::MemberOf<decltype(Member)>::Function) {
+  return true;
 }
 static_assert(selects<&Api::hipMalloc>(&::hipMalloc));
 static_assert(selects<&Api::hipHostMalloc>(&::hipHostMalloc));

@@ -1,4 +1,5 @@
 include_guard(GLOBAL)
+include(${CMAKE_CURRENT_LIST_DIR}/HurraySymbols.cmake)
 
 # hurray_add_backend_plugin(<name>
 #     SOURCES <file>...                  the plugin's own sources
@@ -31,7 +32,7 @@ function(hurray_add_backend_plugin name)
   if(P_OUTPUT_DIRECTORY)
     set(out ${P_OUTPUT_DIRECTORY})
   endif()
-  set(includes ${PROJECT_SOURCE_DIR}/include ${backends})
+  set(includes ${PROJECT_SOURCE_DIR}/include ${backends} ${HURRAY_GENERATED_DIR})
   if(P_GPU_STREAM)
     set(includes ${CMAKE_CURRENT_SOURCE_DIR} ${includes})
     foreach(f copy device error_text ipc ipc_parse ipc_wrapped memory plugin record release

@@ -24,6 +24,7 @@ function(hurray_gpu_stream_plugin_tests plugin)
     ${src}/kit/align.cpp ${src}/kit/errors.cpp ${src}/kit/ipc.cpp ${src}/kit/library.cpp
     ${src}/kit/registry.cpp ${src}/gpu-stream/error_text.cpp)
   target_include_directories(${t} PRIVATE ${PROJECT_SOURCE_DIR}/include ${src}/${plugin} ${src}
+    ${HURRAY_GENERATED_DIR}
     ${tests}/common ${tests}/backends/gpu-stream)
   target_include_directories(${t} SYSTEM PRIVATE ${ARG_VENDOR_INCLUDE_DIR})
   target_compile_definitions(${t} PRIVATE ${ARG_DEFINITIONS}

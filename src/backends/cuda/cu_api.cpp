@@ -10,65 +10,6 @@
 
 namespace hurray::cuda {
 
-// The driver functions, looked up by their members' names: the versioned
-// symbol where cuda.h maps the API name to one.
-constexpr kit::Symbol<Api> kSymbols[] = {
-    kit::required<&Api::cuInit>,
-    kit::required<&Api::cuDriverGetVersion>,
-    kit::optional<&Api::cuGetErrorName>,
-    kit::optional<&Api::cuGetErrorString>,
-    kit::required<&Api::cuDeviceGetCount>,
-    kit::required<&Api::cuDeviceGet>,
-    kit::required<&Api::cuDeviceGetName>,
-    kit::required<&Api::cuDeviceGetAttribute>,
-    kit::required<&Api::cuDeviceTotalMem>,
-    kit::required<&Api::cuDeviceCanAccessPeer>,
-    kit::optional<&Api::cuDeviceGetUuid>,
-    kit::required<&Api::cuDevicePrimaryCtxRetain>,
-    kit::required<&Api::cuDevicePrimaryCtxRelease>,
-    kit::required<&Api::cuCtxPushCurrent>,
-    kit::required<&Api::cuCtxPopCurrent>,
-    kit::optional<&Api::cuCtxGetCurrent>,
-    kit::required<&Api::cuCtxSynchronize>,
-    kit::required<&Api::cuCtxEnablePeerAccess>,
-    kit::required<&Api::cuStreamCreate>,
-    kit::required<&Api::cuStreamDestroy>,
-    kit::required<&Api::cuStreamSynchronize>,
-    kit::required<&Api::cuStreamWaitEvent>,
-    kit::optional<&Api::cuLaunchHostFunc>,
-    kit::required<&Api::cuEventCreate>,
-    kit::required<&Api::cuEventRecord>,
-    kit::required<&Api::cuEventSynchronize>,
-    kit::required<&Api::cuEventDestroy>,
-    kit::required<&Api::cuMemAlloc>,
-    kit::required<&Api::cuMemFree>,
-    kit::required<&Api::cuMemHostAlloc>,
-    kit::required<&Api::cuMemFreeHost>,
-    kit::required<&Api::cuMemHostGetDevicePointer>,
-    kit::required<&Api::cuMemAllocManaged>,
-    kit::required<&Api::cuMemGetAddressRange>,
-    kit::required<&Api::cuMemcpyHtoDAsync>,
-    kit::required<&Api::cuMemcpyDtoHAsync>,
-    kit::required<&Api::cuPointerGetAttributes>,
-    kit::required<&Api::cuIpcGetMemHandle>,
-    kit::required<&Api::cuIpcOpenMemHandle>,
-    kit::required<&Api::cuIpcCloseMemHandle>,
-    kit::required<&Api::cuIpcGetEventHandle>,
-    kit::required<&Api::cuIpcOpenEventHandle>,
-    kit::optional<&Api::cuMemCreate>,
-    kit::optional<&Api::cuMemRelease>,
-    kit::optional<&Api::cuMemAddressReserve>,
-    kit::optional<&Api::cuMemAddressFree>,
-    kit::optional<&Api::cuMemMap>,
-    kit::optional<&Api::cuMemUnmap>,
-    kit::optional<&Api::cuMemSetAccess>,
-    kit::optional<&Api::cuMemGetAllocationGranularity>,
-    kit::optional<&Api::cuMemRetainAllocationHandle>,
-    kit::optional<&Api::cuMemExportToShareableHandle>,
-    kit::optional<&Api::cuMemImportFromShareableHandle>,
-};
-static_assert(kit::names_every_member(kSymbols));
-
 // The symbols cuda.h maps to versioned ones, as this plugin expects them: a
 // header that maps one to another symbol (a newer version, or _ptsz with
 // CUDA_API_PER_THREAD_DEFAULT_STREAM) changes the prototype too; look at it

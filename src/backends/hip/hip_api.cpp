@@ -12,59 +12,6 @@ namespace hurray::hip {
 
 namespace {
 
-// The HIP functions, looked up by their names, required or not.
-constexpr kit::Symbol<Api> kSymbols[] = {
-    kit::required<&Api::hipGetDeviceCount>,
-    kit::optional<&Api::hipGetErrorName>,
-    kit::optional<&Api::hipGetErrorString>,
-    kit::required<&Api::hipRuntimeGetVersion>,
-    kit::required<&Api::hipGetDevice>,
-    kit::required<&Api::hipSetDevice>,
-    kit::required<&Api::hipDeviceGetName>,
-    kit::required<&Api::hipDeviceGetAttribute>,
-    kit::required<&Api::hipDeviceTotalMem>,
-    kit::required<&Api::hipDeviceCanAccessPeer>,
-    kit::optional<&Api::hipDeviceGetUuid>,
-    kit::required<&Api::hipDeviceEnablePeerAccess>,
-    kit::required<&Api::hipDeviceSynchronize>,
-    kit::required<&Api::hipStreamCreateWithFlags>,
-    kit::required<&Api::hipStreamDestroy>,
-    kit::required<&Api::hipStreamSynchronize>,
-    kit::required<&Api::hipStreamWaitEvent>,
-    kit::optional<&Api::hipLaunchHostFunc>,
-    kit::optional<&Api::hipStreamAddCallback>,
-    kit::required<&Api::hipEventCreateWithFlags>,
-    kit::required<&Api::hipEventRecord>,
-    kit::required<&Api::hipEventSynchronize>,
-    kit::required<&Api::hipEventDestroy>,
-    kit::required<&Api::hipMalloc>,
-    kit::required<&Api::hipFree>,
-    kit::required<&Api::hipHostMalloc>,
-    kit::required<&Api::hipHostFree>,
-    kit::required<&Api::hipHostGetDevicePointer>,
-    kit::required<&Api::hipMallocManaged>,
-    kit::optional<&Api::hipMemGetAddressRange>,
-    kit::required<&Api::hipMemcpyAsync>,
-    kit::required<&Api::hipPointerGetAttributes>,
-    kit::required<&Api::hipIpcGetMemHandle>,
-    kit::required<&Api::hipIpcOpenMemHandle>,
-    kit::required<&Api::hipIpcCloseMemHandle>,
-    kit::required<&Api::hipIpcGetEventHandle>,
-    kit::required<&Api::hipIpcOpenEventHandle>,
-    kit::optional<&Api::hipMemCreate>,
-    kit::optional<&Api::hipMemRelease>,
-    kit::optional<&Api::hipMemAddressReserve>,
-    kit::optional<&Api::hipMemAddressFree>,
-    kit::optional<&Api::hipMemMap>,
-    kit::optional<&Api::hipMemUnmap>,
-    kit::optional<&Api::hipMemSetAccess>,
-    kit::optional<&Api::hipMemGetAllocationGranularity>,
-    kit::optional<&Api::hipMemRetainAllocationHandle>,
-    kit::optional<&Api::hipMemExportToShareableHandle>,
-    kit::optional<&Api::hipMemImportFromShareableHandle>,
-};
-static_assert(kit::names_every_member(kSymbols));
-
 // Compiles only when `address` converts to the type of Member: for an
 // overloaded name, when the prototype Api spells out selects a declaration of
 // the header. It does not compare the address with null: under UBSan, GCC does

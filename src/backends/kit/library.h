@@ -43,7 +43,11 @@ void *open_library(const char *env_var, const char *const *sonames, std::string 
 //
 // A plugin declares the vendor functions it calls as members of a struct,
 // named as the vendor names them, lists them in a constexpr table, one Symbol
-// per function, and resolves them all with one call:
+// per function, and resolves them all with one call. The plugins shipped
+// here write neither by hand: each names its functions once, in its
+// symbols.txt, and CMake writes the struct and the table below from it
+// (cmake/HurraySymbols.cmake); WebGPU's struct is its ABI header, with a
+// table beside it.
 //
 //   struct Api {
 //     decltype(&::clGetPlatformIDs) clGetPlatformIDs = nullptr;

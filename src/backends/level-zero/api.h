@@ -5,49 +5,14 @@
 
 #include <level_zero/ze_api.h>
 
+#include "level_zero_symbols.h"  // struct Api and kSymbols, from symbols.txt
+
 namespace hurray::level_zero {
 
-// Every ze* function the plugin calls, resolved at run time (ze_api.cpp
-// lists them). All are Level Zero 1.0 functions that every loader exports; a
-// loader that lacks one is HURRAY_E_DEVICE_UNAVAILABLE.
-struct Api {
-  decltype(&::zeInit) zeInit = nullptr;
-  decltype(&::zeDriverGet) zeDriverGet = nullptr;
-  decltype(&::zeDriverGetApiVersion) zeDriverGetApiVersion = nullptr;
-  decltype(&::zeDriverGetProperties) zeDriverGetProperties = nullptr;
-  decltype(&::zeDriverGetIpcProperties) zeDriverGetIpcProperties = nullptr;
-  decltype(&::zeDeviceGet) zeDeviceGet = nullptr;
-  decltype(&::zeDeviceGetProperties) zeDeviceGetProperties = nullptr;
-  decltype(&::zeDeviceGetCommandQueueGroupProperties) zeDeviceGetCommandQueueGroupProperties =
-      nullptr;
-  decltype(&::zeDeviceGetMemoryAccessProperties) zeDeviceGetMemoryAccessProperties = nullptr;
-  decltype(&::zeDeviceCanAccessPeer) zeDeviceCanAccessPeer = nullptr;
-  decltype(&::zeContextCreate) zeContextCreate = nullptr;
-  decltype(&::zeContextDestroy) zeContextDestroy = nullptr;
-  decltype(&::zeCommandListCreateImmediate) zeCommandListCreateImmediate = nullptr;
-  decltype(&::zeCommandListDestroy) zeCommandListDestroy = nullptr;
-  decltype(&::zeCommandListAppendBarrier) zeCommandListAppendBarrier = nullptr;
-  decltype(&::zeCommandListAppendMemoryCopy) zeCommandListAppendMemoryCopy = nullptr;
-  decltype(&::zeCommandListAppendWaitOnEvents) zeCommandListAppendWaitOnEvents = nullptr;
-  decltype(&::zeEventPoolCreate) zeEventPoolCreate = nullptr;
-  decltype(&::zeEventPoolDestroy) zeEventPoolDestroy = nullptr;
-  decltype(&::zeEventPoolGetIpcHandle) zeEventPoolGetIpcHandle = nullptr;
-  decltype(&::zeEventPoolOpenIpcHandle) zeEventPoolOpenIpcHandle = nullptr;
-  decltype(&::zeEventPoolCloseIpcHandle) zeEventPoolCloseIpcHandle = nullptr;
-  decltype(&::zeEventCreate) zeEventCreate = nullptr;
-  decltype(&::zeEventDestroy) zeEventDestroy = nullptr;
-  decltype(&::zeEventHostSynchronize) zeEventHostSynchronize = nullptr;
-  decltype(&::zeEventHostReset) zeEventHostReset = nullptr;
-  decltype(&::zeMemAllocDevice) zeMemAllocDevice = nullptr;
-  decltype(&::zeMemAllocHost) zeMemAllocHost = nullptr;
-  decltype(&::zeMemAllocShared) zeMemAllocShared = nullptr;
-  decltype(&::zeMemFree) zeMemFree = nullptr;
-  decltype(&::zeMemGetAllocProperties) zeMemGetAllocProperties = nullptr;
-  decltype(&::zeMemGetIpcHandle) zeMemGetIpcHandle = nullptr;
-  decltype(&::zeMemOpenIpcHandle) zeMemOpenIpcHandle = nullptr;
-  decltype(&::zeMemCloseIpcHandle) zeMemCloseIpcHandle = nullptr;
-};
-
+// Api (level_zero_symbols.h, written from symbols.txt) holds every ze*
+// function the plugin calls, resolved at run time. All are Level Zero 1.0
+// functions that every loader exports; a loader that lacks one is
+// HURRAY_E_DEVICE_UNAVAILABLE.
 // Resolve every function of Api from `lib` (a dlopen handle). Returns
 // nullptr on success, else the name of the first one that is missing.
 const char *load_api(void *lib, Api *api) noexcept;

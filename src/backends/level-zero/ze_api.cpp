@@ -67,45 +67,6 @@ const char *result_name(ze_result_t result) noexcept {
   return hurray::kit::lookup(kResultNames, static_cast<int>(result));
 }
 
-// The ze* functions, looked up by their names; every one is required.
-constexpr kit::Symbol<Api> kSymbols[] = {
-    kit::required<&Api::zeInit>,
-    kit::required<&Api::zeDriverGet>,
-    kit::required<&Api::zeDriverGetApiVersion>,
-    kit::required<&Api::zeDriverGetProperties>,
-    kit::required<&Api::zeDriverGetIpcProperties>,
-    kit::required<&Api::zeDeviceGet>,
-    kit::required<&Api::zeDeviceGetProperties>,
-    kit::required<&Api::zeDeviceGetCommandQueueGroupProperties>,
-    kit::required<&Api::zeDeviceGetMemoryAccessProperties>,
-    kit::required<&Api::zeDeviceCanAccessPeer>,
-    kit::required<&Api::zeContextCreate>,
-    kit::required<&Api::zeContextDestroy>,
-    kit::required<&Api::zeCommandListCreateImmediate>,
-    kit::required<&Api::zeCommandListDestroy>,
-    kit::required<&Api::zeCommandListAppendBarrier>,
-    kit::required<&Api::zeCommandListAppendMemoryCopy>,
-    kit::required<&Api::zeCommandListAppendWaitOnEvents>,
-    kit::required<&Api::zeEventPoolCreate>,
-    kit::required<&Api::zeEventPoolDestroy>,
-    kit::required<&Api::zeEventPoolGetIpcHandle>,
-    kit::required<&Api::zeEventPoolOpenIpcHandle>,
-    kit::required<&Api::zeEventPoolCloseIpcHandle>,
-    kit::required<&Api::zeEventCreate>,
-    kit::required<&Api::zeEventDestroy>,
-    kit::required<&Api::zeEventHostSynchronize>,
-    kit::required<&Api::zeEventHostReset>,
-    kit::required<&Api::zeMemAllocDevice>,
-    kit::required<&Api::zeMemAllocHost>,
-    kit::required<&Api::zeMemAllocShared>,
-    kit::required<&Api::zeMemFree>,
-    kit::required<&Api::zeMemGetAllocProperties>,
-    kit::required<&Api::zeMemGetIpcHandle>,
-    kit::required<&Api::zeMemOpenIpcHandle>,
-    kit::required<&Api::zeMemCloseIpcHandle>,
-};
-static_assert(kit::names_every_member(kSymbols));
-
 const char *load_api(void *lib, Api *api) noexcept {
   return kit::load_symbols<Api>(lib, kSymbols, api);
 }

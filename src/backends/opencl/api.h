@@ -10,42 +10,15 @@
 #include <CL/cl_ext.h>
 
 #include "kit/library.h"
+#include "opencl_symbols.h"  // struct Api and kSymbols, from symbols.txt
 
 namespace hurray::opencl {
 
-// Every cl* function the plugin calls, resolved at run time (cl_api.cpp lists
-// them: a loader that lacks a required one is HURRAY_E_DEVICE_UNAVAILABLE).
-// The optional ones are OpenCL 2.0 functions, absent from 1.x loaders (then
-// no UNIFIED memory and clCreateCommandQueue for the queues); a missing one
-// is nullptr.
-struct Api {
-  decltype(&::clGetPlatformIDs) clGetPlatformIDs = nullptr;
-  decltype(&::clGetPlatformInfo) clGetPlatformInfo = nullptr;
-  decltype(&::clGetDeviceIDs) clGetDeviceIDs = nullptr;
-  decltype(&::clGetDeviceInfo) clGetDeviceInfo = nullptr;
-  decltype(&::clCreateContext) clCreateContext = nullptr;
-  decltype(&::clReleaseContext) clReleaseContext = nullptr;
-  decltype(&::clCreateCommandQueue) clCreateCommandQueue = nullptr;
-  decltype(&::clCreateCommandQueueWithProperties) clCreateCommandQueueWithProperties = nullptr;
-  decltype(&::clReleaseCommandQueue) clReleaseCommandQueue = nullptr;
-  decltype(&::clCreateBuffer) clCreateBuffer = nullptr;
-  decltype(&::clCreateSubBuffer) clCreateSubBuffer = nullptr;
-  decltype(&::clReleaseMemObject) clReleaseMemObject = nullptr;
-  decltype(&::clEnqueueMapBuffer) clEnqueueMapBuffer = nullptr;
-  decltype(&::clEnqueueUnmapMemObject) clEnqueueUnmapMemObject = nullptr;
-  decltype(&::clEnqueueReadBuffer) clEnqueueReadBuffer = nullptr;
-  decltype(&::clEnqueueWriteBuffer) clEnqueueWriteBuffer = nullptr;
-  decltype(&::clEnqueueMarkerWithWaitList) clEnqueueMarkerWithWaitList = nullptr;
-  decltype(&::clEnqueueBarrierWithWaitList) clEnqueueBarrierWithWaitList = nullptr;
-  decltype(&::clWaitForEvents) clWaitForEvents = nullptr;
-  decltype(&::clReleaseEvent) clReleaseEvent = nullptr;
-  decltype(&::clFlush) clFlush = nullptr;
-  decltype(&::clSetEventCallback) clSetEventCallback = nullptr;
-  decltype(&::clFinish) clFinish = nullptr;
-  decltype(&::clSVMAlloc) clSVMAlloc = nullptr;
-  decltype(&::clSVMFree) clSVMFree = nullptr;
-};
-
+// Api (opencl_symbols.h, written from symbols.txt) holds every cl* function
+// the plugin calls, resolved at run time: a loader that lacks a required one
+// is HURRAY_E_DEVICE_UNAVAILABLE. The optional ones are OpenCL 2.0
+// functions, absent from 1.x loaders (then no UNIFIED memory and
+// clCreateCommandQueue for the queues); a missing one is nullptr.
 // Resolve every function of Api from `lib` (a dlopen handle). Returns
 // nullptr on success, else the name of the first required function that is
 // missing.

@@ -6,36 +6,6 @@
 
 namespace hurray::opencl {
 
-// The cl* functions, looked up by their names, required or not.
-constexpr kit::Symbol<Api> kSymbols[] = {
-    kit::required<&Api::clGetPlatformIDs>,
-    kit::required<&Api::clGetPlatformInfo>,
-    kit::required<&Api::clGetDeviceIDs>,
-    kit::required<&Api::clGetDeviceInfo>,
-    kit::required<&Api::clCreateContext>,
-    kit::required<&Api::clReleaseContext>,
-    kit::required<&Api::clCreateCommandQueue>,
-    kit::optional<&Api::clCreateCommandQueueWithProperties>,
-    kit::required<&Api::clReleaseCommandQueue>,
-    kit::required<&Api::clCreateBuffer>,
-    kit::required<&Api::clCreateSubBuffer>,
-    kit::required<&Api::clReleaseMemObject>,
-    kit::required<&Api::clEnqueueMapBuffer>,
-    kit::required<&Api::clEnqueueUnmapMemObject>,
-    kit::required<&Api::clEnqueueReadBuffer>,
-    kit::required<&Api::clEnqueueWriteBuffer>,
-    kit::required<&Api::clEnqueueMarkerWithWaitList>,
-    kit::required<&Api::clEnqueueBarrierWithWaitList>,
-    kit::required<&Api::clWaitForEvents>,
-    kit::required<&Api::clReleaseEvent>,
-    kit::required<&Api::clFlush>,
-    kit::optional<&Api::clSetEventCallback>,
-    kit::required<&Api::clFinish>,
-    kit::optional<&Api::clSVMAlloc>,
-    kit::optional<&Api::clSVMFree>,
-};
-static_assert(kit::names_every_member(kSymbols));
-
 const char *load_api(void *lib, Api *api) noexcept {
   return kit::load_symbols<Api>(lib, kSymbols, api);
 }

@@ -179,6 +179,7 @@ TEST_CASE("NET-LIMIT: a stalled PUT is cut off and its budget returned, a slow o
   serve_until(srv, [](const hurray_net_stats &s) {
     return s.transfers_failed == 1 && s.in_flight == 0;
   }, "the stalled PUT is cut off");
+  CHECK_FALSE(stalled.exited());  // cut off by the server, not gone by itself
   const hurray_net_stats st = srv.stats();
   CHECK(st.puts_landed == 2);  // the slow peer's 64 KiB first, then its 96 MiB
   CHECK(took > 1000);           // longer than the stall timeout, and it was not cut

@@ -460,6 +460,9 @@ TEST_CASE("NET-LIMIT: a PUT whose bytes never come is cut off by the stall timeo
              s.disconnections == 1;
     }, "the stalled PUT is cut off and its client disconnected");
     INFO(peer.output);
+    // The server cut it off: the peer, which sleeps 60 s, has not gone by
+    // itself (which would fail its PUT too).
+    CHECK_FALSE(peer.exited());
     CHECK(srv.stats().puts_landed == 0);
     CHECK(srv.stats().live_buffers == 0);
   }  // the peer is killed

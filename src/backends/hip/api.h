@@ -19,14 +19,16 @@
 namespace hurray::hip {
 
 // Api (hip_symbols.h, written from symbols.txt) holds every HIP function the
-// plugin calls, resolved at run time, required or not. Every one but hipLaunchHostFunc exists in
-// HIP 4.2 and later (symbol version hip_4.2; Debian's HIP 5.2 runtime
-// exports no hipLaunchHostFunc although its header declares it); a missing
-// required one makes probe() report HURRAY_E_DEVICE_UNAVAILABLE, a missing
-// optional one is nullptr. release_after's completion is hipLaunchHostFunc,
-// else hipStreamAddCallback (gpu-stream/release.cpp); with neither it waits
-// on the host. hipError_t is [[nodiscard]]: a result the plugin has no use
-// for (cleanup) is cast to void.
+// plugin calls, resolved at run time, required or not. Every one but
+// hipLaunchHostFunc exists in HIP 4.2 and later (symbol version hip_4.2;
+// Debian's HIP 5.2 runtime exports no hipLaunchHostFunc although its header
+// declares it); a missing required one makes probe() report
+// HURRAY_E_DEVICE_UNAVAILABLE, a missing optional one is nullptr.
+// release_after's completion is hipLaunchHostFunc, else hipStreamAddCallback
+// (gpu-stream/release.cpp); with neither it waits on the host. hipError_t
+// is [[nodiscard]]: a result the plugin has no use for (cleanup) is cast to
+// void.
+
 // load_api and the error functions (gpu-stream/runtime_api.h).
 #include "gpu-stream/runtime_api.h"
 

@@ -13,6 +13,7 @@ namespace hurray::level_zero {
 // function the plugin calls, resolved at run time. All are Level Zero 1.0
 // functions that every loader exports; a loader that lacks one is
 // HURRAY_E_DEVICE_UNAVAILABLE.
+
 // Resolve every function of Api from `lib` (a dlopen handle). Returns
 // nullptr on success, else the name of the first one that is missing.
 const char *load_api(void *lib, Api *api) noexcept;

@@ -19,6 +19,7 @@ namespace hurray::opencl {
 // is HURRAY_E_DEVICE_UNAVAILABLE. The optional ones are OpenCL 2.0
 // functions, absent from 1.x loaders (then no UNIFIED memory and
 // clCreateCommandQueue for the queues); a missing one is nullptr.
+
 // Resolve every function of Api from `lib` (a dlopen handle). Returns
 // nullptr on success, else the name of the first required function that is
 // missing.

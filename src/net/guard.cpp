@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <vector>
 
 using namespace hurray::net;
@@ -131,7 +132,8 @@ bool hurray_net_server::may_answer(Conn &c) {
   return false;
 }
 
-size_t hurray::net::resident_pages(const void *p, size_t n) {
+size_t hurray::net::resident_pages(const void *p, size_t n, std::vector<bool> *written_at) {
+  if (written_at != nullptr) written_at->clear();
   if (p == nullptr || n == 0) return 0;
   const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   const uintptr_t from = reinterpret_cast<uintptr_t>(p) / page;
@@ -141,6 +143,7 @@ size_t hurray::net::resident_pages(const void *p, size_t n) {
   // page (present, not exclusive): written pages alone are bytes arrived.
   const int fd = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 0;
+  if (written_at != nullptr) written_at->assign(to - from, false);
   size_t written = 0;
   uint64_t words[512];
   for (uintptr_t at = from; at < to;) {
@@ -150,7 +153,9 @@ size_t hurray::net::resident_pages(const void *p, size_t n) {
     const size_t m = static_cast<size_t>(got) / 8;
     for (size_t i = 0; i < m; ++i) {
       const uint64_t w = words[i];
-      if ((w >> 62 & 1) != 0 || ((w >> 63 & 1) != 0 && (w >> 56 & 1) != 0)) ++written;
+      if ((w >> 62 & 1) == 0 && ((w >> 63 & 1) == 0 || (w >> 56 & 1) == 0)) continue;
+      ++written;
+      if (written_at != nullptr) (*written_at)[at - from + i] = true;
     }
     at += m;
   }
@@ -158,12 +163,59 @@ size_t hurray::net::resident_pages(const void *p, size_t n) {
   return written;
 }
 
+namespace {
+// The mark of slot i: splitmix64 of seed + i, so that no two slots and no
+// two transfers carry the same value, and arriving bytes equal one only by
+// chance (then that slot shows no progress; the next one does).
+uint64_t mark_of(uint64_t seed, size_t i) {
+  uint64_t z = seed + 0x9e3779b97f4a7c15ull * (i + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+}  // namespace
+
+std::vector<bool> hurray::net::set_marks(void *p, size_t n, uint64_t seed,
+                                         const std::vector<bool> &written) {
+  std::vector<bool> marked;
+  if (p == nullptr || n < 8 || written.empty()) return marked;
+  auto *bytes = static_cast<unsigned char *>(p);
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t first = reinterpret_cast<uintptr_t>(p) / page;
+  marked.assign((n - 8) / kMarkStride + 1, false);
+  for (size_t i = 0; i < marked.size(); ++i) {
+    unsigned char *slot = bytes + i * kMarkStride;
+    const uintptr_t lo = reinterpret_cast<uintptr_t>(slot) / page - first;
+    const uintptr_t hi = (reinterpret_cast<uintptr_t>(slot) + 7) / page - first;
+    if (hi >= written.size() || !written[lo] || !written[hi])
+      continue;  // a page not written yet: its filling shows
+    const uint64_t mark = mark_of(seed, i);
+    std::memcpy(slot, &mark, sizeof mark);
+    marked[i] = true;
+  }
+  return marked;
+}
+
+size_t hurray::net::marks_overwritten(const void *p, size_t n, uint64_t seed,
+                                      const std::vector<bool> &marked) {
+  const auto *bytes = static_cast<const volatile unsigned char *>(p);
+  size_t overwritten = 0;
+  for (size_t i = 0; i < marked.size() && i * kMarkStride + 8 <= n; ++i) {
+    if (!marked[i]) continue;
+    unsigned char now[8];  // read each time: the receive writes behind the compiler's back
+    for (size_t b = 0; b < 8; ++b) now[b] = bytes[i * kMarkStride + b];
+    const uint64_t mark = mark_of(seed, i);
+    if (std::memcmp(now, &mark, sizeof mark) != 0) ++overwritten;
+  }
+  return overwritten;
+}
+
 // A PUT whose receive is under way shows no message or completion until its
-// last byte; its bytes arriving are its connection's progress. Looked at
-// every stall_ms / 4 on connections quiet that long: a PUT that moves is
-// never cut off, one that stopped is within 1.25 stall_ms of its last byte
-// (a destination the application's allocator gave already resident shows
-// progress once, at the first look).
+// last byte; its bytes arriving are its connection's progress: pages of its
+// destination filling, or marks overwritten where its pages were resident
+// from the start. Looked at every stall_ms / 4 on connections quiet
+// that long: a PUT that moves is never cut off, one that stopped is within
+// 1.25 stall_ms of its last byte.
 void hurray_net_server::sample_progress(Clock::time_point now) {
   const auto every = std::chrono::milliseconds(std::max(limits.stall_timeout_ms / 4, 10));
   for (auto &t : transfers) {
@@ -173,8 +225,10 @@ void hurray_net_server::sample_progress(Clock::time_point now) {
     if (now - t->conn->last < every || now < t->next_sample) continue;
     t->next_sample = now + every;
     const size_t r = resident_pages(t->dst, t->length);
-    if (r > t->resident) {
-      t->resident = r;
+    const size_t o = marks_overwritten(t->dst, t->length, t->mark_seed, t->marked);
+    if (r > t->resident || o > t->overwritten) {
+      t->resident = std::max(r, t->resident);
+      t->overwritten = std::max(o, t->overwritten);
       t->conn->last = now;
     }
   }

@@ -183,7 +183,13 @@ void hurray_net_server::on_put(Incoming &in) {
     return finish(tr, UCS_OK);
   }
   tr.dst = dst;  // its pages filling are its progress (sample_progress)
-  tr.resident = resident_pages(dst, in.length);
+  {
+    std::vector<bool> written;
+    tr.resident = resident_pages(dst, in.length, &written);
+    tr.mark_seed = reinterpret_cast<uintptr_t>(&tr) ^
+                   static_cast<uint64_t>(Clock::now().time_since_epoch().count());
+    tr.marked = set_marks(dst, in.length, tr.mark_seed, written);
+  }
   in.ucx_owned = false;  // recv_data takes the descriptor over
   ucs_status_ptr_t req = recv_data(w.worker, in.data, dst, in.length, tr.request_id);
   trace::mark('g', tr.request_id);

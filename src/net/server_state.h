@@ -60,9 +60,14 @@ struct Transfer {
   int32_t ordinal = 0;
   uint32_t in_flight = 0;                   // PUT: the client's window (PutHeader)
   // PUT by rendezvous: where its bytes arrive, the most of its pages seen
-  // resident, when to look again (guard.cpp, sample_progress).
+  // resident, when to look again (guard.cpp, sample_progress); the marks
+  // written where its pages were resident from the start (the slots holding
+  // one, their seed) and the most of them seen overwritten.
   void *dst = nullptr;
   size_t resident = 0;
+  std::vector<bool> marked;
+  uint64_t mark_seed = 0;
+  size_t overwritten = 0;
   Clock::time_point next_sample{};
   std::unique_ptr<unsigned char[]> header;  // GET: the reply header in flight
 };
@@ -93,8 +98,19 @@ struct Boot {
 
 // The pages of [p, p + n) written now (/proc/self/pagemap; guard.cpp): a
 // receive writes its destination as the bytes arrive, so more of them is
-// progress. 0 when the range cannot be asked about.
-size_t resident_pages(const void *p, size_t n);
+// progress. 0 when the range cannot be asked about. `written`, when given,
+// receives whether each page of the range is written.
+size_t resident_pages(const void *p, size_t n, std::vector<bool> *written = nullptr);
+
+// Memory already resident (an allocator's reused blocks) shows no pages
+// filling: marks there instead, 8-byte values derived from `seed`, one at
+// the start of every kMarkStride bytes whose page is written (`written`, of
+// resident_pages), which arriving bytes overwrite (guard.cpp). set_marks
+// writes them and returns which slots hold one; marks_overwritten counts
+// those that differ now.
+inline constexpr size_t kMarkStride = size_t{64} << 10;
+std::vector<bool> set_marks(void *p, size_t n, uint64_t seed, const std::vector<bool> &written);
+size_t marks_overwritten(const void *p, size_t n, uint64_t seed, const std::vector<bool> &marked);
 
 struct Registered {
   hurray_buffer *buffer;

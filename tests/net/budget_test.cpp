@@ -158,16 +158,18 @@ TEST_CASE("the limits in effect are the defaults resolved, a limits struct must 
 TEST_CASE("NET-LIMIT: a stalled PUT is cut off and its budget returned, a slow one that moves is not",
           "[process][limits][stall]") {
   // The slow PUT's bytes come 2 ms in every 100 for longer than the stall
-  // timeout (1 s); the stalled one's never come. 160 MiB in all: the 100 MiB PUT
-  // after them fits only once the stalled 64 MiB were given back.
+  // timeout (1.5 s: under ASan its first byte comes up to 1.3 s after its
+  // header at that pace); the stalled one's never come. 256 MiB in all:
+  // the 200 MiB PUT after them fits only once the stalled 64 MiB were given
+  // back.
   hurray_net_limits lim = HURRAY_NET_LIMITS_INIT;
-  lim.stall_timeout_ms = 1000;
-  lim.total_bytes_in_flight = 160 * kMiB;
-  lim.conn_bytes_in_flight = 160 * kMiB;
-  lim.max_put_bytes = 128 * kMiB;
+  lim.stall_timeout_ms = 1500;
+  lim.total_bytes_in_flight = 256 * kMiB;
+  lim.conn_bytes_in_flight = 256 * kMiB;
+  lim.max_put_bytes = 224 * kMiB;
   Server srv({}, HURRAY_TRANSPORT_CROSS_MACHINE, nullptr, nullptr,
              [&](hurray_net_server_config &cfg) { cfg.limits = &lim; });
-  Child slow({HURRAY_NET_RAW_PEER, "slow", "127.0.0.1", port_arg(srv), std::to_string(96 * kMiB)});
+  Child slow({HURRAY_NET_RAW_PEER, "slow", "127.0.0.1", port_arg(srv), std::to_string(192 * kMiB)});
   Child stalled({HURRAY_NET_RAW_PEER, "stall", "127.0.0.1", port_arg(srv),
                  std::to_string(64 * kMiB)});
   const auto started = std::chrono::steady_clock::now();
@@ -181,12 +183,12 @@ TEST_CASE("NET-LIMIT: a stalled PUT is cut off and its budget returned, a slow o
   }, "the stalled PUT is cut off");
   CHECK_FALSE(stalled.exited());  // cut off by the server, not gone by itself
   const hurray_net_stats st = srv.stats();
-  CHECK(st.puts_landed == 2);  // the slow peer's 64 KiB first, then its 96 MiB
-  CHECK(took > 1000);           // longer than the stall timeout, and it was not cut
+  CHECK(st.puts_landed == 2);  // the slow peer's 64 KiB first, then its 192 MiB
+  CHECK(took > 1500);           // longer than the stall timeout, and it was not cut
   CHECK(st.disconnections >= 1);
-  // Its 64 MiB are back: 100 MiB more fit in the 160.
+  // Its 64 MiB are back: 200 MiB more fit in the 256.
   Child ok({HURRAY_NET_EXAMPLE_CLIENT, "127.0.0.1", port_arg(srv), "--size",
-            std::to_string(100 * kMiB), "--id", "5"});
+            std::to_string(200 * kMiB), "--id", "5"});
   INFO("client: " << ok.output);
   CHECK(serve_until_exit(srv, ok) == 0);
   CHECK(srv.stats().puts_landed == 3);
